@@ -1,0 +1,49 @@
+// Denotation: evaluates a graph node by node into a value table, generic over a scalar context
+// (F64Context, F32Context, and later binary formats, intervals, MPFR). Runs the structural check
+// first; each node's shape rule is applied to its parents' actual values before its evaluation
+// rule runs, and the result must have the node's declared shape.
+//
+//   F64Context ctx;
+//   std::vector<Tensor<double>> inputs = {Tensor<double>{{4}, {0.3, -0.2, 0.1, 0.4}}};
+//   Result<ValueTable<double>> table = denote_all(graph, payload, inputs, ctx);
+//   Result<Tensor<double>> y = denote(graph, payload, inputs, /*output_id=*/5, ctx);
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "denote/base/status.h"
+#include "denote/ir/graph.h"
+#include "denote/ir/payload.h"
+#include "denote/scalar/native.h"
+#include "denote/tensor/tensor.h"
+
+namespace denote {
+
+struct EvalOptions {
+  // Largest element count a single value may have; larger ones are an error, not an allocation.
+  int64_t max_elements = int64_t{1} << 31;
+};
+
+// `inputs` are given in the order of the graph's input nodes (Graph::input_ids()).
+template <class Ctx>
+Result<ValueTable<typename Ctx::Scalar>> denote_all(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                                    std::span<const Tensor<typename Ctx::Scalar>> inputs, Ctx& ctx,
+                                                    const EvalOptions& options = {});
+
+// Evaluates only the nodes `output_id` depends on and returns its value.
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                            std::span<const Tensor<typename Ctx::Scalar>> inputs, int64_t output_id,
+                                            Ctx& ctx, const EvalOptions& options = {});
+
+#define DENOTE_DECLARE_EVAL(Ctx)                                                                               \
+  extern template Result<ValueTable<Ctx::Scalar>> denote_all<Ctx>(                                             \
+      const Graph&, const Payload<Ctx::Scalar>&, std::span<const Tensor<Ctx::Scalar>>, Ctx&, const EvalOptions&); \
+  extern template Result<Tensor<Ctx::Scalar>> denote<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,           \
+                                                          std::span<const Tensor<Ctx::Scalar>>, int64_t, Ctx&,   \
+                                                          const EvalOptions&);
+DENOTE_DECLARE_EVAL(F64Context)
+DENOTE_DECLARE_EVAL(F32Context)
+
+}  // namespace denote

@@ -1,0 +1,75 @@
+// The Op enum and its table row (OpInfo), generated from ops.def. Passes ask properties of an op
+// (is_elementwise, family, attr kind) instead of listing ops.
+//
+//   const OpInfo& info = op_info(Op::Relu);   // info.tag == "relu", info.min_parents == 1
+//   std::optional<Op> op = op_from_tag("mul_elem");
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace denote {
+
+enum OpFlag : uint32_t {
+  kFlagNone = 0,
+  kFlagElementwise = 1u << 0,
+  kFlagMonotone = 1u << 1,
+  kFlagStorageOnly = 1u << 2,
+  kFlagPayload = 1u << 3,
+  kFlagTyped = 1u << 4,
+  kFlagRandom = 1u << 5,
+  kFlagAxis = 1u << 6,
+  kFlagParams = 1u << 7,  // parameters come from the payload by node id (listing: payload=node_id)
+};
+
+enum class OpFamily : uint8_t { Source, Misc, Layout, Binary, Unary, Reduction, Contraction, Window, Normalization };
+
+// Which attribute record an op carries (the alternative held by Node::attrs).
+enum class AttrKind : uint8_t {
+  None, ValueShape, Seed, Custom, Perm, Transpose, Broadcast, Reshape, Axis, Clamp, Cast, Conv, Window,
+  BatchNorm, Mask
+};
+
+enum class Op : uint8_t {
+#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) name,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+};
+
+inline constexpr int kNumOps = 0
+#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) +1
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+    ;
+
+struct OpInfo {
+  Op op;
+  std::string_view tag;
+  int min_parents;
+  int max_parents;  // -1: unbounded
+  OpFamily family;
+  AttrKind attr;
+  uint32_t flags;
+  std::string_view shape_rule;
+  std::string_view meaning;
+};
+
+inline constexpr std::array<OpInfo, kNumOps> kOpTable = {{
+#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) \
+  {Op::name, tag, minp, maxp, OpFamily::family, AttrKind::attr, static_cast<uint32_t>(flags), shape, meaning},
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+}};
+
+inline const OpInfo& op_info(Op op) { return kOpTable[static_cast<size_t>(op)]; }
+inline std::string_view op_tag(Op op) { return op_info(op).tag; }
+inline bool has_flag(Op op, OpFlag f) { return (op_info(op).flags & f) != 0; }
+inline bool is_elementwise(Op op) { return has_flag(op, kFlagElementwise); }
+
+std::optional<Op> op_from_tag(std::string_view tag);
+std::string_view family_name(OpFamily family);
+std::string_view attr_kind_name(AttrKind kind);
+
+}  // namespace denote

@@ -1,0 +1,74 @@
+// Native scalar contexts: F64Context (double) and F32Context (float) with hardware arithmetic.
+// A context supplies the meaning of every scalar operation the evaluator uses; the graph never
+// mentions numbers. Other contexts (binary formats, intervals, MPFR) provide the same members.
+//
+//   F32Context ctx;
+//   auto y = ctx.tanh(ctx.from_double(0.5));
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+namespace denote {
+
+template <class T>
+struct NativeContext {
+  using Scalar = T;
+
+  Scalar from_double(double x) const { return static_cast<T>(x); }
+  double to_double(Scalar x) const { return static_cast<double>(x); }
+  Scalar zero() const { return T(0); }
+  Scalar one() const { return T(1); }
+
+  Scalar add(Scalar a, Scalar b) const { return a + b; }
+  Scalar sub(Scalar a, Scalar b) const { return a - b; }
+  Scalar mul(Scalar a, Scalar b) const { return a * b; }
+  Scalar div(Scalar a, Scalar b) const { return a / b; }
+  Scalar neg(Scalar a) const { return -a; }
+  Scalar fma(Scalar a, Scalar b, Scalar c) const { return std::fma(a, b, c); }
+
+  // Comparisons are primitives so that NaN behaves as in PyTorch (propagates).
+  Scalar relu(Scalar a) const { return std::isnan(a) ? a : (a > T(0) ? a : T(0)); }
+  Scalar max(Scalar a, Scalar b) const { return std::isnan(a) || std::isnan(b) ? nan() : (a < b ? b : a); }
+  Scalar min(Scalar a, Scalar b) const { return std::isnan(a) || std::isnan(b) ? nan() : (b < a ? b : a); }
+  Scalar abs(Scalar a) const { return std::fabs(a); }
+  Scalar clamp_min(Scalar a, double bound) const { return max(a, static_cast<T>(bound)); }
+  bool less(Scalar a, Scalar b) const { return a < b; }
+  bool is_nan(Scalar a) const { return std::isnan(a); }
+  // The domain test of `log`: true when every real the scalar may stand for is > 0.
+  bool log_domain_ok(Scalar a) const { return a > T(0); }
+
+  Scalar exp(Scalar a) const { return std::exp(a); }
+  Scalar log(Scalar a) const { return std::log(a); }
+  Scalar log1p(Scalar a) const { return std::log1p(a); }
+  Scalar tanh(Scalar a) const { return std::tanh(a); }
+  Scalar sigmoid(Scalar a) const { return T(1) / (T(1) + std::exp(-a)); }
+  Scalar sqrt(Scalar a) const { return std::sqrt(a); }
+  Scalar rsqrt(Scalar a) const { return T(1) / std::sqrt(a); }
+  Scalar erf(Scalar a) const { return std::erf(a); }
+  Scalar gelu(Scalar a) const { return a * T(0.5) * (T(1) + std::erf(a * T(M_SQRT1_2))); }
+  Scalar sin(Scalar a) const { return std::sin(a); }
+  Scalar cos(Scalar a) const { return std::cos(a); }
+  Scalar softplus(Scalar a) const { return a > T(0) ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a)); }
+  Scalar pow(Scalar a, Scalar b) const { return std::pow(a, b); }
+  Scalar div_trunc(Scalar a, Scalar b) const { return std::trunc(a / b); }
+  Scalar div_floor(Scalar a, Scalar b) const { return std::floor(a / b); }
+  // Python's %: the result takes the sign of the divisor.
+  Scalar remainder(Scalar a, Scalar b) const {
+    T r = std::fmod(a, b);
+    return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+  }
+
+  static Scalar nan() { return std::numeric_limits<T>::quiet_NaN(); }
+};
+
+struct F64Context : NativeContext<double> {
+  static constexpr std::string_view kName = "f64";
+};
+
+struct F32Context : NativeContext<float> {
+  static constexpr std::string_view kName = "f32";
+};
+
+}  // namespace denote

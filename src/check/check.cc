@@ -1,0 +1,125 @@
+#include "denote/check/check.h"
+
+#include <fmt/format.h>
+
+#include "../ops/rules.h"
+
+namespace denote {
+
+namespace {
+
+std::string node_prefix(size_t i) { return "IR graph: node " + std::to_string(i) + ": "; }
+
+Status node_error(const Node& n, size_t i, const std::string& what) {
+  return error_status(node_prefix(i) + what + " (" + summary(n) + ")");
+}
+
+Status check_arity(const Node& n, size_t i) {
+  const OpInfo& info = op_info(n.op);
+  const int64_t k = static_cast<int64_t>(n.parents.size());
+  if (info.max_parents < 0) {
+    if (k < info.min_parents)
+      return node_error(n, i, fmt::format("bad parent count for {}: expected at least {}, got {}", info.tag,
+                                          info.min_parents, k));
+  } else if (k < info.min_parents || k > info.max_parents) {
+    return node_error(n, i, fmt::format("bad parent count for {}: expected {}..{}, got {}", info.tag,
+                                        info.min_parents, info.max_parents, k));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status check_node_structure(const Graph& g, size_t i) {
+  const Node& n = g.nodes[i];
+  if (n.id != static_cast<int64_t>(i))
+    return error_status(fmt::format("IR graph: id discipline violated at index {}: nodes[{}].id = {}", i, i, n.id));
+  DENOTE_RETURN_IF_ERROR(check_arity(n, i));
+  for (int64_t p : n.parents) {
+    if (p < 0 || p >= n.id) return node_error(n, i, fmt::format("parent id {} is not < {}", p, n.id));
+  }
+  if (!attrs_match(n.op, n.attrs))
+    return node_error(n, i, fmt::format("attrs: expected a {} record for {}, got {}", attr_kind_name(op_info(n.op).attr),
+                                        op_tag(n.op), attr_kind_name(attr_kind_of(n.attrs))));
+  if (auto c = checked_numel(n.out_shape); !c.ok()) return node_error(n, i, "outShape: " + c.message());
+  return ok_status();
+}
+
+Status check_well_formed(const Graph& g) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) DENOTE_RETURN_IF_ERROR(check_node_structure(g, i));
+  return ok_status();
+}
+
+Result<Shape> infer_shape(const Node& node, std::span<const Shape> parent_shapes) {
+  return rules::infer_fn(node.op)(node, parent_shapes);
+}
+
+namespace {
+
+// Shared by check_shapes and infer_shapes: infers node i given the shapes inferred so far.
+Result<Shape> infer_checked(const Graph& g, size_t i, const std::vector<Shape>& known, std::vector<Shape>& scratch) {
+  const Node& n = g.nodes[i];
+  scratch.clear();
+  for (int64_t p : n.parents) scratch.push_back(known[p]);
+  DENOTE_ASSIGN_OR_RETURN(Shape s, infer_shape(n, scratch));
+  if (s != n.out_shape)
+    return node_error(n, i, "outShape mismatch: inferred=" + to_string(s) + ", declared=" + to_string(n.out_shape));
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<Shape>> infer_shapes(const Graph& g) {
+  DENOTE_RETURN_IF_ERROR(check_well_formed(g));
+  std::vector<Shape> known;
+  known.reserve(g.nodes.size());
+  std::vector<Shape> scratch;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    DENOTE_ASSIGN_OR_RETURN(Shape s, infer_checked(g, i, known, scratch));
+    known.push_back(std::move(s));
+  }
+  return known;
+}
+
+Status check_shapes(const Graph& g) {
+  auto r = infer_shapes(g);
+  return r.ok() ? ok_status() : r.status();
+}
+
+std::vector<Diagnostic> diagnose(const Graph& g) {
+  std::vector<Diagnostic> out;
+  // known[i] is false where node i (or something it needs) failed, so its dependents stay quiet.
+  std::vector<bool> known(g.nodes.size(), false);
+  std::vector<Shape> shapes(g.nodes.size());
+  std::vector<Shape> scratch;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (Status s = check_node_structure(g, i); !s.ok()) {
+      out.push_back({static_cast<int64_t>(i), s.message()});
+      continue;
+    }
+    bool parents_known = true;
+    for (int64_t p : n.parents) parents_known = parents_known && known[p];
+    if (!parents_known) continue;
+    scratch.clear();
+    for (int64_t p : n.parents) scratch.push_back(shapes[p]);
+    auto s = infer_shape(n, scratch);
+    if (!s.ok()) {
+      std::string msg = s.message();
+      if (msg.rfind("IR graph:", 0) != 0) msg = node_prefix(i) + msg + " (" + summary(n) + ")";
+      out.push_back({static_cast<int64_t>(i), msg});
+      continue;
+    }
+    if (*s != n.out_shape) {
+      out.push_back({static_cast<int64_t>(i),
+                     node_error(n, i, "outShape mismatch: inferred=" + to_string(*s) + ", declared=" + to_string(n.out_shape))
+                         .message()});
+    }
+    // Dependents are checked against the declared shape, which is what they will be given.
+    shapes[i] = n.out_shape;
+    known[i] = true;
+  }
+  return out;
+}
+
+}  // namespace denote

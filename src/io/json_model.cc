@@ -1,0 +1,303 @@
+// torchlean.ir.v1 reader and writer. Attribute fields are read and written per AttrKind (the op
+// table says which kind an op carries); payload fields per payload-backed op.
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "denote/check/check.h"
+#include "denote/io/json.h"
+#include "json_fields.h"
+
+namespace denote {
+
+using jsonio::json;
+using jsonio::Where;
+
+namespace {
+
+Result<WindowConfig> read_window(const json& j, const Where& w) {
+  WindowConfig c;
+  DENOTE_ASSIGN_OR_RETURN(c.spatial_rank, jsonio::get_int(j, "spatial_rank", w));
+  DENOTE_ASSIGN_OR_RETURN(c.kernel, jsonio::get_ints(j, "kernel", w));
+  DENOTE_ASSIGN_OR_RETURN(c.stride, jsonio::get_ints(j, "stride", w));
+  DENOTE_ASSIGN_OR_RETURN(c.padding, jsonio::get_ints(j, "padding", w));
+  return c;
+}
+
+Result<ConvConfig> read_conv(const json& j, const Where& w) {
+  ConvConfig c;
+  DENOTE_ASSIGN_OR_RETURN(c.window, read_window(j, w));
+  DENOTE_ASSIGN_OR_RETURN(c.dilation, jsonio::get_ints_or_empty(j, "dilation", w));
+  DENOTE_ASSIGN_OR_RETURN(c.padding_after, jsonio::get_ints_or_empty(j, "padding_after", w));
+  DENOTE_ASSIGN_OR_RETURN(c.groups, jsonio::get_int_or(j, "groups", 1, w));
+  DENOTE_ASSIGN_OR_RETURN(c.channel_axis, jsonio::get_int(j, "channel_axis", w));
+  DENOTE_ASSIGN_OR_RETURN(c.in_channels, jsonio::get_int(j, "in_channels", w));
+  DENOTE_ASSIGN_OR_RETURN(c.out_channels, jsonio::get_int(j, "out_channels", w));
+  return c;
+}
+
+Result<HardMask> read_mask(const json& j, const Where& w) {
+  HardMask m;
+  DENOTE_ASSIGN_OR_RETURN(m.shape, jsonio::get_shape(j, "mask_shape", w));
+  DENOTE_ASSIGN_OR_RETURN(auto allowed, jsonio::get_tensor(j, "allowed", m.shape, w));
+  for (double v : allowed) m.allowed.push_back(v != 0.0 ? 1 : 0);
+  return m;
+}
+
+// Reads the attribute record of `kind` from a node object.
+Result<Attrs> read_attrs(AttrKind kind, const json& j, const Where& w) {
+  switch (kind) {
+    case AttrKind::None: return Attrs(NoAttrs{});
+    case AttrKind::ValueShape: {
+      DENOTE_ASSIGN_OR_RETURN(Shape s, jsonio::get_shape(j, "value_shape", w));
+      return Attrs(ValueShapeAttrs{s});
+    }
+    case AttrKind::Seed: {
+      DENOTE_ASSIGN_OR_RETURN(uint64_t seed, jsonio::get_uint64(j, "seed", w));
+      return Attrs(SeedAttrs{seed});
+    }
+    case AttrKind::Custom: {
+      CustomAttrs c;
+      DENOTE_ASSIGN_OR_RETURN(c.name, jsonio::get_string(j, "name", w));
+      if (!jsonio::has(j, "input_shapes") || !j["input_shapes"].is_array())
+        return w.error("input_shapes", "expected an array of shapes");
+      for (const json& s : j["input_shapes"]) {
+        DENOTE_ASSIGN_OR_RETURN(Shape shape, jsonio::get_shape(json{{"shape", s}}, "shape", w));
+        c.input_shapes.push_back(shape);
+      }
+      return Attrs(c);
+    }
+    case AttrKind::Perm: {
+      DENOTE_ASSIGN_OR_RETURN(auto p, jsonio::get_ints(j, "perm", w));
+      return Attrs(PermAttrs{p});
+    }
+    case AttrKind::Transpose: {
+      TransposeAttrs t;
+      DENOTE_ASSIGN_OR_RETURN(t.axis1, jsonio::get_int(j, "axis1", w));
+      DENOTE_ASSIGN_OR_RETURN(t.axis2, jsonio::get_int(j, "axis2", w));
+      return Attrs(t);
+    }
+    case AttrKind::Broadcast: {
+      BroadcastAttrs b;
+      DENOTE_ASSIGN_OR_RETURN(b.from, jsonio::get_shape(j, "from_shape", w));
+      DENOTE_ASSIGN_OR_RETURN(b.to, jsonio::get_shape(j, "to_shape", w));
+      return Attrs(b);
+    }
+    case AttrKind::Reshape: {
+      ReshapeAttrs r;
+      DENOTE_ASSIGN_OR_RETURN(r.in_shape, jsonio::get_shape(j, "in_shape", w));
+      DENOTE_ASSIGN_OR_RETURN(r.out_shape, jsonio::get_shape(j, "out_shape", w));
+      return Attrs(r);
+    }
+    case AttrKind::Axis: {
+      DENOTE_ASSIGN_OR_RETURN(int64_t axis, jsonio::get_int(j, "axis", w));
+      return Attrs(AxisAttrs{axis});
+    }
+    case AttrKind::Clamp: {
+      if (!jsonio::has(j, "bound")) return w.error("bound", "missing");
+      DENOTE_ASSIGN_OR_RETURN(double b, jsonio::get_double_or(j, "bound", 0.0, w));
+      return Attrs(ClampAttrs{b});
+    }
+    case AttrKind::Cast: {
+      CastAttrs c;
+      DENOTE_ASSIGN_OR_RETURN(c.dtype, jsonio::get_string(j, "dtype", w));
+      if (jsonio::has(j, "rounding")) {
+        DENOTE_ASSIGN_OR_RETURN(c.rounding, jsonio::get_string(j, "rounding", w));
+      }
+      return Attrs(c);
+    }
+    case AttrKind::Conv: {
+      DENOTE_ASSIGN_OR_RETURN(ConvConfig c, read_conv(j, w));
+      return Attrs(c);
+    }
+    case AttrKind::Window: {
+      DENOTE_ASSIGN_OR_RETURN(WindowConfig c, read_window(j, w));
+      return Attrs(c);
+    }
+    case AttrKind::BatchNorm: {
+      BatchNormAttrs b;
+      DENOTE_ASSIGN_OR_RETURN(b.channel_axis, jsonio::get_int(j, "channel_axis", w));
+      DENOTE_ASSIGN_OR_RETURN(b.channels, jsonio::get_int(j, "channels", w));
+      return Attrs(b);
+    }
+    case AttrKind::Mask: {
+      DENOTE_ASSIGN_OR_RETURN(HardMask m, read_mask(j, w));
+      return Attrs(m);
+    }
+  }
+  return w.error("kind", "unsupported attribute kind");
+}
+
+// Reads the payload fields of node n (if it has any) into `p`.
+Status read_payload(const Node& n, const json& j, const Where& w, Payload<double>& p) {
+  switch (n.op) {
+    case Op::Const: {
+      if (!jsonio::has(j, "values")) return ok_status();
+      DENOTE_ASSIGN_OR_RETURN(auto v, jsonio::get_tensor(j, "values", std::get<ValueShapeAttrs>(n.attrs).shape, w));
+      p.consts[n.id] = {std::move(v)};
+      return ok_status();
+    }
+    case Op::Linear: {
+      if (!jsonio::has(j, "weight")) return ok_status();
+      LinearRecord<double> r;
+      DENOTE_ASSIGN_OR_RETURN(r.out_dim, jsonio::get_int(j, "out_dim", w));
+      DENOTE_ASSIGN_OR_RETURN(r.in_dim, jsonio::get_int(j, "in_dim", w));
+      if (r.out_dim < 0 || r.in_dim < 0) return w.error("out_dim", "dimensions must be nonnegative");
+      DENOTE_ASSIGN_OR_RETURN(r.weight, jsonio::get_tensor(j, "weight", {r.out_dim, r.in_dim}, w));
+      DENOTE_ASSIGN_OR_RETURN(r.bias, jsonio::get_tensor(j, "bias", {r.out_dim}, w));
+      p.linear[n.id] = std::move(r);
+      return ok_status();
+    }
+    case Op::Conv: {
+      if (!jsonio::has(j, "weight")) return ok_status();
+      ConvRecord<double> r;
+      r.config = std::get<ConvConfig>(n.attrs);
+      DENOTE_ASSIGN_OR_RETURN(r.input_spatial, jsonio::get_shape(j, "input_spatial", w));
+      Shape ws{r.config.out_channels, r.config.groups > 0 ? r.config.in_channels / r.config.groups : 0};
+      for (int64_t k : r.config.window.kernel) ws.push_back(k);
+      if (auto c = checked_numel(ws); !c.ok()) return w.error("weight", c.message());
+      DENOTE_ASSIGN_OR_RETURN(r.weight, jsonio::get_tensor(j, "weight", ws, w));
+      DENOTE_ASSIGN_OR_RETURN(r.bias, jsonio::get_tensor(j, "bias", {r.config.out_channels}, w));
+      p.conv[n.id] = std::move(r);
+      return ok_status();
+    }
+    case Op::BatchNormEval: {
+      if (!jsonio::has(j, "gamma")) return ok_status();
+      BatchNormRecord<double> r;
+      const Shape c{std::get<BatchNormAttrs>(n.attrs).channels};
+      if (c[0] < 0) return w.error("channels", "must be nonnegative");
+      DENOTE_ASSIGN_OR_RETURN(r.gamma, jsonio::get_tensor(j, "gamma", c, w));
+      DENOTE_ASSIGN_OR_RETURN(r.beta, jsonio::get_tensor(j, "beta", c, w));
+      DENOTE_ASSIGN_OR_RETURN(r.mean, jsonio::get_tensor(j, "mean", c, w));
+      DENOTE_ASSIGN_OR_RETURN(r.var, jsonio::get_tensor(j, "var", c, w));
+      DENOTE_ASSIGN_OR_RETURN(r.eps, jsonio::get_double_or(j, "eps", 1e-5, w));
+      p.batch_norm[n.id] = std::move(r);
+      return ok_status();
+    }
+    case Op::Layernorm: {
+      if (!jsonio::has(j, "gamma")) return ok_status();
+      LayerNormRecord<double> r;
+      const int64_t axis = std::get<AxisAttrs>(n.attrs).axis;
+      if (axis < 0 || static_cast<size_t>(axis) > n.out_shape.size())
+        return w.error("axis", fmt::format("axis {} out of range for shape {}", axis, to_string(n.out_shape)));
+      r.normalized_shape.assign(n.out_shape.begin() + axis, n.out_shape.end());
+      DENOTE_ASSIGN_OR_RETURN(r.gamma, jsonio::get_tensor(j, "gamma", r.normalized_shape, w));
+      DENOTE_ASSIGN_OR_RETURN(r.beta, jsonio::get_tensor(j, "beta", r.normalized_shape, w));
+      DENOTE_ASSIGN_OR_RETURN(r.eps, jsonio::get_double_or(j, "eps", 1e-5, w));
+      p.layernorm[n.id] = std::move(r);
+      return ok_status();
+    }
+    default: return ok_status();
+  }
+}
+
+}  // namespace
+
+// Defined in json_lower.cc: multi-axis / keepdim reductions become single-axis reductions.
+Result<Model> lower_reductions(const json& nodes, Model model, const std::vector<size_t>& lower_at);
+
+namespace {
+
+Result<Node> read_node(const json& j, size_t index, Payload<double>& payload, bool& needs_lowering) {
+  Where w{fmt::format("nodes[{}]", index)};
+  if (!j.is_object()) return w.error("node", "expected an object, got " + std::string(j.type_name()));
+  Node n;
+  DENOTE_ASSIGN_OR_RETURN(n.id, jsonio::get_int(j, "id", w));
+  DENOTE_ASSIGN_OR_RETURN(std::string kind, jsonio::get_string(j, "kind", w));
+  auto op = op_from_tag(kind);
+  if (!op) return w.error("kind", "unknown op tag '" + kind + "' (see `denote ops`)");
+  n.op = *op;
+  w.text = fmt::format("nodes[{}] (id {}, kind {})", index, n.id, kind);
+  DENOTE_ASSIGN_OR_RETURN(n.parents, jsonio::get_ints(j, "parents", w));
+  DENOTE_ASSIGN_OR_RETURN(n.out_shape, jsonio::get_shape(j, "shape", w));
+  const bool reduction = n.op == Op::ReduceSum || n.op == Op::ReduceMean;
+  if (reduction && !jsonio::has(j, "axis")) {
+    DENOTE_ASSIGN_OR_RETURN(auto axes, jsonio::get_ints(j, "axes", w));
+    DENOTE_ASSIGN_OR_RETURN(bool keepdim, jsonio::get_bool_or(j, "keepdim", false, w));
+    if (axes.empty()) return w.error("axes", "must name at least one axis");
+    needs_lowering = needs_lowering || axes.size() > 1 || keepdim;
+    n.attrs = AxisAttrs{axes[0]};
+  } else {
+    DENOTE_ASSIGN_OR_RETURN(n.attrs, read_attrs(op_info(n.op).attr, j, w));
+  }
+  DENOTE_RETURN_IF_ERROR(read_payload(n, j, w, payload));
+  return n;
+}
+
+Result<std::vector<int64_t>> read_ids(const json& root, const char* key) {
+  return jsonio::get_ints(root, key, Where{});
+}
+
+}  // namespace
+
+Result<Model> parse_model_json(std::string_view text) {
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    return error_status(fmt::format("torchlean.ir.v1: malformed JSON at byte {}: {}", e.byte, e.what()));
+  }
+  if (!root.is_object()) return error_status("torchlean.ir.v1: the document must be a JSON object");
+  Where top{};
+  DENOTE_ASSIGN_OR_RETURN(std::string format, jsonio::get_string(root, "format", top));
+  if (format != kIrFormat)
+    return top.error("format", fmt::format("expected \"{}\", got \"{}\"", kIrFormat, format));
+  if (!jsonio::has(root, "nodes") || !root["nodes"].is_array()) return top.error("nodes", "expected an array");
+  Model m;
+  bool needs_lowering = false;
+  std::vector<size_t> lower_at;
+  const json& nodes = root["nodes"];
+  m.graph.nodes.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    bool lower = false;
+    DENOTE_ASSIGN_OR_RETURN(Node n, read_node(nodes[i], i, m.payload, lower));
+    if (lower) lower_at.push_back(i);
+    needs_lowering = needs_lowering || lower;
+    m.graph.nodes.push_back(std::move(n));
+  }
+  DENOTE_ASSIGN_OR_RETURN(m.output_ids, read_ids(root, "output_ids"));
+  if (m.output_ids.empty()) return top.error("output_ids", "must not be empty");
+  std::vector<int64_t> inputs;
+  if (jsonio::has(root, "input_ids")) {
+    DENOTE_ASSIGN_OR_RETURN(inputs, read_ids(root, "input_ids"));
+  } else {
+    DENOTE_ASSIGN_OR_RETURN(int64_t in, jsonio::get_int(root, "input_id", top));
+    inputs = {in};
+  }
+  const std::vector<int64_t> actual = m.graph.input_ids();
+  if (inputs != actual)
+    return top.error(jsonio::has(root, "input_ids") ? "input_ids" : "input_id",
+                     fmt::format("declares inputs [{}] but the input nodes are [{}]", join_ints(inputs), join_ints(actual)));
+  for (int64_t id : m.output_ids)
+    if (id < 0 || id >= static_cast<int64_t>(m.graph.nodes.size()))
+      return top.error("output_ids", fmt::format("id {} is not a node", id));
+  if (needs_lowering) return lower_reductions(nodes, std::move(m), lower_at);
+  return m;
+}
+
+Result<Model> read_model_json(std::string_view text) {
+  DENOTE_ASSIGN_OR_RETURN(Model m, parse_model_json(text));
+  DENOTE_RETURN_IF_ERROR(check_shapes(m.graph));
+  return m;
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return error_status("cannot open file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return error_status("error reading file '" + path + "'");
+  return ss.str();
+}
+
+Result<Model> load_model_file(const std::string& path) {
+  const bool json_ext = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  if (!json_ext) return error_status("'" + path + "': unsupported model format (expected a .json torchlean.ir.v1 file)");
+  DENOTE_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
+  auto m = parse_model_json(text);
+  if (!m.ok()) return m.status().with_prefix(path + ": ");
+  return m;
+}
+
+}  // namespace denote

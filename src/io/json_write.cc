@@ -1,0 +1,135 @@
+// torchlean.ir.v1 writer: attribute fields per AttrKind, payload fields per payload record.
+#include <fmt/format.h>
+
+#include "denote/io/json.h"
+#include "json_fields.h"
+
+namespace denote {
+
+using jsonio::json;
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+void write_window(const WindowConfig& c, ojson& j) {
+  j["spatial_rank"] = c.spatial_rank;
+  j["kernel"] = c.kernel;
+  j["stride"] = c.stride;
+  j["padding"] = c.padding;
+}
+
+struct AttrWriter {
+  ojson& j;
+  void operator()(const NoAttrs&) const {}
+  void operator()(const ValueShapeAttrs& a) const { j["value_shape"] = a.shape; }
+  void operator()(const SeedAttrs& a) const { j["seed"] = a.seed; }
+  void operator()(const CustomAttrs& a) const {
+    j["name"] = a.name;
+    j["input_shapes"] = a.input_shapes;
+  }
+  void operator()(const PermAttrs& a) const { j["perm"] = a.perm; }
+  void operator()(const TransposeAttrs& a) const {
+    j["axis1"] = a.axis1;
+    j["axis2"] = a.axis2;
+  }
+  void operator()(const BroadcastAttrs& a) const {
+    j["from_shape"] = a.from;
+    j["to_shape"] = a.to;
+  }
+  void operator()(const ReshapeAttrs& a) const {
+    j["in_shape"] = a.in_shape;
+    j["out_shape"] = a.out_shape;
+  }
+  void operator()(const AxisAttrs& a) const { j["axis"] = a.axis; }
+  void operator()(const ClampAttrs& a) const { j["bound"] = jsonio::number_json(a.bound); }
+  void operator()(const CastAttrs& a) const {
+    j["dtype"] = a.dtype;
+    j["rounding"] = a.rounding;
+  }
+  void operator()(const ConvConfig& c) const {
+    write_window(c.window, j);
+    j["dilation"] = c.dilation;
+    j["padding_after"] = c.padding_after;
+    j["groups"] = c.groups;
+    j["channel_axis"] = c.channel_axis;
+    j["in_channels"] = c.in_channels;
+    j["out_channels"] = c.out_channels;
+  }
+  void operator()(const WindowConfig& c) const { write_window(c, j); }
+  void operator()(const BatchNormAttrs& a) const {
+    j["channel_axis"] = a.channel_axis;
+    j["channels"] = a.channels;
+  }
+  void operator()(const HardMask& m) const {
+    j["mask_shape"] = m.shape;
+    std::vector<double> flat(m.allowed.begin(), m.allowed.end());
+    j["allowed"] = jsonio::tensor_json(flat, m.shape);
+  }
+};
+
+void write_payload(const Node& n, const Payload<double>& p, ojson& j) {
+  if (const auto* r = find_record(p.consts, n.id)) {
+    const auto* shape = std::get_if<ValueShapeAttrs>(&n.attrs);
+    j["values"] = jsonio::tensor_json(r->values, shape ? shape->shape : n.out_shape);
+  }
+  if (const auto* r = find_record(p.linear, n.id)) {
+    j["out_dim"] = r->out_dim;
+    j["in_dim"] = r->in_dim;
+    j["weight"] = jsonio::tensor_json(r->weight, {r->out_dim, r->in_dim});
+    j["bias"] = jsonio::tensor_json(r->bias, {r->out_dim});
+  }
+  if (const auto* r = find_record(p.conv, n.id)) {
+    const ConvConfig& c = r->config;
+    Shape ws{c.out_channels, c.groups > 0 ? c.in_channels / c.groups : 0};
+    for (int64_t k : c.window.kernel) ws.push_back(k);
+    j["input_spatial"] = r->input_spatial;
+    j["weight"] = jsonio::tensor_json(r->weight, ws);
+    j["bias"] = jsonio::tensor_json(r->bias, {c.out_channels});
+  }
+  auto vec = [](const std::vector<double>& v) { return jsonio::tensor_json(v, {static_cast<int64_t>(v.size())}); };
+  if (const auto* r = find_record(p.batch_norm, n.id)) {
+    j["gamma"] = vec(r->gamma);
+    j["beta"] = vec(r->beta);
+    j["mean"] = vec(r->mean);
+    j["var"] = vec(r->var);
+    j["eps"] = jsonio::number_json(r->eps);
+  }
+  if (const auto* r = find_record(p.layernorm, n.id)) {
+    j["gamma"] = jsonio::tensor_json(r->gamma, r->normalized_shape);
+    j["beta"] = jsonio::tensor_json(r->beta, r->normalized_shape);
+    j["eps"] = jsonio::number_json(r->eps);
+  }
+}
+
+}  // namespace
+
+std::string write_model_json(const Model& model) {
+  ojson root;
+  root["format"] = kIrFormat;
+  const std::vector<int64_t> inputs = model.graph.input_ids();
+  if (inputs.size() == 1) root["input_id"] = inputs[0];
+  else root["input_ids"] = inputs;
+  root["output_ids"] = model.output_ids;
+  ojson nodes = ojson::array();
+  for (const Node& n : model.graph.nodes) {
+    ojson j;
+    j["id"] = n.id;
+    j["kind"] = op_tag(n.op);
+    j["parents"] = n.parents;
+    j["shape"] = n.out_shape;
+    std::visit(AttrWriter{j}, n.attrs);
+    // TorchLean writes reductions with an axis list and keepdim.
+    if (op_info(n.op).family == OpFamily::Reduction && op_info(n.op).attr == AttrKind::Axis) {
+      j["axes"] = {std::get<AxisAttrs>(n.attrs).axis};
+      j["keepdim"] = false;
+      j.erase("axis");
+    }
+    write_payload(n, model.payload, j);
+    nodes.push_back(std::move(j));
+  }
+  root["nodes"] = std::move(nodes);
+  return root.dump(1) + "\n";
+}
+
+}  // namespace denote

@@ -1,0 +1,24 @@
+#include "denote/ir/op.h"
+
+namespace denote {
+
+std::optional<Op> op_from_tag(std::string_view tag) {
+  for (const OpInfo& info : kOpTable)
+    if (info.tag == tag) return info.op;
+  return std::nullopt;
+}
+
+std::string_view family_name(OpFamily family) {
+  static constexpr std::string_view kNames[] = {"source", "misc", "layout", "binary", "unary",
+                                                "reduction", "contraction", "window", "normalization"};
+  return kNames[static_cast<size_t>(family)];
+}
+
+std::string_view attr_kind_name(AttrKind kind) {
+  static constexpr std::string_view kNames[] = {"none", "value_shape", "seed", "custom", "perm",
+                                                "transpose", "broadcast", "reshape", "axis", "clamp",
+                                                "cast", "conv", "window", "batch_norm", "mask"};
+  return kNames[static_cast<size_t>(kind)];
+}
+
+}  // namespace denote
