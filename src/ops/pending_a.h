@@ -1,27 +1,14 @@
 // Internal, temporary: ops whose evaluation rule is not written yet report an error (never a
-// value). Each line disappears when its op's rule lands in its family's *_eval.h.
+// value). Each line disappears when its op's rule lands in its family's *_eval.h (pointwise, reductions, normalization).
 #pragma once
 
 #include <fmt/format.h>
 
 #include "../eval/eval_args.h"
+#include "pending_macro.h"
 
 namespace denote::rules {
 
-#define DENOTE_PENDING(name)                                                                           \
-  template <class Ctx>                                                                                 \
-  Result<Tensor<typename Ctx::Scalar>> eval_##name(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {   \
-    return eval_error(fmt::format("node {}: no evaluation rule for {} yet", a.node.id, op_tag(a.node.op))); \
-  }
-
-DENOTE_PENDING(RandUniform)
-DENOTE_PENDING(BernoulliMask)
-DENOTE_PENDING(Custom)
-DENOTE_PENDING(Permute)
-DENOTE_PENDING(Transpose)
-DENOTE_PENDING(Detach)
-DENOTE_PENDING(BroadcastTo)
-DENOTE_PENDING(Concat)
 DENOTE_PENDING(MaxElem)
 DENOTE_PENDING(MinElem)
 DENOTE_PENDING(Div)
@@ -48,10 +35,6 @@ DENOTE_PENDING(ClampMin)
 DENOTE_PENDING(Cast)
 DENOTE_PENDING(ReduceSum)
 DENOTE_PENDING(ReduceMean)
-DENOTE_PENDING(Matmul)
-DENOTE_PENDING(Conv)
-DENOTE_PENDING(MaxPool)
-DENOTE_PENDING(AvgPool)
 DENOTE_PENDING(BatchNormEval)
 DENOTE_PENDING(Softmax)
 DENOTE_PENDING(LogSoftmax)
