@@ -13,8 +13,6 @@
 #include "../ops/contraction_eval.h"
 #include "../ops/window_eval.h"
 #include "../ops/normalization_eval.h"
-#include "../ops/pending_a.h"
-#include "../ops/pending_b.h"
 
 namespace denote {
 

@@ -1,9 +1,12 @@
 #include "json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
+
+#include "denote/base/checked.h"
 
 namespace denote::jsonio {
 
@@ -100,12 +103,13 @@ Result<Shape> get_shape(const json& obj, const char* key, const Where& w) {
 
 Result<std::vector<double>> get_tensor(const json& obj, const char* key, const Shape& shape, const Where& w) {
   if (!has(obj, key)) return w.error(key, "missing");
-  DENOTE_ASSIGN_OR_RETURN(int64_t count, checked_numel(shape));
+  auto counted = checked_numel(shape);
+  if (!counted.ok()) return w.error(key, counted.message());
+  const int64_t count = *counted;
   const json& root = obj[key];
   std::vector<double> out;
-  // A flat list of the right length is accepted for any shape.
-  bool flat = root.is_array() && static_cast<int64_t>(root.size()) == count &&
-              (root.empty() || !root[0].is_array()) && shape.size() != 0;
+  // A flat list of the right length is accepted for any shape (for a scalar: a one-element list).
+  bool flat = root.is_array() && static_cast<int64_t>(root.size()) == count && (root.empty() || !root[0].is_array());
   if (flat) {
     out.reserve(root.size());
     for (size_t i = 0; i < root.size(); ++i) {
@@ -114,9 +118,10 @@ Result<std::vector<double>> get_tensor(const json& obj, const char* key, const S
     }
     return out;
   }
-  // Nested lists: walk with an explicit stack of (value, depth), checking each level's length.
-  if (count > static_cast<int64_t>(1) << 40) return w.error(key, "tensor too large");
-  out.reserve(static_cast<size_t>(count));
+  // Nested lists: walk with an explicit stack of (value, depth), checking each level's length. The
+  // document itself bounds how many values can arrive, so reserve no more than a modest amount up
+  // front: a huge declared shape with a short list is a shape error, not an allocation.
+  out.reserve(static_cast<size_t>(std::min<int64_t>(count, int64_t{1} << 16)));
   std::vector<std::pair<const json*, size_t>> stack{{&root, 0}};
   while (!stack.empty()) {
     auto [v, depth] = stack.back();
@@ -143,7 +148,18 @@ json number_json(double v) {
 json tensor_json(const std::vector<double>& flat, const Shape& shape) {
   if (shape.empty() && flat.size() == 1) return number_json(flat[0]);
   auto count = checked_numel(shape);
-  if (shape.empty() || !count.ok() || *count != static_cast<int64_t>(flat.size())) {
+  bool nested = !shape.empty() && count.ok() && *count == static_cast<int64_t>(flat.size());
+  if (nested && *count == 0) {
+    // No values, but one empty list per index before the first 0 extent: when that is absurd
+    // ([2^61, 0]) write the flat `[]`, which readers accept for any zero-element shape.
+    int64_t lists = 1;
+    for (size_t d = 0; nested && d < shape.size() && shape[d] != 0; ++d) {
+      auto next = checked_mul(lists, shape[d]);
+      nested = next && *next <= (int64_t{1} << 16);
+      lists = next.value_or(0);
+    }
+  }
+  if (!nested) {
     json arr = json::array();  // the value does not fit the shape: keep it flat, readers will say so
     for (double v : flat) arr.push_back(number_json(v));
     return arr;

@@ -128,8 +128,13 @@ std::string write_model_json(const Model& model) {
     write_payload(n, model.payload, j);
     nodes.push_back(std::move(j));
   }
-  root["nodes"] = std::move(nodes);
-  return root.dump(1) + "\n";
+  // One field per line and one node per line: readable, diffable, compact for large weights.
+  std::string text = "{\n";
+  for (const auto& [key, value] : root.items()) text += " \"" + key + "\": " + value.dump() + ",\n";
+  text += " \"nodes\": [";
+  for (size_t i = 0; i < nodes.size(); ++i) text += (i ? ",\n  " : "\n  ") + nodes[i].dump();
+  text += nodes.empty() ? "]\n}\n" : "\n ]\n}\n";
+  return text;
 }
 
 }  // namespace denote

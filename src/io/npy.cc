@@ -99,7 +99,9 @@ Result<NpyArray> parse_npy(std::string_view b) {
   }
   if (fortran != "False") return npy_error(header_start, "Fortran-order arrays are not supported (expected C order)");
   DENOTE_ASSIGN_OR_RETURN(out.tensor.shape, parse_shape_tuple(shape_text, header_start));
-  DENOTE_ASSIGN_OR_RETURN(int64_t count, checked_numel(out.tensor.shape));
+  auto counted = checked_numel(out.tensor.shape);
+  if (!counted.ok()) return npy_error(header_start, counted.message());
+  const int64_t count = *counted;
   const size_t data_start = header_start + header_len;
   const size_t available = b.size() - data_start;
   if (static_cast<uint64_t>(count) > available / width)

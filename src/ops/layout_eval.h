@@ -1,7 +1,11 @@
-// Internal: evaluation rules of the storage-only family.
+// Internal: evaluation rules of the storage-only family (permute, transpose, detach, broadcast_to,
+// reshape, flatten, concat). They move values and never call the context's arithmetic.
 #pragma once
 
+#include <utility>
+
 #include "../eval/eval_args.h"
+#include "strided.h"
 
 namespace denote::rules {
 
@@ -13,6 +17,57 @@ Result<Tensor<typename Ctx::Scalar>> eval_Reshape(Ctx&, const EvalArgs<typename 
 template <class Ctx>
 Result<Tensor<typename Ctx::Scalar>> eval_Flatten(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
   return Tensor<typename Ctx::Scalar>(a.out_shape, a.in().data);
+}
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Detach(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+  return a.in();
+}
+
+// Output axis i reads input axis perm[i].
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Permute(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+  const auto& perm = std::get<PermAttrs>(a.node.attrs).perm;
+  const std::vector<int64_t> in_strides = row_major_strides(a.in().shape);
+  std::vector<int64_t> strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
+  return Tensor<typename Ctx::Scalar>(a.out_shape, strided_gather(a.in().data, 0, a.out_shape, strides));
+}
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Transpose(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+  const auto& t = std::get<TransposeAttrs>(a.node.attrs);
+  std::vector<int64_t> strides = row_major_strides(a.in().shape);
+  std::swap(strides[static_cast<size_t>(t.axis1)], strides[static_cast<size_t>(t.axis2)]);
+  return Tensor<typename Ctx::Scalar>(a.out_shape, strided_gather(a.in().data, 0, a.out_shape, strides));
+}
+
+// Right-aligned broadcast: axes of extent 1 (or missing) are read with stride 0.
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_BroadcastTo(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+  const std::vector<int64_t> strides = broadcast_strides(a.in().shape, a.out_shape);
+  return Tensor<typename Ctx::Scalar>(a.out_shape, strided_gather(a.in().data, 0, a.out_shape, strides));
+}
+
+// torch.cat: for each index of the axes before `axis`, the parents' blocks one after the other.
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Concat(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  const size_t axis = static_cast<size_t>(std::get<AxisAttrs>(a.node.attrs).axis);
+  const Shape& out_shape = a.out_shape;
+  const int64_t outer = numel(Shape(out_shape.begin(), out_shape.begin() + static_cast<std::ptrdiff_t>(axis)));
+  const int64_t inner = numel(Shape(out_shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, out_shape.end()));
+  Tensor<S> out;
+  out.shape = out_shape;
+  out.data.reserve(static_cast<size_t>(numel(out_shape)));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor<S>* p : a.parents) {
+      const int64_t block = p->shape[axis] * inner;
+      const auto first = p->data.begin() + static_cast<std::ptrdiff_t>(o * block);
+      out.data.insert(out.data.end(), first, first + static_cast<std::ptrdiff_t>(block));
+    }
+  }
+  return out;
 }
 
 }  // namespace denote::rules

@@ -1,6 +1,8 @@
 // Internal: evaluation rules of the source family (input, const, rand_uniform, bernoulli_mask)
-// and custom.
+// and custom, plus the splitmix64 stream of the random ops.
 #pragma once
+
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -28,6 +30,82 @@ Result<Tensor<typename Ctx::Scalar>> eval_Const(Ctx&, const EvalArgs<typename Ct
     return eval_error(fmt::format("const {}: flat length mismatch: have {}, expected {}", a.node.id,
                                   rec->values.size(), size));
   return Tensor<typename Ctx::Scalar>(a.out_shape, rec->values);
+}
+
+// The standard splitmix64 step applied to state x: mix(x + golden gamma).
+inline uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// The uniform stream of a random node: u_j = (splitmix64(key + j) mod 2^32) / 2^32, where
+// key = splitmix64(seed + node id); the conversion and the division happen in the scalar.
+template <class Ctx>
+class UniformStream {
+ public:
+  UniformStream(Ctx& ctx, uint64_t seed, int64_t node_id)
+      : ctx_(ctx), key_(splitmix64(seed + static_cast<uint64_t>(node_id))), scale_(ctx.from_double(4294967296.0)) {}
+
+  typename Ctx::Scalar at(int64_t j) const {
+    const uint64_t bits = splitmix64(key_ + static_cast<uint64_t>(j)) & 0xFFFFFFFFULL;
+    return ctx_.div(ctx_.from_double(static_cast<double>(bits)), scale_);
+  }
+
+ private:
+  Ctx& ctx_;
+  uint64_t key_;
+  typename Ctx::Scalar scale_;
+};
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_RandUniform(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  const UniformStream<Ctx> stream(ctx, std::get<SeedAttrs>(a.node.attrs).seed, a.node.id);
+  const int64_t n = numel(a.out_shape);
+  Tensor<S> out;
+  out.shape = a.out_shape;
+  out.data.reserve(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) out.data.push_back(stream.at(j));
+  return out;
+}
+
+// Element j is 0 if p <= 0 (or p is NaN), 1 if p >= 1, else (p > u_j ? 1 : 0).
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_BernoulliMask(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  const UniformStream<Ctx> stream(ctx, std::get<SeedAttrs>(a.node.attrs).seed, a.node.id);
+  const S p = a.in().data[0];  // the shape rule makes the parent a scalar []
+  const int64_t n = numel(a.out_shape);
+  const bool positive = ctx.less(ctx.zero(), p);
+  const bool certain = positive && !ctx.less(p, ctx.one());
+  Tensor<S> out;
+  out.shape = a.out_shape;
+  out.data.reserve(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    const bool keep = certain || (positive && ctx.less(stream.at(j), p));
+    out.data.push_back(keep ? ctx.one() : ctx.zero());
+  }
+  return out;
+}
+
+// One call of the payload body per output element, in row-major order; its errors propagate.
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Custom(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  const auto* body = find_record(a.payload.custom, a.node.id);
+  if (!body || !*body) return eval_error(fmt::format("missing custom payload for node {}", a.node.id));
+  const int64_t n = numel(a.out_shape);
+  Tensor<S> out;
+  out.shape = a.out_shape;
+  out.data.reserve(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    Result<S> v = (*body)(a.parents, j);
+    if (!v.ok()) return v.status();
+    out.data.push_back(std::move(*v));
+  }
+  return out;
 }
 
 }  // namespace denote::rules

@@ -53,11 +53,34 @@ struct NativeContext {
   Scalar softplus(Scalar a) const { return a > T(0) ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a)); }
   Scalar pow(Scalar a, Scalar b) const { return std::pow(a, b); }
   Scalar div_trunc(Scalar a, Scalar b) const { return std::trunc(a / b); }
-  Scalar div_floor(Scalar a, Scalar b) const { return std::floor(a / b); }
+  // Python's // (and torch's rounding_mode="floor"): the floor of the exact quotient, not of the
+  // rounded a / b (1 // 0.1 is 9). a - fmod(a, b) is a multiple of b, so q is within rounding of
+  // an integer, which the last line snaps to.
+  Scalar div_floor(Scalar a, Scalar b) const {
+    if (b == T(0)) return a / b;
+    const T r = std::fmod(a, b);
+    T q = (a - r) / b;
+    if (r != T(0) && ((r < T(0)) != (b < T(0)))) q -= T(1);
+    if (q == T(0)) return std::copysign(T(0), a / b);
+    const T f = std::floor(q);
+    return q - f > T(0.5) ? f + T(1) : f;
+  }
   // Python's %: the result takes the sign of the divisor.
   Scalar remainder(Scalar a, Scalar b) const {
     T r = std::fmod(a, b);
     return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+  }
+
+  // cast: whether this context can round to `dtype` in mode `rounding`. A native context has only
+  // binary64 ("binary64"/"f64") and binary32 ("binary32"/"f32") with nearest-even; every other
+  // target (narrow formats, integers, bool, directed rounding) needs the binary-format context.
+  bool can_cast(std::string_view dtype, std::string_view rounding) const {
+    return rounding == "nearest-even" &&
+           (dtype == "binary64" || dtype == "f64" || dtype == "binary32" || dtype == "f32");
+  }
+  // Rounds once to `dtype` (a target can_cast accepts); the result is exactly representable in T.
+  Scalar cast(Scalar a, std::string_view dtype) const {
+    return (dtype == "binary32" || dtype == "f32") ? static_cast<T>(static_cast<float>(a)) : a;
   }
 
   static Scalar nan() { return std::numeric_limits<T>::quiet_NaN(); }
