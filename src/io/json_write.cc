@@ -120,8 +120,10 @@ std::string write_model_json(const Model& model) {
     j["shape"] = n.out_shape;
     std::visit(AttrWriter{j}, n.attrs);
     // TorchLean writes reductions with an axis list and keepdim.
-    if (op_info(n.op).family == OpFamily::Reduction && op_info(n.op).attr == AttrKind::Axis) {
-      j["axes"] = {std::get<AxisAttrs>(n.attrs).axis};
+    // (get_if: a malformed model whose attrs do not match its op is still written, never a throw.)
+    const auto* axis = std::get_if<AxisAttrs>(&n.attrs);
+    if (axis && op_info(n.op).family == OpFamily::Reduction && op_info(n.op).attr == AttrKind::Axis) {
+      j["axes"] = {axis->axis};
       j["keepdim"] = false;
       j.erase("axis");
     }
