@@ -39,8 +39,8 @@ Status check_node_structure(const Graph& g, size_t i) {
     if (p < 0 || p >= n.id) return node_error(n, i, fmt::format("parent id {} is not < {}", p, n.id));
   }
   if (!attrs_match(n.op, n.attrs))
-    return node_error(n, i, fmt::format("attrs: expected a {} record for {}, got {}", attr_kind_name(op_info(n.op).attr),
-                                        op_tag(n.op), attr_kind_name(attr_kind_of(n.attrs))));
+    return node_error(n, i, fmt::format("attrs: {} needs a record of kind {}, got kind {}", op_tag(n.op),
+                                        attr_kind_name(op_info(n.op).attr), attr_kind_name(attr_kind_of(n.attrs))));
   if (auto c = checked_numel(n.out_shape); !c.ok()) return node_error(n, i, "outShape: " + c.message());
   return ok_status();
 }
@@ -51,6 +51,13 @@ Status check_well_formed(const Graph& g) {
 }
 
 Result<Shape> infer_shape(const Node& node, std::span<const Shape> parent_shapes) {
+  // The rules index their parents and read their attrs record; refuse what they cannot take.
+  const OpInfo& info = op_info(node.op);
+  const auto k = static_cast<int64_t>(parent_shapes.size());
+  if (k < info.min_parents || (info.max_parents >= 0 && k > info.max_parents))
+    return error_status(fmt::format("{}: bad parent count: got {} shapes", info.tag, k));
+  if (!attrs_match(node.op, node.attrs))
+    return error_status(fmt::format("{}: attrs of kind {} do not fit", info.tag, attr_kind_name(attr_kind_of(node.attrs))));
   return rules::infer_fn(node.op)(node, parent_shapes);
 }
 

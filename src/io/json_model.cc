@@ -225,6 +225,19 @@ Result<Node> read_node(const json& j, size_t index, Payload<double>& payload, bo
   return n;
 }
 
+// json::parse without exceptions: a syntax error, and also a number too large for a double
+// (which nlohmann reports as out_of_range, not parse_error), becomes an error naming the byte.
+class DomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  explicit DomBuilder(json& root) : nlohmann::detail::json_sax_dom_parser<json>(root, /*allow_exceptions=*/false) {}
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& /*token*/, const Exception& e) {
+    error = error_status(fmt::format("torchlean.ir.v1: malformed JSON at byte {}: {}", position, e.what()));
+    return false;
+  }
+  Status error;
+};
+
 Result<std::vector<int64_t>> read_ids(const json& root, const char* key) {
   return jsonio::get_ints(root, key, Where{});
 }
@@ -233,11 +246,9 @@ Result<std::vector<int64_t>> read_ids(const json& root, const char* key) {
 
 Result<Model> parse_model_json(std::string_view text) {
   json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    return error_status(fmt::format("torchlean.ir.v1: malformed JSON at byte {}: {}", e.byte, e.what()));
-  }
+  DomBuilder builder(root);
+  if (!json::sax_parse(text.begin(), text.end(), &builder) || !builder.error.ok())
+    return builder.error.ok() ? error_status("torchlean.ir.v1: malformed JSON") : builder.error;
   if (!root.is_object()) return error_status("torchlean.ir.v1: the document must be a JSON object");
   Where top{};
   DENOTE_ASSIGN_OR_RETURN(std::string format, jsonio::get_string(root, "format", top));

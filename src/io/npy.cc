@@ -51,9 +51,9 @@ Result<Shape> parse_shape_tuple(const std::string& text, size_t base) {
     size_t j = i;
     int64_t d = 0;
     while (j < text.size() && text[j] >= '0' && text[j] <= '9') {
-      auto next = checked_add(d * 10, text[j] - '0');
-      if (d > (int64_t{1} << 58) || !next) return npy_error(base, "dimension too large in shape " + text);
-      d = *next;
+      // Bound d before multiplying (d * 10 itself must not overflow).
+      if (d > (int64_t{1} << 58)) return npy_error(base, "dimension too large in shape " + text);
+      d = d * 10 + (text[j] - '0');
       ++j;
     }
     if (j == i) return npy_error(base, "bad dimension in shape " + text);

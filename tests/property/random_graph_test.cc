@@ -594,10 +594,14 @@ void expect_robust(const Model& m, const std::vector<Tensor<double>>& inputs, co
   const std::vector<Diagnostic> d = diagnose(m.graph);
   EXPECT_EQ(d.empty(), shapes.ok()) << shapes.message();
   EXPECT_EQ(infer_shapes(m.graph).ok(), shapes.ok());
-  if (!wf.ok()) EXPECT_FALSE(shapes.ok());
+  if (!wf.ok()) {
+    EXPECT_FALSE(shapes.ok());
+  }
   for (const Diagnostic& x : d) EXPECT_EQ(x.message.rfind("IR graph: ", 0), 0u) << x.message;
   auto table = evaluate(m, inputs, 4096);
-  if (!table.ok()) EXPECT_EQ(table.message().rfind("IR ", 0), 0u) << table.message();
+  if (!table.ok()) {
+    EXPECT_EQ(table.message().rfind("IR ", 0), 0u) << table.message();
+  }
   if (table.ok() && shapes.ok()) expect_values_fit(m.graph, *table);
   auto parsed = parse_model_json(write_model_json(m));
   if (parsed.ok()) (void)diagnose(parsed->graph);

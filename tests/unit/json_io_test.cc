@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <span>
 #include <string>
@@ -14,6 +15,7 @@
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
 #include "denote/io/json.h"
+#include "denote/ir/examples.h"
 
 namespace denote {
 namespace {
@@ -165,11 +167,13 @@ TEST(JsonIo, EmptyAndZeroSizedTensorsRoundTrip) {
   m.graph.nodes.push_back(Node{2, {}, Op::Const, ValueShapeAttrs{{0}}, {0}});
   // Zero elements behind an absurd leading extent: must not try to write 2^61 empty lists.
   m.graph.nodes.push_back(Node{3, {}, Op::Const, ValueShapeAttrs{{int64_t{1} << 61, 0}}, {int64_t{1} << 61, 0}});
+  m.graph.nodes.push_back(Node{4, {}, Op::Const, ValueShapeAttrs{{2147483648, 2147483648, 0}}, {0}});
   m.payload.consts[0] = {{}};
   m.payload.consts[1] = {{2.5}};
   m.payload.consts[2] = {{}};
   m.payload.consts[3] = {{}};
-  m.output_ids = {0, 1, 2, 3};
+  m.payload.consts[4] = {{}};
+  m.output_ids = {0, 1, 2, 3, 4};
   const std::string text = write_model_json(m);
   json doc = json::parse(text);
   EXPECT_EQ(doc["nodes"][0]["values"], json::parse("[[], []]"));  // torch.zeros(2, 0, 3).tolist()
@@ -178,6 +182,18 @@ TEST(JsonIo, EmptyAndZeroSizedTensorsRoundTrip) {
   auto back = parse_model_json(text);
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_TRUE(*back == m);
+}
+
+// The writer takes any Model, even one whose attrs do not match its ops; the reader then says what
+// is wrong (found by the mutation property test: the reduction writer assumed an axis record).
+TEST(JsonIo, MalformedModelsAreWrittenNotThrown) {
+  Model m;
+  m.graph.nodes.push_back(Node{0, {}, Op::Input, NoAttrs{}, {2, 3}});
+  m.graph.nodes.push_back(Node{1, {0}, Op::ReduceSum, NoAttrs{}, {2}});
+  m.graph.nodes.push_back(Node{2, {1}, Op::Softmax, PermAttrs{{0}}, {-2}});
+  m.output_ids = {2};
+  const std::string text = write_model_json(m);
+  EXPECT_EQ(parse_model_json(text).message(), "torchlean.ir.v1: nodes[1] (id 1, kind reduce_sum): field 'axes': missing");
 }
 
 // ---- hand-written documents
@@ -368,6 +384,14 @@ TEST(JsonIo, MalformedJsonNamesTheByteOffset) {
   ASSERT_EQ(trailing[30], 'x');  // trailing garbage at byte 31 (1-based)
   EXPECT_EQ(parse_model_json(trailing).message().rfind("torchlean.ir.v1: malformed JSON at byte 31: ", 0), 0u);
   EXPECT_EQ(parse_model_json("[1, 2]").message(), "torchlean.ir.v1: the document must be a JSON object");
+  // A number beyond double range is an error with its offset too (nlohmann throws out_of_range for
+  // it, not parse_error: found by the fuzzer).
+  const std::string overflow = R"({"format": "torchlean.ir.v1", "x": -4e333})";
+  EXPECT_EQ(parse_model_json(overflow).message(),
+            "torchlean.ir.v1: malformed JSON at byte 41: [json.exception.out_of_range.406] number overflow parsing "
+            "'-4e333'");
+  EXPECT_FALSE(parse_model_json(" -4e333333333333333333333333333333~33333").ok());
+  EXPECT_FALSE(parse_model_json("[1e400]").ok());
 }
 
 TEST(JsonIo, DocumentLevelErrors) {
@@ -426,7 +450,9 @@ TEST(JsonIo, NodeLevelErrorsNameNodeAndField) {
             "torchlean.ir.v1: nodes[1] (id 1, kind relu): field 'shape': element count of shape [4294967296, "
             "4294967296] overflows");
   EXPECT_EQ(node_error(R"(17)"), "torchlean.ir.v1: nodes[1]: field 'node': expected an object, got number");
-  // Attribute fields.
+}
+
+TEST(JsonIo, AttributeErrorsNameNodeAndField) {
   EXPECT_EQ(node_error(R"({"id": 1, "kind": "softmax", "parents": [0], "shape": [2, 3]})"),
             "torchlean.ir.v1: nodes[1] (id 1, kind softmax): field 'axis': missing");
   EXPECT_EQ(node_error(R"({"id": 1, "kind": "softmax", "parents": [0], "shape": [2, 3], "axis": "1"})"),
@@ -458,7 +484,9 @@ TEST(JsonIo, NodeLevelErrorsNameNodeAndField) {
                            "mask_shape": [2, 3], "allowed": [[1, 1, 1]]})"),
             "torchlean.ir.v1: nodes[1] (id 1, kind hard_masked_softmax): field 'allowed': expected nested lists of "
             "shape [2, 3] (or a flat list of 6 values)");
-  // Payload fields.
+}
+
+TEST(JsonIo, PayloadErrorsNameNodeAndField) {
   EXPECT_EQ(node_error(R"({"id": 1, "kind": "linear", "parents": [0], "shape": [2, 2], "in_dim": 3,
                            "weight": [[1, 2, 3], [4, 5, 6]], "bias": [0, 0]})"),
             "torchlean.ir.v1: nodes[1] (id 1, kind linear): field 'out_dim': missing");
@@ -509,6 +537,23 @@ TEST(JsonIo, StructuralErrorsAreReportedByTheCheck) {
   EXPECT_EQ(read_model_json(shape).message(),
             "IR graph: node 1: outShape mismatch: inferred=[3, 2], declared=[2, 3] (Node(id=1, kind=transpose(axis1=0, "
             "axis2=1), parents=#[0], outShape=[2, 3]))");
+}
+
+// The fuzz seed corpus is made of valid documents; the six-node one is the seed's example.
+TEST(JsonIo, FuzzSeedDocumentsAreValid) {
+  const std::filesystem::path dir = std::filesystem::path(DENOTE_SOURCE_DIR) / "fuzz" / "corpus" / "json_import";
+  int documents = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    auto m = load_model_file(entry.path().string());
+    ASSERT_TRUE(m.ok()) << m.message();
+    Status s = check_shapes(m->graph);
+    EXPECT_TRUE(s.ok()) << entry.path() << ": " << s.message();
+    ++documents;
+  }
+  EXPECT_GE(documents, 5);
+  auto mlp = load_model_file((dir / "mlp_six_node.json").string());
+  ASSERT_TRUE(mlp.ok()) << mlp.message();
+  EXPECT_TRUE(*mlp == six_node_model());
 }
 
 TEST(JsonIo, FilesByExtension) {
