@@ -552,10 +552,10 @@ TEST(WellFormed, AttrsOfTheWrongKind) {
             "IR graph: node 2: attrs: softmax needs a record of kind axis, got kind none (Node(id=2, kind=softmax, "
             "parents=#[0], outShape=[2]))");
   EXPECT_EQ(check_well_formed(two_inputs_and(Node{2, {0}, Op::Relu, AxisAttrs{0}, {2}})).message(),
-            "IR graph: node 2: attrs: expected a none record for relu, got axis (Node(id=2, kind=relu(axis=0), "
+            "IR graph: node 2: attrs: relu needs a record of kind none, got kind axis (Node(id=2, kind=relu(axis=0), "
             "parents=#[0], outShape=[2]))");
   EXPECT_EQ(check_well_formed(two_inputs_and(Node{2, {0}, Op::MaxPool, ConvConfig{}, {2}})).message().rfind(
-                "IR graph: node 2: attrs: expected a window record for max_pool, got conv (Node(id=2, kind=max_pool(", 0),
+                "IR graph: node 2: attrs: max_pool needs a record of kind window, got kind conv (Node(id=2, kind=max_pool(", 0),
             0u);
   // check_shapes and diagnose stop at the structural error instead of reading the wrong record.
   Graph g = two_inputs_and(Node{2, {0}, Op::Flatten, PermAttrs{{0}}, {2}});
