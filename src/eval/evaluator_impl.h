@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <concepts>
+#include <string>
+
 #include "denote/check/check.h"
 #include "eval_args.h"
 #include "../ops/source_eval.h"
@@ -62,6 +65,11 @@ Status eval_node(const Node& n, ValueTable<typename Ctx::Scalar>& table, const P
   rules::EvalArgs<S> args{n, parents, payload, *inferred, supplied, options};
   auto value = eval_fn<Ctx>(n.op)(ctx, args);
   if (!value.ok()) return value.status();
+  // Contexts with an error channel (an operation without a value in a binary format, e.g. 0/0 in a
+  // format without NaN) report it here, attributed to the node; the native contexts have none.
+  if constexpr (requires(const Ctx& c) { { c.take_error() } -> std::convertible_to<std::string>; }) {
+    if (std::string err = ctx.take_error(); !err.empty()) return eval_node_error(n, err);
+  }
   if (value->shape != n.out_shape || value->data.size() != static_cast<size_t>(numel(n.out_shape)))
     return eval_node_error(n, "produced shape mismatch: produced=" + to_string(value->shape) +
                                   ", declared=" + to_string(n.out_shape));
@@ -73,8 +81,9 @@ Status eval_node(const Node& n, ValueTable<typename Ctx::Scalar>& table, const P
 template <class Ctx>
 Result<ValueTable<typename Ctx::Scalar>> run(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
                                              std::span<const Tensor<typename Ctx::Scalar>> inputs, Ctx& ctx,
-                                             const EvalOptions& options, const std::vector<bool>& needed) {
-  DENOTE_RETURN_IF_ERROR(check_well_formed(g));
+                                             const EvalOptions& options, const std::vector<bool>& needed,
+                                             bool structure_checked = false) {
+  if (!structure_checked) DENOTE_RETURN_IF_ERROR(check_well_formed(g));
   const std::vector<int64_t> input_ids = g.input_ids();
   if (inputs.size() != input_ids.size())
     return error_status(fmt::format("IR eval: expected {} input tensors, got {}", input_ids.size(), inputs.size()));
@@ -112,7 +121,7 @@ Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typena
   for (int64_t i = output_id; i >= 0; --i)
     if (needed[i])
       for (int64_t p : g.nodes[i].parents) needed[p] = true;
-  DENOTE_ASSIGN_OR_RETURN(auto table, detail::run(g, payload, inputs, ctx, options, needed));
+  DENOTE_ASSIGN_OR_RETURN(auto table, detail::run(g, payload, inputs, ctx, options, needed, /*structure_checked=*/true));
   return std::move(table[output_id]);
 }
 

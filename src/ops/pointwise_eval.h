@@ -86,7 +86,7 @@ Result<Tensor<typename Ctx::Scalar>> eval_Cast(Ctx& ctx, const EvalArgs<typename
         "node {}: cast to {} with rounding {} is not available in the {} context; it needs the binary-format "
         "context",
         a.node.id, c.dtype, c.rounding, Ctx::kName));
-  return map_unary(a.in(), [&](const S& x) { return ctx.cast(x, c.dtype); });
+  return map_unary(a.in(), [&](const S& x) { return ctx.cast(x, c.dtype, c.rounding); });
 }
 
 }  // namespace denote::rules

@@ -49,10 +49,9 @@ void show_checks() {
 }
 
 template <class Ctx>
-void show_value_table(const char* name) {
+void show_value_table(const char* name, Ctx ctx = Ctx()) {
   using S = typename Ctx::Scalar;
   const Model m = six_node_model();
-  Ctx ctx;
   auto payload = convert_payload<S>(m.payload, [&](double v) { return ctx.from_double(v); });
   std::vector<Tensor<S>> inputs;
   std::vector<S> x0;
@@ -64,9 +63,12 @@ void show_value_table(const char* name) {
     std::cout << "  " << table.message() << "\n";
     return;
   }
-  for (const auto& t : *table)
-    std::cout << "  " << format_values(Tensor<double>(t.shape, std::vector<double>(t.data.begin(), t.data.end())))
-              << "\n";
+  for (const auto& t : *table) {
+    std::vector<double> values;
+    for (const S& v : t.data) values.push_back(ctx.to_double(v));
+    std::cout << "  " << format_values(Tensor<double>(t.shape, std::move(values))) << "\n";
+  }
+  if constexpr (requires { ctx.flags(); }) std::cout << "  flags: " << flags_to_string(ctx.flags()) << "\n";
 }
 
 void show_payload_mismatch() {
@@ -148,6 +150,7 @@ int run_demo() {
   section("value table at x0 = [0.3, -0.2, 0.1, 0.4]");
   show_value_table<F64Context>("f64 (hardware double)");
   show_value_table<F32Context>("f32 (hardware float)");
+  show_value_table<BinaryContext>("binary32 (software, every operation rounded once to nearest-even)");
   show_axis_ops();
   return kExitOk;
 }

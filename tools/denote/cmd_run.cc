@@ -1,4 +1,6 @@
-// denote run MODEL --input T [--arith A] [--rounding R] [--trace] [--json]: denote the graph.
+// denote run MODEL --input T [--arith A] [--rounding R] [--precision BITS] [--trace] [--json]:
+// denote the graph in hardware f64/f32, a software binary format (exact rounding in any of the
+// modes, IEEE flags reported), or MPFR at a chosen precision.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -17,8 +19,16 @@ struct RunOptions {
   std::vector<std::string> inputs;
   std::string arith = "f64";
   std::string rounding = "nearest-even";
+  long precision = 256;
   bool trace = false;
   bool json = false;
+};
+
+// The value table widened to double, and the flags the context raised (binary formats only).
+struct Evaluated {
+  std::vector<Tensor<double>> table;
+  bool has_flags = false;
+  uint32_t flags = 0;
 };
 
 std::string values_json(const Tensor<double>& t) {
@@ -31,64 +41,129 @@ std::string entry_json(int64_t id, const Tensor<double>& t) {
   return fmt::format("{{\"id\": {}, \"shape\": [{}], \"values\": {}}}", id, join_ints(t.shape), values_json(t));
 }
 
-// Widens a value table to double for printing.
-template <class S>
-std::vector<Tensor<double>> widen(const ValueTable<S>& table) {
-  std::vector<Tensor<double>> out;
-  out.reserve(table.size());
-  for (const auto& t : table) out.emplace_back(t.shape, std::vector<double>(t.data.begin(), t.data.end()));
+// Inputs and parameters enter the context through from_double (rounded in the context's mode);
+// values leave it through to_double (exact for every format up to binary64).
+template <class Ctx>
+Result<Evaluated> evaluate(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs) {
+  using S = typename Ctx::Scalar;
+  auto in_ctx = [&](double v) { return ctx.from_double(v); };
+  std::vector<Tensor<S>> in;
+  for (const auto& t : inputs) {
+    std::vector<S> data;
+    data.reserve(t.data.size());
+    for (double v : t.data) data.push_back(in_ctx(v));
+    in.emplace_back(t.shape, std::move(data));
+  }
+  Payload<S> payload = convert_payload<S>(m.payload, in_ctx);
+  DENOTE_ASSIGN_OR_RETURN(auto table, denote_all(m.graph, payload, std::span<const Tensor<S>>(in), ctx));
+  Evaluated out;
+  for (const auto& t : table) {
+    std::vector<double> data;
+    data.reserve(t.data.size());
+    for (const S& v : t.data) data.push_back(ctx.to_double(v));
+    out.table.emplace_back(t.shape, std::move(data));
+  }
+  if constexpr (requires { ctx.flags(); }) {
+    out.has_flags = true;
+    out.flags = ctx.flags();
+  }
   return out;
 }
 
-template <class Ctx>
-Result<std::vector<Tensor<double>>> evaluate(const Model& m, const std::vector<Tensor<double>>& inputs) {
-  using S = typename Ctx::Scalar;
-  Ctx ctx;
-  std::vector<Tensor<S>> in;
-  for (const auto& t : inputs) in.emplace_back(t.shape, std::vector<S>(t.data.begin(), t.data.end()));
-  Payload<S> payload = convert_payload<S>(m.payload, [&](double v) { return ctx.from_double(v); });
-  DENOTE_ASSIGN_OR_RETURN(auto table, denote_all(m.graph, payload, std::span<const Tensor<S>>(in), ctx));
-  return widen(table);
+std::vector<std::string> flag_names(uint32_t flags) {
+  std::vector<std::string> names;
+  if (flags == 0) return names;
+  const std::string all = flags_to_string(flags);
+  for (size_t start = 0; start <= all.size();) {
+    size_t comma = all.find(',', start);
+    if (comma == std::string::npos) comma = all.size();
+    names.push_back(all.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
 }
 
-void print_text(const Model& m, const std::vector<Tensor<double>>& table, const RunOptions& o) {
+void print_text(const Model& m, const Evaluated& e, const RunOptions& o) {
   if (o.trace)
     for (const Node& n : m.graph.nodes)
       std::cout << fmt::format("{}: {} {} = {}\n", n.id, describe(n), to_string(n.out_shape),
-                               values_json(table[n.id]));
+                               values_json(e.table[n.id]));
   for (int64_t id : m.output_ids)
-    std::cout << fmt::format("output {} {} = {}\n", id, to_string(table[id].shape), values_json(table[id]));
+    std::cout << fmt::format("output {} {} = {}\n", id, to_string(e.table[id].shape), values_json(e.table[id]));
+  if (e.has_flags) std::cout << "flags: " << flags_to_string(e.flags) << "\n";
 }
 
-void print_json(const Model& m, const std::vector<Tensor<double>>& table, const RunOptions& o) {
+void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
   std::string out = fmt::format("{{\"arith\": \"{}\", \"rounding\": \"{}\", \"outputs\": [", o.arith, o.rounding);
   for (size_t k = 0; k < m.output_ids.size(); ++k)
-    out += (k ? ", " : "") + entry_json(m.output_ids[k], table[m.output_ids[k]]);
+    out += (k ? ", " : "") + entry_json(m.output_ids[k], e.table[m.output_ids[k]]);
   out += "]";
   if (o.trace) {
     out += ", \"trace\": [";
-    for (const Node& n : m.graph.nodes) out += (n.id ? ", " : "") + entry_json(n.id, table[n.id]);
+    for (const Node& n : m.graph.nodes) out += (n.id ? ", " : "") + entry_json(n.id, e.table[n.id]);
     out += "]";
   }
-  out += ", \"flags\": []}";  // the native contexts do not track IEEE flags
+  // The native and MPFR contexts do not track IEEE flags: an empty list.
+  std::string flags;
+  for (const std::string& name : flag_names(e.flags)) flags += (flags.empty() ? "\"" : ", \"") + name + "\"";
+  out += ", \"flags\": [" + flags + "]}";
   std::cout << out << "\n";
 }
 
+// Checks --arith/--rounding/--precision before any file is read (usage errors, exit 2).
+int check_options(const RunOptions& o, std::optional<BinaryFormat>& format, Rounding& rounding) {
+  auto usage = [](const std::string& message) {
+    std::cerr << "error: " << message << "\n";
+    return kExitUsage;
+  };
+  const std::optional<Rounding> r = parse_rounding(o.rounding);
+  if (!r)
+    return usage("--rounding " + o.rounding +
+                 ": expected nearest-even, toward-zero, upward, downward (or nearest-away)");
+  rounding = *r;
+  const bool native = o.arith == "f64" || o.arith == "f32";
+  if ((native || o.arith == "real") && rounding != Rounding::NearestEven)
+    return usage("--rounding " + o.rounding + ": the " + o.arith +
+                 " context rounds to nearest-even only (binary formats take any mode)");
+  if (o.arith == "real") {
+    if (o.precision < 2 || o.precision > 1'000'000)
+      return usage(fmt::format("--precision {}: expected 2..1000000 bits", o.precision));
+    return kExitOk;
+  }
+  if (native) return kExitOk;
+  auto f = parse_format(o.arith);
+  if (!f.ok())
+    return usage("--arith " + o.arith + ": expected f64, f32, real or a binary format (" + f.message() + ")");
+  format = *f;
+  return kExitOk;
+}
+
 int run(const RunOptions& o) {
-  if (o.arith != "f64" && o.arith != "f32")
-    return fail("--arith " + o.arith + ": only f64 and f32 are available in this build (software binary formats "
-                "and MPFR are not implemented yet)");
-  if (o.rounding != "nearest-even")
-    return fail("--rounding " + o.rounding + ": the native f64/f32 contexts round to nearest-even only");
+  std::optional<BinaryFormat> format;
+  Rounding rounding = Rounding::NearestEven;
+  if (int code = check_options(o, format, rounding); code != kExitOk) return code;
   auto m = load_model(o.path);
   if (!m.ok()) return fail(m.message());
   if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
   auto inputs = parse_inputs(m->graph, o.inputs);
   if (!inputs.ok()) return fail(inputs.message());
-  auto table = o.arith == "f64" ? evaluate<F64Context>(*m, *inputs) : evaluate<F32Context>(*m, *inputs);
-  if (!table.ok()) return fail(table.message());
-  if (o.json) print_json(*m, *table, o);
-  else print_text(*m, *table, o);
+  Result<Evaluated> e = error_status("unreachable");
+  if (o.arith == "f64") {
+    F64Context ctx;
+    e = evaluate(ctx, *m, *inputs);
+  } else if (o.arith == "f32") {
+    F32Context ctx;
+    e = evaluate(ctx, *m, *inputs);
+  } else if (o.arith == "real") {
+    RealContext ctx(o.precision);
+    e = evaluate(ctx, *m, *inputs);
+  } else {
+    BinaryContext ctx(*format, rounding);
+    e = evaluate(ctx, *m, *inputs);
+  }
+  if (!e.ok()) return fail(e.message());
+  if (o.json) print_json(*m, *e, o);
+  else print_text(*m, *e, o);
   return kExitOk;
 }
 
@@ -101,8 +176,14 @@ void add_run(CLI::App& app, Command& cmd) {
   sub->add_option("--input", o->inputs,
                   "input tensor: JSON array, @file.npy, or ID=TENSOR; repeat in the order of the input nodes")
       ->allow_extra_args(false);  // a JSON array is one value, not a CLI11 list
-  sub->add_option("--arith", o->arith, "scalar interpretation: f64 (default) or f32");
-  sub->add_option("--rounding", o->rounding, "rounding mode (native contexts: nearest-even)");
+  sub->add_option("--arith", o->arith,
+                  "scalar interpretation: f64 (default), f32 (hardware), binary16, bfloat16, binary32, binary64, "
+                  "e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e3m2fn, e2m3fn, e2m1fn, e8m0fnu, binary(E,F) (software, "
+                  "exactly rounded), real (MPFR)");
+  sub->add_option("--rounding", o->rounding,
+                  "rounding mode of a binary format: nearest-even (default), toward-zero, upward, downward, "
+                  "nearest-away");
+  sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
   sub->add_flag("--trace", o->trace, "print the whole value table");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([&cmd, o] { cmd.run = [o] { return run(*o); }; });

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   add_print(app, cmd);
   add_run(app, cmd);
   add_ops(app, cmd);
+  add_scalar(app, cmd);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

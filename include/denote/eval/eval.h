@@ -1,7 +1,8 @@
 // Denotation: evaluates a graph node by node into a value table, generic over a scalar context
-// (F64Context, F32Context, and later binary formats, intervals, MPFR). Runs the structural check
-// first; each node's shape rule is applied to its parents' actual values before its evaluation
-// rule runs, and the result must have the node's declared shape.
+// (F64Context, F32Context, BinaryContext for software binary formats, RealContext for MPFR, and
+// later intervals). Runs the structural check first; each node's shape rule is applied to its
+// parents' actual values before its evaluation rule runs, and the result must have the node's
+// declared shape.
 //
 //   F64Context ctx;
 //   std::vector<Tensor<double>> inputs = {Tensor<double>{{4}, {0.3, -0.2, 0.1, 0.4}}};
@@ -15,7 +16,9 @@
 #include "denote/base/status.h"
 #include "denote/ir/graph.h"
 #include "denote/ir/payload.h"
+#include "denote/scalar/binary_context.h"
 #include "denote/scalar/native.h"
+#include "denote/scalar/real_context.h"
 #include "denote/tensor/tensor.h"
 
 namespace denote {
@@ -45,5 +48,7 @@ Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typena
                                                           const EvalOptions&);
 DENOTE_DECLARE_EVAL(F64Context)
 DENOTE_DECLARE_EVAL(F32Context)
+DENOTE_DECLARE_EVAL(BinaryContext)
+DENOTE_DECLARE_EVAL(RealContext)
 
 }  // namespace denote

@@ -55,8 +55,9 @@ struct BinaryFormat {
   bool has_inf() const { return encoding == Encoding::Ieee; }
   bool has_nan() const { return encoding != Encoding::Finite; }
   bool has_negative_zero() const { return encoding == Encoding::Ieee || encoding == Encoding::Fn || encoding == Encoding::Finite; }
-  // Unbiased exponent of the smallest normal number and of the largest finite number.
-  int emin() const { return 1 - bias; }
+  // Unbiased exponent of the smallest normal number (e8m0: of its smallest value, 2^-bias) and of
+  // the largest finite number.
+  int emin() const { return encoding == Encoding::E8m0 ? -bias : 1 - bias; }
   int emax() const;
   bool operator==(const BinaryFormat& o) const {
     return exp_bits == o.exp_bits && frac_bits == o.frac_bits && bias == o.bias && encoding == o.encoding;

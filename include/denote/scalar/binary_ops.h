@@ -6,7 +6,7 @@
 // without NaN (finite) saturate to +-max (overflow, saturated) and an invalid operation there is an
 // error reported through env.error (the result word is then meaningless).
 //
-//   FpEnv env{Rounding::NearestEven};
+//   FpEnv env;  // nearest-even, no flags
 //   uint64_t two = fp_add(bf16, env, 0x3f80, 0x3f80);   // 0x4000, env.flags == 0
 #pragma once
 

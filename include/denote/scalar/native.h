@@ -79,7 +79,7 @@ struct NativeContext {
            (dtype == "binary64" || dtype == "f64" || dtype == "binary32" || dtype == "f32");
   }
   // Rounds once to `dtype` (a target can_cast accepts); the result is exactly representable in T.
-  Scalar cast(Scalar a, std::string_view dtype) const {
+  Scalar cast(Scalar a, std::string_view dtype, std::string_view /*rounding: nearest-even*/) const {
     return (dtype == "binary32" || dtype == "f32") ? static_cast<T>(static_cast<float>(a)) : a;
   }
 

@@ -1,0 +1,175 @@
+// End-to-end tests of `denote scalar` (the line protocol of docs/CLI.md) and of `denote run` with
+// the software binary formats and MPFR. Expected words are hand-computed: 1 + 1 = 2 is 0x4000 in
+// bfloat16; e = 2.71828... lies between the bfloat16 values 2.7109375 and 2.71875 (0x402e), nearer
+// the second; 1 + 2^-23 rounds upward to 1 + 2^-7 (0x3f81) in bfloat16.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "denote/io/json.h"
+#include "denote/ir/examples.h"
+
+namespace denote {
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+std::filesystem::path temp_dir() {
+  auto dir = std::filesystem::temp_directory_path() / ("denote_cli_scalar_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CliRun run_cli(const std::string& args, const std::string& stdin_text = "") {
+  const auto dir = temp_dir();
+  std::ofstream(dir / "stdin") << stdin_text;
+  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + (dir / "stdout").string() + " 2>" +
+                          (dir / "stderr").string() + " <" + (dir / "stdin").string();
+  CliRun r;
+  const int status = std::system(cmd.c_str());
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "stdout");
+  r.err = slurp(dir / "stderr");
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) lines.push_back(line);
+  return lines;
+}
+
+// Runs the given input lines and returns the output lines (one per input line).
+std::vector<std::string> scalar(const std::vector<std::string>& in) {
+  std::string text;
+  for (const std::string& l : in) text += l + "\n";
+  CliRun r = run_cli("scalar", text);
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto out = lines_of(r.out);
+  EXPECT_EQ(out.size(), in.size()) << r.out;
+  return out;
+}
+
+TEST(CliScalar, TheSpecExample) {
+  EXPECT_EQ(scalar({"add bfloat16 nearest-even 0x3f80 0x3f80"}), std::vector<std::string>{"0x4000 -"});
+}
+
+TEST(CliScalar, OperationsAndFlags) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"exp bfloat16 nearest-even 0x3f80", "0x402e inexact"},
+      {"cast binary32->bfloat16 upward 0x3f800001", "0x3f81 inexact"},
+      {"cast binary32->bfloat16 toward-zero 0x3f800001", "0x3f80 inexact"},
+      {"div binary16 nearest-even 0x3c00 0x0000", "0x7c00 divide-by-zero"},
+      {"log binary16 nearest-even 0x0", "0xfc00 divide-by-zero"},
+      {"sqrt binary16 nearest-even 0xbc00", "0x7e00 invalid"},
+      {"fma binary16 nearest-even 0x3c00 0x3c00 0x3c00", "0x4000 -"},
+      {"div_floor binary64 nearest-even 0x3ff0000000000000 0x3fb999999999999a", "0x4022000000000000 -"},
+      {"clamp_min binary16 nearest-even 0xbc00 0x0000", "0x0 -"},
+      {"rsqrt binary16 nearest-even 0x4400", "0x3800 -"},              // 1/sqrt(4) = 0.5
+      {"neg e4m3fnuz nearest-even 0x0", "0x0 -"},                      // no negative zero
+      {"exp e4m3fn nearest-even 0x58", "0x7f overflow,inexact"},      // exp(16) > 448: NaN
+      {"exp e2m1fn nearest-even 0x6", "0x7 overflow,inexact,saturated"},
+      {"pow binary16 nearest-even 0x4000 0x4900", "0x6400 -"},        // 2^10 = 1024
+  };
+  std::vector<std::string> in;
+  for (const auto& c : cases) in.push_back(c.first);
+  const auto out = scalar(in);
+  ASSERT_EQ(out.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(out[i], cases[i].second) << cases[i].first;
+}
+
+TEST(CliScalar, ErrorsAreLinesAndTheBatchGoesOn) {
+  const auto out = scalar({
+      "add bfloat16 nearest-even 0x3g80 0x3f80",   // malformed word
+      "add bfloat16 nearest-even 3f80 0x3f80",     // no 0x
+      "neg bfloat16 nearest-even 0x10000",         // wider than 16 bits
+      "add bfloat17 nearest-even 0x3f80 0x3f80",   // unknown format
+      "frobnicate bfloat16 nearest-even 0x3f80",   // unknown op
+      "add bfloat16 sideways 0x3f80 0x3f80",       // unknown rounding
+      "add bfloat16 nearest-even 0x3f80",          // too few arguments
+      "",                                          // empty line
+      "add int8 nearest-even 0x1 0x2",             // typed integers: later
+      "add uint(12) nearest-even 0x1 0x2",
+      "add bool nearest-even 0x1 0x0",
+      "cast bfloat16 nearest-even 0x3f80",         // cast needs SRC->DST
+      "sqrt e2m1fn nearest-even 0xa",              // sqrt(-1) has no value without NaN
+      "add bfloat16 nearest-even 0x3f80 0x3f80",   // still answered
+  });
+  ASSERT_EQ(out.size(), 14u);
+  for (size_t i = 0; i + 1 < out.size(); ++i) EXPECT_EQ(out[i].rfind("error: ", 0), 0u) << i << ": " << out[i];
+  EXPECT_NE(out[0].find("malformed word '0x3g80'"), std::string::npos) << out[0];
+  EXPECT_NE(out[2].find("bits above"), std::string::npos) << out[2];
+  EXPECT_NE(out[3].find("unknown format 'bfloat17'"), std::string::npos) << out[3];
+  EXPECT_NE(out[4].find("unknown op"), std::string::npos) << out[4];
+  EXPECT_NE(out[5].find("unknown rounding mode"), std::string::npos) << out[5];
+  EXPECT_EQ(out[8], "error: integer dtypes are not implemented yet");
+  EXPECT_EQ(out[9], "error: integer dtypes are not implemented yet");
+  EXPECT_NE(out[12].find("e2m1fn"), std::string::npos) << out[12];
+  EXPECT_EQ(out.back(), "0x4000 -");
+}
+
+std::string six_node_file() {
+  const auto path = temp_dir() / "six.json";
+  std::ofstream(path) << write_model_json(six_node_model());
+  return path.string();
+}
+
+TEST(CliRunArith, BinaryFormatsRoundingAndFlagsInJson) {
+  const std::string model = six_node_file();
+  CliRun r = run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --arith binary32 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["arith"], "binary32");
+  EXPECT_EQ(doc["rounding"], "nearest-even");
+  EXPECT_NEAR(doc["outputs"][0]["values"][0].get<double>(), 0.027713, 5e-7);
+  EXPECT_EQ(doc["flags"], nlohmann::json::array({"inexact"}));
+  // bfloat16 upward vs downward: the upward result is not below the downward one.
+  CliRun up = run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --arith bfloat16 --rounding upward --json");
+  CliRun down = run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --arith bfloat16 --rounding downward --json");
+  ASSERT_EQ(up.code, 0) << up.err;
+  ASSERT_EQ(down.code, 0) << down.err;
+  const double yu = nlohmann::json::parse(up.out)["outputs"][0]["values"][0].get<double>();
+  const double yd = nlohmann::json::parse(down.out)["outputs"][0]["values"][0].get<double>();
+  EXPECT_LT(yd, yu);
+  EXPECT_NEAR(yu, 0.027713, 1e-3);
+  // Custom formats and the text output's flags line.
+  CliRun custom = run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --arith 'binary(6,9)'");
+  ASSERT_EQ(custom.code, 0) << custom.err;
+  EXPECT_NE(custom.out.find("flags: inexact"), std::string::npos) << custom.out;
+}
+
+TEST(CliRunArith, RealAndUsageErrors) {
+  const std::string model = six_node_file();
+  CliRun r = run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --arith real --precision 128 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  // tanh of the exact sum 0.02772 (the f64 run rounds each step; the two agree to ~1e-17).
+  EXPECT_NEAR(doc["outputs"][0]["values"][0].get<double>(), std::tanh(0.02772), 1e-16);
+  EXPECT_EQ(doc["flags"], nlohmann::json::array());
+  EXPECT_EQ(run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --arith bfloat17").code, 2);
+  EXPECT_EQ(run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --rounding sideways --arith bfloat16").code, 2);
+  EXPECT_EQ(run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --rounding upward").code, 2);  // f64
+  EXPECT_EQ(run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --arith real --precision 1").code, 2);
+}
+
+}  // namespace
+}  // namespace denote
