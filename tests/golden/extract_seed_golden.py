@@ -31,6 +31,9 @@ def main():
     out += re.findall(r'"([^"]*)"', m.group(1))
     # 5. The axis-ops tutorial's output-shape lines.
     out += [l for l in lines if re.match(r"^\[\w+_middle_axis\] output shape: \[.*\]$", l)]
+    # 6. The IBP boxes of nodes 0..4 (node 5 differs on purpose: the seed's global tanh rule gives
+    #    [-1, 1], ours is the tight monotone rule).
+    out += [l for l in lines if re.match(r"^node [0-4]: \[.*\] \.\. \[.*\]$", l)]
     print("\n".join(out))
 
 

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   add_run(app, cmd);
   add_ops(app, cmd);
   add_scalar(app, cmd);
+  add_bounds(app, cmd);
+  add_sample(app, cmd);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

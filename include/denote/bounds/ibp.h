@@ -1,0 +1,71 @@
+// Interval bound propagation (IBP): every node of a graph gets a box (an interval per element)
+// that contains all its values when the inputs range over the input boxes, both as exact reals
+// and as computed in the endpoint arithmetic (see interval.h). The generic evaluator's rules run
+// over IntervalContext; a node whose rule has no sound box (an error of the rule or of the
+// context), or whose parent has none, gets std::nullopt and a note saying why: never an error.
+//
+//   IntervalContext<NativeEndpoints<double>> ctx;
+//   auto r = run_ibp(graph, payload, input_boxes, ctx);    // r->boxes[i]: optional box of node i
+//   // type-erased, doubles in and out, for the CLI:
+//   auto boxes = run_ibp_double(model.graph, model.payload, {DoubleBox{{4}, lo, hi}}, "binary32");
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "denote/base/status.h"
+#include "denote/bounds/interval.h"
+#include "denote/eval/eval.h"
+#include "denote/ir/graph.h"
+#include "denote/ir/payload.h"
+#include "denote/tensor/tensor.h"
+
+namespace denote {
+
+template <class S>
+struct IbpResult {
+  std::vector<std::optional<Tensor<S>>> boxes;  // one per node, in id order
+  std::vector<std::string> notes;               // why a node has no box ("" where it has one)
+};
+
+// Errors only for a graph that is not well formed or the wrong number of input boxes; input boxes
+// must have the input nodes' shapes (checked: an error otherwise).
+template <class E>
+Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g, const Payload<Interval<typename E::Value>>& payload,
+                                                       std::span<const Tensor<Interval<typename E::Value>>> inputs,
+                                                       IntervalContext<E>& ctx, const EvalOptions& options = {});
+
+#define DENOTE_DECLARE_IBP(E)                                                                                  \
+  extern template Result<IbpResult<Interval<E::Value>>> run_ibp<E>(                                           \
+      const Graph&, const Payload<Interval<E::Value>>&, std::span<const Tensor<Interval<E::Value>>>,           \
+      IntervalContext<E>&, const EvalOptions&);
+DENOTE_DECLARE_IBP(NativeEndpoints<double>)
+DENOTE_DECLARE_IBP(NativeEndpoints<float>)
+DENOTE_DECLARE_IBP(BinaryEndpoints)
+
+// A box of doubles: lo[i] <= hi[i], same length as the shape's element count.
+struct DoubleBox {
+  Shape shape;
+  std::vector<double> lo, hi;
+  bool operator==(const DoubleBox&) const = default;
+};
+
+struct DoubleIbp {
+  std::vector<std::optional<DoubleBox>> boxes;
+  std::vector<std::string> notes;
+};
+
+// The box [center - eps, center + eps] (eps >= 0, finite values); an error otherwise.
+Result<DoubleBox> box_around(const Tensor<double>& center, double eps);
+
+// IBP in the endpoint arithmetic `arith` (f64, f32, or a binary format name / binary(E,F)):
+// inputs and parameters enter rounded outward, boxes leave widened outward to doubles (exact for
+// formats inside binary64). Errors: unknown arith, box count or shape mismatch, NaN endpoints,
+// lo > hi.
+Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
+                                 std::string_view arith, const EvalOptions& options = {});
+
+}  // namespace denote

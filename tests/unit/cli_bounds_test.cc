@@ -1,0 +1,115 @@
+// End-to-end tests of `denote bounds` and `denote sample` on the seed's six-node model: the seed's
+// printed IBP boxes, the JSON shape of CLI.md, nodes without a box, sampled containment, bad input.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "denote/io/json.h"
+#include "denote/ir/builder.h"
+#include "denote/ir/examples.h"
+
+namespace denote {
+namespace {
+
+struct CliOut {
+  int code = -1;
+  std::string out, err;
+};
+
+std::filesystem::path dir() {
+  auto d = std::filesystem::temp_directory_path() / ("denote_cli_bounds_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CliOut cli(const std::string& args) {
+  const auto out = dir() / "stdout", err = dir() / "stderr";
+  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::string model_file(const Model& m, const std::string& name) {
+  const auto p = dir() / name;
+  std::ofstream(p) << write_model_json(m);
+  return p.string();
+}
+
+const char* kCenter = "--center '[0.3,-0.2,0.1,0.4]' --eps 0.05";
+
+TEST(CliBounds, SixNodeBoxesInBinary32AreTheSeeds) {
+  const std::string m = model_file(six_node_model(), "six.json");
+  CliOut r = cli("bounds " + m + " " + kCenter + " --arith binary32");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The seed document's lines (SPEC-IR.md: the six-node example).
+  for (const char* line :
+       {"node 1: [0.087000, -0.031500, -0.007500, 0.067500, -0.015000] .. [0.127000, -0.002500, 0.015500, 0.094500, "
+        "0.009000]",
+        "node 3: [0.025445, -0.016025, 0.011355] .. [0.029815, -0.012220, 0.018045]",
+        "node 4: [0.020775] .. [0.035640]", "node 5: [0.020772] .. [0.035625]"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+TEST(CliBounds, JsonHasOneEntryPerNodeAndNullForNoBox) {
+  GraphBuilder b;
+  const int64_t x = b.input({2});
+  const int64_t l = b.unary(Op::Log, x);
+  const int64_t t = b.unary(Op::Tanh, x);
+  auto m = b.build({l, t});
+  ASSERT_TRUE(m.ok());
+  const std::string path = model_file(*m, "log.json");
+  CliOut r = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]' --json --arith f32");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["method"], "ibp");
+  EXPECT_EQ(doc["arith"], "f32");
+  ASSERT_EQ(doc["boxes"].size(), 3u);
+  EXPECT_TRUE(doc["boxes"][1]["box"].is_null());
+  EXPECT_EQ(doc["boxes"][2]["id"], 2);
+  EXPECT_LE(doc["boxes"][2]["lo"][0].get<double>(), std::tanh(-1.0));
+  EXPECT_GE(doc["boxes"][2]["hi"][1].get<double>(), std::tanh(2.0));
+  CliOut text = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]'");
+  EXPECT_NE(text.out.find("node 1: none"), std::string::npos) << text.out;
+}
+
+TEST(CliBounds, SampleReportsContainment) {
+  const std::string m = model_file(six_node_model(), "six2.json");
+  for (const char* arith : {"f64", "f32", "binary32", "bfloat16", "e4m3fn"}) {
+    CliOut r = cli("sample " + m + " " + kCenter + " --samples 300 --seed 7 --arith " + arith);
+    EXPECT_EQ(r.code, 0) << arith << r.err << r.out;
+    EXPECT_NE(r.out.find("consistency: 300/300 samples"), std::string::npos) << r.out;
+  }
+  CliOut j = cli("sample " + m + " " + kCenter + " --samples 20 --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["samples"], 20);
+  EXPECT_EQ(doc["contained"], 20);
+  EXPECT_TRUE(doc["counterexample"].is_null());
+}
+
+TEST(CliBounds, BadInputIsReported) {
+  const std::string m = model_file(six_node_model(), "six3.json");
+  EXPECT_EQ(cli("bounds " + m + " --center '[0.3,-0.2,0.1,0.4]' --eps -0.1").code, 1);
+  EXPECT_EQ(cli("bounds " + m + " --box '[0,0,0,0]' '[1,-1,1,1]'").code, 1);
+  EXPECT_EQ(cli("bounds " + m + " --box '[0,0,0]' '[1,1,1]'").code, 1);
+  EXPECT_EQ(cli("bounds " + m + " " + kCenter + " --arith f16x").code, 1);
+  EXPECT_EQ(cli("bounds " + m + " " + kCenter + " --method crown").code, 2);
+  EXPECT_EQ(cli("bounds " + m).code, 1);  // neither --center nor --box
+  EXPECT_EQ(cli("sample " + m + " " + kCenter + " --samples 0").code, 2);
+}
+
+}  // namespace
+}  // namespace denote
