@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "../eval/eval_args.h"
+#include "denote/base/splitmix.h"
 
 namespace denote::rules {
 
@@ -30,14 +31,6 @@ Result<Tensor<typename Ctx::Scalar>> eval_Const(Ctx&, const EvalArgs<typename Ct
     return eval_error(fmt::format("const {}: flat length mismatch: have {}, expected {}", a.node.id,
                                   rec->values.size(), size));
   return Tensor<typename Ctx::Scalar>(a.out_shape, rec->values);
-}
-
-// The standard splitmix64 step applied to state x: mix(x + golden gamma).
-inline uint64_t splitmix64(uint64_t x) {
-  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
 }
 
 // The uniform stream of a random node: u_j = (splitmix64(key + j) mod 2^32) / 2^32, where

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "denote/check/check.h"
+#include "denote/base/splitmix.h"
 #include "denote/eval/eval.h"
 #include "denote/io/json.h"
 #include "denote/io/text.h"
@@ -30,13 +31,8 @@ namespace {
 // splitmix64: a small, fully specified generator (the same sequence on every platform).
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(uint64_t seed) : gen_(seed) {}
+  uint64_t next() { return gen_.next(); }
   // Uniform in [lo, hi] (inclusive).
   int64_t range(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
   bool chance(int percent) { return range(0, 99) < percent; }
@@ -45,7 +41,7 @@ class Rng {
   const T& pick(const std::vector<T>& v) { return v[static_cast<size_t>(range(0, static_cast<int64_t>(v.size()) - 1))]; }
 
  private:
-  uint64_t s_;
+  SplitMix64 gen_;
 };
 
 constexpr int64_t kMaxNumel = 48;  // keeps values small so that 10,000 graphs evaluate quickly

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "denote/bounds/ibp.h"
+#include "denote/base/splitmix.h"
 #include "denote/eval/eval.h"
 #include "denote/ir/builder.h"
 
@@ -21,13 +22,8 @@ namespace {
 
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(uint64_t seed) : gen_(seed) {}
+  uint64_t next() { return gen_.next(); }
   double unit() { return static_cast<double>(next() >> 11) * 0x1p-53; }
   double real(double lo, double hi) { return lo + (hi - lo) * unit(); }
   int64_t range(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
@@ -35,7 +31,7 @@ class Rng {
   double value() { return range(0, 15) == 0 ? 0.0 : (next() & 1 ? 1 : -1) * std::pow(10.0, real(-3, 1.3)); }
 
  private:
-  uint64_t s_;
+  SplitMix64 gen_;
 };
 
 bool real_inside(const RealScalar& v, double lo, double hi) {

@@ -6,19 +6,13 @@
 #include <fmt/format.h>
 
 #include "cli_bounds.h"
+#include "denote/base/splitmix.h"
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
 
 namespace denote::cli {
 
 namespace {
-
-uint64_t mix(uint64_t x) {
-  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 // Point k of the boxes: corners, midpoint, then uniform draws, always inside [lo, hi].
 std::vector<Tensor<double>> point(const std::vector<DoubleBox>& boxes, int64_t k, uint64_t seed) {
@@ -30,7 +24,7 @@ std::vector<Tensor<double>> point(const std::vector<DoubleBox>& boxes, int64_t k
       double t = 0.5;
       if (k == 0) t = 0;
       else if (k == 1) t = 1;
-      else if (k > 2) t = static_cast<double>(mix(mix(seed + static_cast<uint64_t>(k)) + counter) >> 11) * 0x1p-53;
+      else if (k > 2) t = static_cast<double>(splitmix64(splitmix64(seed + static_cast<uint64_t>(k)) + counter) >> 11) * 0x1p-53;
       v.push_back(std::clamp(b.lo[i] + t * (b.hi[i] - b.lo[i]), b.lo[i], b.hi[i]));
     }
     out.emplace_back(b.shape, std::move(v));
