@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "eval/evaluator_impl.h"
+#include "bounds/ibp_rules.h"
 
 namespace denote {
 

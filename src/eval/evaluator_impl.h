@@ -35,15 +35,26 @@ EvalFn<Ctx> eval_fn(Op op) {
   return kEval[static_cast<size_t>(op)];
 }
 
+// A context may replace some op rules with its own: IntervalContext does (src/bounds/ibp_rules.h,
+// tighter sound rules for softmax, layernorm, linear ...). nullptr: use the op table's rule.
+template <class Ctx>
+struct RuleOverride {
+  static EvalFn<Ctx> find(Op) { return nullptr; }
+};
+
 inline Status eval_node_error(const Node& n, const std::string& what) {
   return error_status(fmt::format("IR eval: node {}: {} ({})", n.id, what, summary(n)));
 }
 
-// Evaluates node n whose parents are already in `table`.
-template <class Ctx>
-Status eval_node(const Node& n, ValueTable<typename Ctx::Scalar>& table, const Payload<typename Ctx::Scalar>& payload,
-                 const Tensor<typename Ctx::Scalar>* supplied, Ctx& ctx, const EvalOptions& options,
-                 std::vector<Shape>& shapes, std::vector<const Tensor<typename Ctx::Scalar>*>& parents) {
+// Evaluates node n whose parents are already in `table`, computing the value with
+// `rule(ctx, args)` between the driver's checks (shape rule on the actual parents, element limit,
+// error channel, produced-vs-declared shape). eval_node passes the op's eval rule; the kernel
+// executor (src/plan) passes a bound handler.
+template <class Ctx, class Rule>
+Status eval_node_with(const Node& n, ValueTable<typename Ctx::Scalar>& table,
+                      const Payload<typename Ctx::Scalar>& payload, const Tensor<typename Ctx::Scalar>* supplied,
+                      Ctx& ctx, const EvalOptions& options, std::vector<Shape>& shapes,
+                      std::vector<const Tensor<typename Ctx::Scalar>*>& parents, Rule&& rule) {
   using S = typename Ctx::Scalar;
   shapes.clear();
   parents.clear();
@@ -63,7 +74,7 @@ Status eval_node(const Node& n, ValueTable<typename Ctx::Scalar>& table, const P
     return eval_node_error(n, fmt::format("{} elements exceed the evaluation limit of {}", numel(*inferred),
                                           options.max_elements));
   rules::EvalArgs<S> args{n, parents, payload, *inferred, supplied, options};
-  auto value = eval_fn<Ctx>(n.op)(ctx, args);
+  auto value = rule(ctx, args);
   if (!value.ok()) return value.status();
   // Contexts with an error channel (an operation without a value in a binary format, e.g. 0/0 in a
   // format without NaN) report it here, attributed to the node; the native contexts have none.
@@ -75,6 +86,16 @@ Status eval_node(const Node& n, ValueTable<typename Ctx::Scalar>& table, const P
                                   ", declared=" + to_string(n.out_shape));
   table[n.id] = std::move(*value);
   return ok_status();
+}
+
+// Evaluates node n whose parents are already in `table`.
+template <class Ctx>
+Status eval_node(const Node& n, ValueTable<typename Ctx::Scalar>& table, const Payload<typename Ctx::Scalar>& payload,
+                 const Tensor<typename Ctx::Scalar>* supplied, Ctx& ctx, const EvalOptions& options,
+                 std::vector<Shape>& shapes, std::vector<const Tensor<typename Ctx::Scalar>*>& parents) {
+  EvalFn<Ctx> rule = RuleOverride<Ctx>::find(n.op);
+  return eval_node_with(n, table, payload, supplied, ctx, options, shapes, parents,
+                        rule ? rule : eval_fn<Ctx>(n.op));
 }
 
 // Evaluates the nodes marked in `needed` (all when empty) in id order.

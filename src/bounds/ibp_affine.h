@@ -1,0 +1,221 @@
+// Internal: dedicated interval rules of layernorm, mse_loss and (hardware endpoints) linear.
+//
+// layernorm. Exact part per row of m entries: the centred value c_j = x_j - mean is written as
+// ((m-1)·x_j - sum_{k != j} x_k) / m, in which every entry occurs once, so its range is exact; the
+// variance is enclosed by the mean of the squared c_j ranges (sound, as all c_j lie in their
+// ranges) and only bounds sigma for the error terms; n_j = c_j / sqrt(c_j^2/m + K_j) with K_j the
+// rest of the variance plus eps is monotone in c_j and in K_j (see below), so its box comes from the
+// end points of c_j and K_j; and the box is cut at |n_j| <= sqrt(m - 1)
+// (the other c_k sum to -c_j, so var >= (c_j^2 + c_j^2 / (m-1)) / m = c_j^2 / (m-1)). Format part: the
+// evaluator's centred values are off by at most Delta = 1.15·(m+4)·u·max|x| (left-fold mean,
+// division by the width, subtraction), its sigma relatively by g = 0.55·(m+8)·u + f and absolutely
+// by Delta (the RMS of the errors), so with sigma' >= sigma/2 (required: Delta·(1+g) <= sigma/4,
+// g <= 1/4):
+//   |n' - n| <= 1.1·(2·Delta'/sigma + 2·sqrt(m-1)·(Delta'/sigma + g) + u·(sqrt(m-1)+1)),  Delta' = Delta·(1+g)
+// and gamma/beta add |gamma|·that + 2.02·u·(|gamma|·(sqrt(m-1) + that) + |beta|).
+//
+// mse_loss: the generic rule with the square of an interval computed as |d|·|d| (>= 0, tight).
+//
+// linear (f64/f32 endpoints): midpoint-radius. With x = xm ± xr, W = Wm ± Wr (point weights: Wr = 0),
+// W·x lies in Wm·xm ± (|Wm|·xr + Wr·(|xm| + xr)). All of it is computed in double in round to
+// nearest; the radius adds gamma_n(double)·A for the centre's own error and gamma_(n+1)(format)·A
+// + u·(|c| + A + |b|) for the evaluator's left fold and bias add in the endpoint format, where
+// A = (|Wm| + Wr)·(|xm| + xr) bounds every |w|·|x|; the radius sums' own rounding and underflow
+// terms on top.
+#pragma once
+
+#include "../ops/axis_lanes.h"
+#include "../ops/contraction_eval.h"
+#include "../ops/normalization_eval.h"
+#include "../ops/reduction_eval.h"
+#include "ibp_support.h"
+
+namespace denote::ibp {
+
+// Exact-plus-format enclosures of one layernorm row; gamma/beta empty when the node has none.
+inline std::optional<std::vector<DInterval>> layernorm_exact(const std::vector<DInterval>& x,
+                                                             const std::vector<DInterval>& gamma,
+                                                             const std::vector<DInterval>& beta, double eps,
+                                                             const FormatModel& fm) {
+  const size_t m = x.size();
+  const double md = static_cast<double>(m);
+  DContext dc;
+  auto pt = [&](double v) { return dc.make(v, v); };
+  DInterval sum_lo = dc.zero(), sum_hi = dc.zero();
+  double big = 0;
+  for (const DInterval& v : x) {
+    if (!std::isfinite(v.lo) || !std::isfinite(v.hi)) return std::nullopt;
+    sum_lo = dc.add(sum_lo, pt(v.lo));
+    sum_hi = dc.add(sum_hi, pt(v.hi));
+    big = std::max({big, std::fabs(v.lo), std::fabs(v.hi)});
+  }
+  std::vector<DInterval> c, sq;
+  c.reserve(m);
+  sq.reserve(m);
+  DInterval sq_lo = dc.zero(), sq_hi = dc.zero();  // enclosures of sum lo(c_j^2) and sum hi(c_j^2)
+  for (const DInterval& v : x) {
+    const double rest_lo = dc.sub(sum_lo, pt(v.lo)).lo, rest_hi = dc.sub(sum_hi, pt(v.hi)).hi;
+    const double lo = dc.div(dc.sub(dc.mul(pt(md - 1), pt(v.lo)), pt(rest_hi)), pt(md)).lo;
+    const double hi = dc.div(dc.sub(dc.mul(pt(md - 1), pt(v.hi)), pt(rest_lo)), pt(md)).hi;
+    c.push_back({lo, hi});
+    const DInterval a = dc.abs(c.back());
+    sq.push_back(dc.mul(a, a));
+    sq_lo = dc.add(sq_lo, pt(sq.back().lo));
+    sq_hi = dc.add(sq_hi, pt(sq.back().hi));
+  }
+  const DInterval sigma = dc.sqrt(dc.add(dc.div(dc.make(sq_lo.lo, sq_hi.hi), pt(md)), pt(eps)));
+  if (!dc.take_error().empty() || !(sigma.lo > 0) || !std::isfinite(sigma.hi)) return std::nullopt;
+  const double bound = up(std::sqrt(md - 1));
+  const double delta = 1.15 * (md + 4) * fm.u * big, g = 0.55 * (md + 8) * fm.u + fm.fn_rel;
+  const double delta_g = delta * (1 + g);
+  if (!(delta_g <= sigma.lo / 4 && g <= 0.25)) return std::nullopt;
+  const double sn = 1.1 * (2 * delta_g / sigma.lo + 2 * bound * (delta_g / sigma.lo + g) + fm.u * (bound + 1)) +
+                    (md + 10) * fm.eta;
+  std::vector<DInterval> out;
+  out.reserve(m);
+  for (size_t j = 0; j < m; ++j) {
+    // n_j = c_j / sqrt(c_j^2 / m + K_j), K_j = (sum_{k != j} c_k^2) / m + eps: increasing in c_j,
+    // and moving away from 0 as K_j shrinks; c_j and K_j are enclosed independently (sound).
+    const double k_lo = std::max(0.0, dc.sub(sq_lo, pt(sq[j].lo)).lo), k_hi = dc.sub(sq_hi, pt(sq[j].hi)).hi;
+    const DInterval klo = dc.add(dc.div(pt(k_lo), pt(md)), pt(eps)), khi = dc.add(dc.div(pt(k_hi), pt(md)), pt(eps));
+    auto f = [&](double cv, const DInterval& k) {
+      return dc.div(pt(cv), dc.sqrt(dc.add(dc.div(dc.mul(pt(cv), pt(cv)), pt(md)), k)));
+    };
+    DInterval n{(c[j].lo < 0 ? f(c[j].lo, klo) : f(c[j].lo, khi)).lo, (c[j].hi > 0 ? f(c[j].hi, klo) : f(c[j].hi, khi)).hi};
+    n = {std::max(n.lo, -bound), std::min(n.hi, bound)};
+    if (gamma.empty()) {
+      out.push_back(widen(n, sn));
+      continue;
+    }
+    const double ga = std::max(std::fabs(gamma[j].lo), std::fabs(gamma[j].hi));
+    const double ba = std::max(std::fabs(beta[j].lo), std::fabs(beta[j].hi));
+    const double slack = ga * sn * (1 + fm.u) + 2.02 * fm.u * (ga * (bound + sn) + ba) + 2 * fm.eta;
+    out.push_back(widen(dc.add(dc.mul(n, gamma[j]), beta[j]), slack));
+  }
+  if (!dc.take_error().empty()) return std::nullopt;
+  return out;
+}
+
+template <class E>
+Result<Tensor<Interval<typename E::Value>>> ibp_layernorm(IntervalContext<E>& ctx,
+                                                          const rules::EvalArgs<Interval<typename E::Value>>& a) {
+  using S = Interval<typename E::Value>;
+  auto generic = rules::eval_Layernorm(ctx, a);
+  if (!generic.ok()) return generic;  // a payload error of the node itself
+  const bool have_generic = ctx.take_error().empty();
+  const Tensor<S>& x = a.in();
+  const int64_t axis = std::get<AxisAttrs>(a.node.attrs).axis;
+  const rules::AxisLanes rows = rules::suffix_lanes(x.shape, axis);
+  DENOTE_ASSIGN_OR_RETURN(const rules::LayerNormParams<S> p, rules::layernorm_params(a, axis, rows.extent));
+  std::vector<DInterval> gamma, beta, xs;
+  for (int64_t j = 0; p.gamma && j < rows.extent; ++j) {
+    gamma.push_back(to_d(ctx, (*p.gamma)[j]));
+    beta.push_back(to_d(ctx, (*p.beta)[j]));
+  }
+  const FormatModel fm = format_model(ctx.endpoints());
+  Tensor<S> y = have_generic ? std::move(*generic) : Tensor<S>::filled(x.shape, ctx.zero());
+  for (int64_t r = 0; r < rows.count(); ++r) {
+    const int64_t b = rows.base(r);
+    xs.clear();
+    for (int64_t j = 0; j < rows.extent; ++j) xs.push_back(to_d(ctx, x.data[b + j]));
+    const auto exact = layernorm_exact(xs, gamma, beta, p.eps, fm);
+    if (!exact) {
+      if (!have_generic) return rules::eval_error(fmt::format("node {}: interval: layernorm has no sound box", a.node.id));
+      continue;
+    }
+    for (int64_t j = 0; j < rows.extent; ++j)
+      y.data[b + j] = meet(ctx, (*exact)[j], have_generic ? &y.data[b + j] : nullptr);
+  }
+  return y;
+}
+
+template <class E>
+Result<Tensor<Interval<typename E::Value>>> ibp_mse_loss(IntervalContext<E>& ctx,
+                                                         const rules::EvalArgs<Interval<typename E::Value>>& a) {
+  using S = Interval<typename E::Value>;
+  const std::vector<S>& y = a.in(0).data;
+  const std::vector<S>& t = a.in(1).data;
+  S acc = ctx.zero();
+  for (size_t i = 0; i < y.size(); ++i) {
+    const S d = ctx.abs(ctx.sub(y[i], t[i]));
+    acc = ctx.add(acc, ctx.mul(d, d));
+  }
+  const double count = y.empty() ? 1.0 : static_cast<double>(y.size());
+  return Tensor<S>(Shape{}, {ctx.div(acc, ctx.from_double(count))});
+}
+
+// Midpoint and radius of a box element (radius rounded up).
+struct MidRad {
+  double m = 0, r = 0;
+};
+inline MidRad mid_rad(DInterval v) {
+  if (v.lo == v.hi) return {v.lo, 0};
+  const double m = 0.5 * v.lo + 0.5 * v.hi;
+  return {m, std::max(up(v.hi - m), up(m - v.lo))};
+}
+
+// One output of the midpoint-radius product: centre c, |W|(|x|) bound a, radius part b.
+struct LinearSums {
+  double c = 0, a = 0, b = 0;
+};
+inline LinearSums linear_sums(const MidRad* w, const MidRad* x, int64_t n) {
+  double c[4] = {0, 0, 0, 0}, a[4] = {0, 0, 0, 0}, b[4] = {0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4)
+    for (int t = 0; t < 4; ++t) {
+      const MidRad& wk = w[k + t];
+      const MidRad& xk = x[k + t];
+      const double ax = std::fabs(xk.m) + xk.r;
+      c[t] += wk.m * xk.m;
+      a[t] += (std::fabs(wk.m) + wk.r) * ax;
+      b[t] += std::fabs(wk.m) * xk.r + wk.r * ax;
+    }
+  for (; k < n; ++k) {
+    const double ax = std::fabs(x[k].m) + x[k].r;
+    c[0] += w[k].m * x[k].m;
+    a[0] += (std::fabs(w[k].m) + w[k].r) * ax;
+    b[0] += std::fabs(w[k].m) * x[k].r + w[k].r * ax;
+  }
+  return {(c[0] + c[1]) + (c[2] + c[3]), (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])};
+}
+
+template <class E>
+Result<Tensor<Interval<typename E::Value>>> ibp_linear(IntervalContext<E>& ctx,
+                                                       const rules::EvalArgs<Interval<typename E::Value>>& a) {
+  using S = Interval<typename E::Value>;
+  const auto* rec = find_record(a.payload.linear, a.node.id);
+  const Tensor<S>& x = a.in();
+  const int64_t out = rec ? rec->out_dim : 0, in = rec ? rec->in_dim : 0;
+  Shape expected = x.shape;
+  if (rec) expected.back() = out;
+  // Anything the generic rule would reject: let it produce the error.
+  if (!rec || expected != a.node.out_shape || x.shape.back() != in ||
+      static_cast<int64_t>(rec->weight.size()) != out * in || static_cast<int64_t>(rec->bias.size()) != out)
+    return rules::eval_Linear(ctx, a);
+  std::vector<MidRad> w(rec->weight.size()), xm(x.data.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = mid_rad(to_d(ctx, rec->weight[i]));
+  for (size_t i = 0; i < xm.size(); ++i) xm[i] = mid_rad(to_d(ctx, x.data[i]));
+  const FormatModel fm = format_model(ctx.endpoints());
+  const double ud = std::numeric_limits<double>::epsilon() / 2, nd = static_cast<double>(in);
+  const double g = nd * ud / (1 - nd * ud) + fm.gamma(nd + 1);
+  const int64_t lead = numel(Shape(x.shape.begin(), x.shape.end() - 1));
+  Tensor<S> y;
+  y.shape = expected;
+  y.data.resize(static_cast<size_t>(lead * out));
+  for (int64_t r = 0; r < lead; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      const LinearSums s = linear_sums(w.data() + o * in, xm.data() + r * in, in);
+      const MidRad bias = mid_rad(to_d(ctx, rec->bias[o]));
+      const double centre = s.c + bias.m;
+      // s.b and bias.r are computed in round to nearest: (1 + gamma_(2n+4)) covers their own error.
+      const double radius = (s.b + bias.r) * (1 + (2 * nd + 4) * ud * 1.01) +
+                            1.01 * (g * s.a + fm.u * 1.01 * (std::fabs(s.c) + s.a + std::fabs(bias.m) + bias.r) +
+                                    2 * ud * (std::fabs(s.c) + std::fabs(bias.m))) +
+                            (2 * nd + 8) * fm.eta;
+      if (!std::isfinite(centre) || !std::isfinite(radius)) return rules::eval_Linear(ctx, a);
+      y.data[static_cast<size_t>(r * out + o)] = ctx.make(down(centre - radius), up(centre + radius));
+    }
+  return y;
+}
+
+}  // namespace denote::ibp
