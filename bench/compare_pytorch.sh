@@ -46,7 +46,7 @@ if ((build)); then
   echo "== building eval_bench and sgemm_bench (Release) in $build_dir" >&2
   quiet cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDENOTE_BUILD_BENCH=ON \
     -DDENOTE_BUILD_TESTS=OFF >"$out/build.log"
-  quiet ninja -C "$build_dir" eval_bench sgemm_bench >"$out/build.log" || { cat "$out/build.log" >&2; exit 1; }
+  quiet ninja -C "$build_dir" eval_bench sgemm_bench plan_bench >"$out/build.log" || { cat "$out/build.log" >&2; exit 1; }
 fi
 export OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads"
 
@@ -56,6 +56,12 @@ quiet "$build_dir/bin/eval_bench" --benchmark_repetitions="$repeat" --benchmark_
 echo "== OpenBLAS sgemm, 1 and $threads threads, $repeat repetitions" >&2
 quiet "$build_dir/bin/sgemm_bench" --blas_threads="$threads" --benchmark_filter='sgemm/1024/' \
   --benchmark_repetitions="$repeat" --benchmark_out="$out/sgemm.json" --benchmark_out_format=json >/dev/null
+echo "== kernel plan (prefer:openblas, 1 thread) and its GEMMs alone, $repeat repetitions" >&2
+echo '{"benchmarks": []}' >"$out/plan.json"
+if [[ -x "$build_dir/bin/plan_bench" ]]; then
+  quiet "$build_dir/bin/plan_bench" --benchmark_repetitions="$repeat" --benchmark_out="$out/plan.json" \
+    --benchmark_out_format=json >/dev/null
+fi
 echo "== PyTorch, $threads threads, BLAS: $torch_blas" >&2
 torch_env=()
 if [[ "$torch_blas" == reference ]]; then torch_env=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas); fi
@@ -117,6 +123,19 @@ for name in ("mlp_b1", "mlp_b1024", "cnn_b64"):
     fraction = f"{100 * flops / d / sgemm_n:.2f}%" + (f" / {100 * flops / d / sgemm_1:.2f}%" if both else "")
     print(f"| {name} | {fmt_time(d)} | {fmt_time(t)} | {t / d:.2f}x | {flops / d / 1e9:.2f} | {fraction} | "
           f"{100 * flops / t / sgemm_n:.2f}% |")
+plans = best_runs(f"{out}/plan.json")
+if plans:
+    print("\nKernel plan prefer:openblas (bench/plan_bench, OpenBLAS 1 thread) against PyTorch and against "
+          "the plan's GEMMs alone:\n")
+    print("| workload | plan | PyTorch | PyTorch/plan | GEMMs alone | plan/GEMMs |")
+    print("|---|---|---|---|---|---|")
+    for name in ("mlp_b1", "mlp_b1024", "cnn_b64"):
+        p, g, t = plans.get(f"plan/{name}/real_time"), plans.get(f"gemms/{name}/real_time"), torch.get(name)
+        if p is None or g is None or t is None:
+            print(f"| {name} | missing | | | | |")
+            continue
+        print(f"| {name} | {fmt_time(p['seconds'])} | {fmt_time(t)} | {t / p['seconds']:.2f}x | "
+              f"{fmt_time(g['seconds'])} | {p['seconds'] / g['seconds']:.2f}x |")
 extra = evals.get("denote_all/mlp_b1/real_time")
 if extra:
     print(f"\ndenote_all (whole value table) at batch 1: {fmt_time(extra['seconds'])} per call")

@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libmpfr-dev libgmp-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
   clang
 )
 if [[ "${1:-}" == "--extra" ]]; then

@@ -3,7 +3,8 @@
 # the torchlean.ir.v1 import target for N seconds (default 60). New corpus entries go to
 # build-fuzz/corpus/json_import (the committed seeds in fuzz/corpus/json_import stay untouched);
 # a crashing input is saved under build-fuzz/artifacts/ and the script exits non-zero.
-# Usage: scripts/fuzz.sh [seconds] [extra libFuzzer flags...]   (JOBS=n sets build parallelism)
+# Usage: scripts/fuzz.sh [seconds] [extra libFuzzer flags...]   (JOBS=n sets build parallelism;
+#        TARGET=words_load or TARGET=onnx_import picks another target, FUZZ_BUILD=dir another build directory)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,11 +12,13 @@ seconds="${1:-60}"
 shift || true
 cd "$root"
 
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_json_import --parallel "${JOBS:-2}"
+target="${TARGET:-json_import}"
+build="${FUZZ_BUILD:-$root/build-fuzz}"
+cmake --preset fuzz -B "$build" >/dev/null
+cmake --build "$build" --target "fuzz_$target" --parallel "${JOBS:-2}"
 
-work="$root/build-fuzz/corpus/json_import"
-artifacts="$root/build-fuzz/artifacts/"
-mkdir -p "$work" "$artifacts"
-exec "$root/build-fuzz/bin/fuzz_json_import" "$work" "$root/fuzz/corpus/json_import" \
+work="$build/corpus/$target"
+artifacts="$build/artifacts/"
+mkdir -p "$work" "$artifacts" "$root/fuzz/corpus/$target"
+exec "$build/bin/fuzz_$target" "$work" "$root/fuzz/corpus/$target" \
   -max_len=8192 -max_total_time="$seconds" -artifact_prefix="$artifacts" -print_final_stats=1 "$@"

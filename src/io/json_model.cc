@@ -7,6 +7,7 @@
 
 #include "denote/check/check.h"
 #include "denote/io/json.h"
+#include "denote/io/onnx.h"
 #include "json_fields.h"
 
 namespace denote {
@@ -304,7 +305,10 @@ Result<std::string> read_text_file(const std::string& path) {
 
 Result<Model> load_model_file(const std::string& path) {
   const bool json_ext = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  if (!json_ext) return error_status("'" + path + "': unsupported model format (expected a .json torchlean.ir.v1 file)");
+  const bool onnx_ext = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  if (onnx_ext) return load_model_onnx_file(path);
+  if (!json_ext)
+    return error_status("'" + path + "': unsupported model format (expected a .json torchlean.ir.v1 or .onnx file)");
   DENOTE_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
   auto m = parse_model_json(text);
   if (!m.ok()) return m.status().with_prefix(path + ": ");

@@ -107,9 +107,9 @@ TEST(CliScalar, ErrorsAreLinesAndTheBatchGoesOn) {
       "add bfloat16 sideways 0x3f80 0x3f80",       // unknown rounding
       "add bfloat16 nearest-even 0x3f80",          // too few arguments
       "",                                          // empty line
-      "add int8 nearest-even 0x1 0x2",             // typed integers: later
-      "add uint(12) nearest-even 0x1 0x2",
-      "add bool nearest-even 0x1 0x0",
+      "div_trunc int8 nearest-even 0x1 0x0",       // integer division by zero
+      "add uint(12) nearest-even 0x1000 0x2",      // wider than 12 bits
+      "sub bool nearest-even 0x1 0x0",             // bool has no sub
       "cast bfloat16 nearest-even 0x3f80",         // cast needs SRC->DST
       "sqrt e2m1fn nearest-even 0xa",              // sqrt(-1) has no value without NaN
       "add bfloat16 nearest-even 0x3f80 0x3f80",   // still answered
@@ -121,10 +121,74 @@ TEST(CliScalar, ErrorsAreLinesAndTheBatchGoesOn) {
   EXPECT_NE(out[3].find("unknown format 'bfloat17'"), std::string::npos) << out[3];
   EXPECT_NE(out[4].find("unknown op"), std::string::npos) << out[4];
   EXPECT_NE(out[5].find("unknown rounding mode"), std::string::npos) << out[5];
-  EXPECT_EQ(out[8], "error: integer dtypes are not implemented yet");
-  EXPECT_EQ(out[9], "error: integer dtypes are not implemented yet");
+  EXPECT_NE(out[8].find("division by zero"), std::string::npos) << out[8];
+  EXPECT_NE(out[9].find("bits above the 12-bit width of uint(12)"), std::string::npos) << out[9];
+  EXPECT_NE(out[10].find("sub is not defined on bool"), std::string::npos) << out[10];
   EXPECT_NE(out[12].find("e2m1fn"), std::string::npos) << out[12];
   EXPECT_EQ(out.back(), "0x4000 -");
+}
+
+// Integer, bool and cast lines (docs/TYPED.md); expected words by hand: int8 bits, bfloat16 256 = 0x4380.
+TEST(CliScalar, IntegersBoolAndCasts) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"neg uint8 nearest-even 0x1", "0xff -"},                     // neg(1) = 255
+      {"mul uint8 nearest-even 0xff 0x2", "0xfe -"},                // 510 mod 256
+      {"div_trunc int8 toward-zero 0x80 0xff", "0x80 -"},           // min / -1 = min
+      {"div_floor int32 nearest-even 0xfffffff9 0x2", "0xfffffffc -"},  // floor(-7 / 2) = -4
+      {"remainder int8 nearest-even 0xf9 0x2", "0x1 -"},            // -7 mod 2 = 1
+      {"pow int8 nearest-even 0xff 0xfb", "0xff -"},                // (-1)^-5 = -1
+      {"clamp_min int16 nearest-even 0xfff9 0x3", "0x3 -"},
+      {"max bool nearest-even 0x1 0x0", "0x1 -"},
+      {"add int(65) nearest-even 0x1ffffffffffffffff 0x1", "0x0 -"},  // -1 + 1
+      {"cast int32->bfloat16 nearest-even 0x101", "0x4380 inexact"},  // 257 -> 256
+      {"cast binary32->int8 upward 0x40200000", "0x3 inexact"},       // ceil(2.5)
+      {"cast bool->binary16 nearest-even 0x1", "0x3c00 -"},
+      {"cast int8->int8 nearest-even 0x80", "0x80 -"},
+  };
+  std::vector<std::string> in;
+  for (const auto& c : cases) in.push_back(c.first);
+  const auto out = scalar(in);
+  ASSERT_EQ(out.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(out[i], cases[i].second) << cases[i].first;
+  const auto errors = scalar({"exp int8 nearest-even 0x1", "fma int8 nearest-even 0x1 0x1 0x1",
+                              "cast int8->int16 nearest-even 0x1", "cast binary32->int8 nearest-even 0x7fc00000",
+                              "add int(0) nearest-even 0x0 0x0"});
+  ASSERT_EQ(errors.size(), 5u);
+  EXPECT_NE(errors[0].find("error: exp is not defined on int8"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("error: fma is not defined on int8"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[2].find("identical types"), std::string::npos) << errors[2];
+  EXPECT_NE(errors[3].find("nan"), std::string::npos) << errors[3];
+  EXPECT_NE(errors[4].find("unsupported"), std::string::npos) << errors[4];
+}
+
+// denote run on a typed model with --input-words: words and decoded values in text and JSON.
+TEST(CliRunTyped, InputWordsAndOutputs) {
+  const auto path = temp_dir() / "typed.json";
+  std::ofstream(path) << R"({"format": "torchlean.ir.v1", "input_ids": [0], "output_ids": [2], "nodes": [
+    {"id": 0, "kind": "input", "parents": [], "shape": [3], "dtype": "uint16"},
+    {"id": 1, "kind": "neg", "parents": [0], "shape": [3]},
+    {"id": 2, "kind": "cast", "parents": [1], "shape": [3], "dtype": "bfloat16", "rounding": "nearest-even"}]})";
+  CliRun r = run_cli("run " + path.string() + " --input-words '0=uint16:[1,\"0x100\",0]'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // neg = [65535, 65280, 0]; bfloat16 (8 significant bits): 65535 -> 65536 (0x4780, inexact),
+  // 65280 = 255 * 2^8 exactly (0x477f), 0.
+  EXPECT_NE(r.out.find("output 2 [3] bfloat16 = words [0x4780, 0x477f, 0x0] values [65536, 65280, 0]"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("flags: inexact"), std::string::npos) << r.out;
+  CliRun j = run_cli("run " + path.string() + " --input-words 'uint16:[1,256,0]' --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["outputs"][0]["words"], nlohmann::json::array({"0x4780", "0x477f", "0x0"}));
+  EXPECT_EQ(doc["outputs"][0]["dtype"], "bfloat16");
+  EXPECT_EQ(doc["flags"], nlohmann::json::array({"inexact"}));
+  CliRun bad = run_cli("run " + path.string() + " --input-words '0=uint16:[1,\"0x10000\",0]'");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("word 1: word 0x10000 has bits above the 16-bit width of uint16"), std::string::npos)
+      << bad.err;
+  CliRun wrong = run_cli("run " + path.string() + " --input-words '0=int8:[1,2,0]'");
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("node 0 has dtype uint16"), std::string::npos) << wrong.err;
 }
 
 std::string six_node_file() {

@@ -123,6 +123,22 @@ TEST(IbpRules, LayernormOfWideBoxesIsCappedAtSqrtOfMMinusOne) {
   }
 }
 
+TEST(IbpRules, BatchNormIsAffinePerElementSoTheGenericBoxIsExactUpToRounding) {
+  // y = (x - 0.5) / sqrt(4 + 0) * -3 + 1 on x in [-1, 2]: decreasing, [1 - 1.5 * 1.5, 1 + 1.5 * 1.5].
+  GraphBuilder b;
+  const int64_t y = b.unary(Op::BatchNormEval, b.input({1}), BatchNormAttrs{0, 1});
+  b.model().payload.batch_norm[y] = BatchNormRecord<double>{{-3.0}, {1.0}, {0.5}, {4.0}, 0.0};
+  auto m = b.build({y});
+  ASSERT_TRUE(m.ok()) << m.message();
+  for (const char* arith : {"f64", "f32", "binary64"}) {
+    const DoubleBox out = output_box(*m, box_of({-1}, {2}), arith);
+    EXPECT_LE(out.lo[0], -1.25) << arith;
+    EXPECT_GE(out.hi[0], 3.25) << arith;
+    EXPECT_NEAR(out.lo[0], -1.25, 1e-6) << arith;
+    EXPECT_NEAR(out.hi[0], 3.25, 1e-6) << arith;
+  }
+}
+
 TEST(IbpRules, MseLossOfAStraddlingDifferenceStartsAtZero) {
   GraphBuilder b;
   const int64_t x = b.input({2});

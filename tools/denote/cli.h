@@ -32,6 +32,8 @@ void add_ops(CLI::App& app, Command& cmd);
 void add_scalar(CLI::App& app, Command& cmd);
 void add_bounds(CLI::App& app, Command& cmd);
 void add_sample(CLI::App& app, Command& cmd);
+void add_convert(CLI::App& app, Command& cmd);
+void add_plan(CLI::App& app, Command& cmd);
 
 // Prints "error: MESSAGE" to stderr and returns kExitInvalid.
 int fail(const std::string& message);

@@ -14,6 +14,7 @@
 #include "denote/io/json.h"
 #include "denote/io/npy.h"
 #include "denote/io/text.h"
+#include "run_plan.h"
 
 namespace denote::cli {
 
@@ -182,6 +183,17 @@ void show_ibp() {
   std::cout << fmt::format("node 2 coordinate 1 stays [0, 0] up to radius {:.6f} (bisection over eps)\n", inside);
 }
 
+// The kernel plan under the default policy and prefer:openblas, and the error for a provider this
+// build lacks (docs/PLANNING.md).
+void show_plan() {
+  const Model m = six_node_model();
+  for (const char* provider : {"auto", "prefer:openblas", "only:cuda"}) {
+    section(fmt::format("kernel plan, device=cpu provider={} assurance=checked", provider));
+    auto plan = plan_model(m, *policy_from_options("cpu", provider, "checked"));
+    std::cout << (plan.ok() ? plan_report(*plan) : "error: " + plan.message() + "\n");
+  }
+}
+
 int run_demo() {
   const Model m = six_node_model();
   std::cout << "== denote demo: the seed's six-node graph ==\n"
@@ -198,6 +210,7 @@ int run_demo() {
   show_value_table<BinaryContext>("binary32 (software, every operation rounded once to nearest-even)");
   show_ibp();
   show_axis_ops();
+  show_plan();
   return kExitOk;
 }
 

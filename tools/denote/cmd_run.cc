@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "run_typed.h"
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
 #include "denote/io/text.h"
+#include "run_plan.h"
 
 namespace denote::cli {
 
@@ -17,11 +19,13 @@ namespace {
 struct RunOptions {
   std::string path;
   std::vector<std::string> inputs;
+  std::vector<std::string> input_words;  // typed models (run_typed.cc)
   std::string arith = "f64";
   std::string rounding = "nearest-even";
   long precision = 256;
   bool trace = false;
   bool json = false;
+  std::string provider;  // non-empty: run through a kernel plan (run_plan.cc)
 };
 
 // The value table widened to double, and the flags the context raised (binary formats only).
@@ -139,6 +143,8 @@ int check_options(const RunOptions& o, std::optional<BinaryFormat>& format, Roun
 }
 
 int run(const RunOptions& o) {
+  if (wants_typed_run(o.path, o.input_words))
+    return run_typed({o.path, o.input_words, o.rounding, o.trace, o.json});
   std::optional<BinaryFormat> format;
   Rounding rounding = Rounding::NearestEven;
   if (int code = check_options(o, format, rounding); code != kExitOk) return code;
@@ -148,7 +154,10 @@ int run(const RunOptions& o) {
   auto inputs = parse_inputs(m->graph, o.inputs);
   if (!inputs.ok()) return fail(inputs.message());
   Result<Evaluated> e = error_status("unreachable");
-  if (o.arith == "f64") {
+  if (!o.provider.empty()) {
+    auto table = run_plan(*m, *inputs, o.provider, o.arith);
+    e = table.ok() ? Result<Evaluated>(Evaluated{std::move(*table)}) : Result<Evaluated>(table.status());
+  } else if (o.arith == "f64") {
     F64Context ctx;
     e = evaluate(ctx, *m, *inputs);
   } else if (o.arith == "f32") {
@@ -176,6 +185,9 @@ void add_run(CLI::App& app, Command& cmd) {
   sub->add_option("--input", o->inputs,
                   "input tensor: JSON array, @file.npy, or ID=TENSOR; repeat in the order of the input nodes")
       ->allow_extra_args(false);  // a JSON array is one value, not a CLI11 list
+  sub->add_option("--input-words", o->input_words,
+                  "typed input as element words, ID=DTYPE:[w0,w1,...] (e.g. 0=int8:[1,\"0xff\"]); see docs/TYPED.md")
+      ->allow_extra_args(false);
   sub->add_option("--arith", o->arith,
                   "scalar interpretation: f64 (default), f32 (hardware), binary16, bfloat16, binary32, binary64, "
                   "e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e3m2fn, e2m3fn, e2m1fn, e8m0fnu, binary(E,F) (software, "
@@ -184,6 +196,8 @@ void add_run(CLI::App& app, Command& cmd) {
                   "rounding mode of a binary format: nearest-even (default), toward-zero, upward, downward, "
                   "nearest-away");
   sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
+  sub->add_option("--provider", o->provider,
+                  "run through a kernel plan: auto, prefer:P or only:P (P: reference, openblas); f64/f32 only");
   sub->add_flag("--trace", o->trace, "print the whole value table");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([&cmd, o] { cmd.run = [o] { return run(*o); }; });

@@ -1,6 +1,7 @@
 // denote scalar: the bit-level batch evaluator of docs/CLI.md. Reads `OP DTYPE ROUNDING ARG...`
 // lines from stdin and writes one line per input line: `RESULT_WORD FLAGS` or `error: MESSAGE`.
-// A bad line never stops the batch; the exit status is 0 once stdin is exhausted.
+// A bad line never stops the batch; the exit status is 0 once stdin is exhausted. DTYPE is a binary
+// format, bool, int8..uint64, int(W) or uint(W) (docs/TYPED.md); integer ops report no flags.
 #include <iostream>
 #include <sstream>
 
@@ -10,6 +11,9 @@
 #include "denote/scalar/binary_format.h"
 #include "denote/scalar/binary_functions.h"
 #include "denote/scalar/binary_ops.h"
+#include "denote/typed/cast.h"
+#include "denote/typed/dtype.h"
+#include "denote/typed/int_ops.h"
 
 namespace denote::cli {
 
@@ -48,35 +52,32 @@ const OpEntry* find_op(std::string_view name) {
 
 size_t arity(const OpEntry& op) { return op.fma ? 3 : op.binary ? 2 : 1; }
 
-bool all_digits(std::string_view s) {
-  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
-// int8, uint16, int(W), uint(W), bool: the typed-integer dtypes of seed 001 (a later issue).
-bool is_integer_dtype(std::string_view s) {
-  if (s.starts_with("uint")) s.remove_prefix(4);
-  else if (s.starts_with("int")) s.remove_prefix(3);
-  else return false;
-  if (all_digits(s)) return true;
-  return s.size() > 2 && s.front() == '(' && s.back() == ')' && all_digits(s.substr(1, s.size() - 2));
-}
-
-Result<BinaryFormat> parse_dtype(std::string_view s) {
-  if (s == "bool") return error_status("the bool dtype is not implemented yet");
-  if (is_integer_dtype(s)) return error_status("integer dtypes are not implemented yet");
-  return parse_format(s);
-}
-
-// `0x` + 1..16 hex digits, then the format's width check.
-Result<uint64_t> parse_word(const BinaryFormat& f, std::string_view s) {
-  std::string_view digits = s;
-  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) digits.remove_prefix(2);
-  else return error_status(fmt::format("malformed word '{}' (expected hex like 0x3f80)", s));
-  if (digits.empty() || digits.size() > 16 || digits.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
-    return error_status(fmt::format("malformed word '{}' (expected hex like 0x3f80)", s));
-  const uint64_t w = std::stoull(std::string(digits), nullptr, 16);
-  DENOTE_RETURN_IF_ERROR(check_word(f, w));
+// `0x` + hex digits (any length: wide integer words), then the dtype's width check.
+Result<Word> parse_hex_word(const typed::DType& t, std::string_view s) {
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  auto w = hex ? parse_word(s) : Result<Word>(error_status(""));
+  if (!w.ok()) return error_status(fmt::format("malformed word '{}' (expected hex like 0x3f80)", s));
+  DENOTE_RETURN_IF_ERROR(typed::check_word(t, *w));
   return w;
+}
+
+// The IR op an integer/bool line means: add, sub, mul, min, max name the elementwise ops; the
+// others are IR tags (div_trunc, pow, exp ...). fma has none.
+std::optional<Op> int_op_of(std::string_view name) {
+  if (name == "add") return Op::Add;
+  if (name == "sub") return Op::Sub;
+  if (name == "mul") return Op::MulElem;
+  if (name == "min") return Op::MinElem;
+  if (name == "max") return Op::MaxElem;
+  return op_from_tag(name);
+}
+
+std::string int_answer(const OpEntry& op, const typed::DType& t, const Word* a) {
+  const std::optional<Op> iop = int_op_of(op.name);
+  if (!iop) return fmt::format("error: {} is not defined on {}", op.name, typed::dtype_name(t));
+  auto r = typed::apply_words(*iop, t, a[0], a[1]);
+  if (!r.ok()) return "error: " + r.message();
+  return to_hex(*r) + " -";
 }
 
 std::string answer(uint64_t word, const FpEnv& env) {
@@ -100,26 +101,31 @@ std::string evaluate_line(const std::string& line) {
     src = tok[1].substr(0, arrow);
     dst = tok[1].substr(arrow + 2);
   }
-  auto from = parse_dtype(src);
+  auto from = typed::parse_dtype(src);
   if (!from.ok()) return "error: " + from.message();
-  Result<BinaryFormat> to = *from;
-  if (op->cast && !(to = parse_dtype(dst)).ok()) return "error: " + to.message();
+  Result<typed::DType> to = *from;
+  if (op->cast && !(to = typed::parse_dtype(dst)).ok()) return "error: " + to.message();
   const std::optional<Rounding> mode = parse_rounding(tok[2]);
   if (!mode) return fmt::format("error: unknown rounding mode '{}'", tok[2]);
   if (tok.size() - 3 != arity(*op))
     return fmt::format("error: {} takes {} argument(s), got {}", op->name, arity(*op), tok.size() - 3);
-  uint64_t a[3] = {0, 0, 0};
+  Word a[3];
   for (size_t k = 0; k < arity(*op); ++k) {
-    auto w = parse_word(*from, tok[3 + k]);
+    auto w = parse_hex_word(*from, tok[3 + k]);
     if (!w.ok()) return "error: " + w.message();
     a[k] = *w;
   }
+  if (op->cast) {
+    auto r = typed::cast_word(*from, *to, *mode, a[0]);
+    if (!r.ok()) return "error: " + r.message();
+    return fmt::format("{} {}", to_hex(r->word), flags_to_string(r->flags));
+  }
+  if (!from->is_binary()) return int_answer(*op, *from, a);
   FpEnv env{*mode, 0, {}};
-  const BinaryFormat& f = *from;
-  if (op->cast) return answer(fp_convert(f, *to, env, a[0]), env);
-  if (op->fma) return answer(fp_fma(f, env, a[0], a[1], a[2]), env);
-  if (op->binary) return answer(op->binary(f, env, a[0], a[1]), env);
-  return answer(op->unary(f, env, a[0]), env);
+  const BinaryFormat& f = from->format;
+  if (op->fma) return answer(fp_fma(f, env, a[0].low(), a[1].low(), a[2].low()), env);
+  if (op->binary) return answer(op->binary(f, env, a[0].low(), a[1].low()), env);
+  return answer(op->unary(f, env, a[0].low()), env);
 }
 
 int run_scalar() {

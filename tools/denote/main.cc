@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   add_scalar(app, cmd);
   add_bounds(app, cmd);
   add_sample(app, cmd);
+  add_convert(app, cmd);
+  add_plan(app, cmd);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

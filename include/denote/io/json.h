@@ -20,7 +20,7 @@ Result<Model> parse_model_json(std::string_view text);
 Result<Model> read_model_json(std::string_view text);
 std::string write_model_json(const Model& model);
 
-// Reads a model file by extension (.json; .onnx once the importer lands). Structure and fields
+// Reads a model file by extension (.json, .onnx: see denote/io/onnx.h). Structure and fields
 // only: callers run check_shapes/diagnose.
 Result<Model> load_model_file(const std::string& path);
 

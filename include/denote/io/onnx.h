@@ -1,0 +1,58 @@
+// ONNX interchange: import a `.onnx` ModelProto into a Model (graph + f64 payload + output ids)
+// and export a Model back to ONNX. The protobuf classes come from libonnx (onnx_proto); parsing
+// failures, unsupported ops and malformed graphs are Status errors that name the ONNX node
+// (index, name, op_type) or field. See docs/ONNX.md for the op mapping and its limits.
+//
+//   Result<Model> m = read_model_onnx(bytes);            // bytes of a .onnx file
+//   Result<std::string> out = write_model_onnx(*m);       // a ModelProto, opset 17
+//   Result<Model> m2 = load_model_onnx_file("net.onnx");
+//
+// Graph inputs that are also initializers (as in the ACAS Xu files) are constants. The graph's
+// real inputs become `input` nodes in the order of ModelProto.graph.input, so Graph::input_ids()
+// lists them in that order; output_ids follow ModelProto.graph.output.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "denote/base/status.h"
+#include "denote/ir/model.h"
+#include "denote/tensor/tensor.h"
+
+namespace denote {
+
+struct OnnxImportOptions {
+  // Symbolic or unknown input dims are an error by default; with this set they read as 1
+  // (a batch dimension of 1).
+  bool unknown_dims_as_one = false;
+  // Graph inputs read as constants with these values (by input name), e.g. to freeze weights that
+  // a model takes as inputs; the value must have the input's declared shape.
+  std::map<std::string, Tensor<double>> constant_inputs;
+};
+
+Result<Model> read_model_onnx(std::string_view bytes, const OnnxImportOptions& options = {});
+Result<Model> load_model_onnx_file(const std::string& path, const OnnxImportOptions& options = {});
+
+// Serialized ModelProto (ir_version 8, opset 17, every tensor DOUBLE so values survive exactly);
+// an error naming the node for IR ops without an ONNX counterpart.
+Result<std::string> write_model_onnx(const Model& model);
+Status write_model_onnx_file(const std::string& path, const Model& model);
+
+// A serialized TensorProto (as in the ONNX test suite's input_N.pb / output_N.pb files).
+struct OnnxTensor {
+  std::string name;
+  int32_t data_type = 0;  // TensorProto.DataType (1 FLOAT, 11 DOUBLE, 7 INT64 ...)
+  Tensor<double> tensor;  // values widened to double
+};
+Result<OnnxTensor> read_onnx_tensor(std::string_view bytes);
+
+// ONNX op types (default domain) the importer maps, sorted.
+std::vector<std::string> onnx_supported_ops();
+
+// The highest default-domain opset the importer accepts.
+inline constexpr int64_t kOnnxMaxOpset = 18;
+
+}  // namespace denote

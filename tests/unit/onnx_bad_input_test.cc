@@ -1,0 +1,176 @@
+// ONNX import of broken files: truncated bytes, non-ONNX bytes, absurd dims, dangling names,
+// nodes out of topological order, duplicate outputs, unsupported ops (all listed at once), bad
+// opsets and element types. Every case is a clear error naming the node or field, never a crash.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "denote/io/onnx.h"
+#include "onnx_test_util.h"
+
+namespace denote {
+namespace {
+
+using testing::OnnxBuilder;
+
+std::string error_of(const std::string& bytes) {
+  auto m = read_model_onnx(bytes);
+  EXPECT_FALSE(m.ok());
+  return m.ok() ? "" : m.message();
+}
+
+OnnxBuilder relu_model() {
+  OnnxBuilder b;
+  b.input("x", {2});
+  b.node("Relu", {"x"}, {"y"}, "r");
+  b.output("y");
+  return b;
+}
+
+std::string acasxu_bytes() {
+  std::ifstream f(std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx",
+                  std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(OnnxBadInput, TruncatedFilesAreParseErrors) {
+  const std::string full = acasxu_bytes();
+  ASSERT_GT(full.size(), 1000u);
+  ASSERT_TRUE(read_model_onnx(full).ok());
+  for (size_t cut : {full.size() - 1, full.size() / 2, size_t{7}}) {
+    const std::string msg = error_of(full.substr(0, cut));
+    EXPECT_TRUE(msg.rfind("onnx: ", 0) == 0) << msg;
+  }
+  EXPECT_EQ(error_of(full.substr(0, full.size() / 2)),
+            "onnx: not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
+}
+
+TEST(OnnxBadInput, WrongMagicAndEmptyFiles) {
+  EXPECT_EQ(error_of("{\"format\": \"torchlean.ir.v1\"}"),
+            "onnx: not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
+  EXPECT_EQ(error_of(""), "onnx: the model has no graph (not an ONNX model?)");
+  EXPECT_EQ(error_of(std::string("\x89PNG\r\n\x1a\n", 8)),
+            "onnx: not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
+}
+
+TEST(OnnxBadInput, AbsurdDimsInInitializers) {
+  OnnxBuilder b = relu_model();
+  b.init("big", {int64_t{1} << 40, int64_t{1} << 40}, {1});
+  EXPECT_EQ(error_of(b.bytes()), "onnx: initializer: tensor 'big': dims [1099511627776, 1099511627776] are too large");
+  OnnxBuilder c = relu_model();
+  c.init("short", {3}, {1, 2});
+  EXPECT_EQ(error_of(c.bytes()), "onnx: initializer: tensor 'short': has 2 values, expected 3");
+  OnnxBuilder d = relu_model();
+  d.init("neg", {-2}, {});
+  EXPECT_EQ(error_of(d.bytes()), "onnx: initializer: tensor 'neg': negative dim -2");
+}
+
+TEST(OnnxBadInput, DanglingInputNamesTheNode) {
+  OnnxBuilder b;
+  b.input("x", {2});
+  b.node("Add", {"x", "nowhere"}, {"y"}, "adder");
+  b.output("y");
+  EXPECT_EQ(error_of(b.bytes()),
+            "onnx: node 0 ('adder', Add): input 'nowhere' is not produced by any node, initializer or graph input");
+}
+
+TEST(OnnxBadInput, NodesOutOfTopologicalOrderAreRejected) {
+  OnnxBuilder b;
+  b.input("x", {2});
+  b.node("Relu", {"h"}, {"y"}, "second");
+  b.node("Neg", {"x"}, {"h"}, "first");
+  b.output("y");
+  EXPECT_EQ(error_of(b.bytes()),
+            "onnx: node 0 ('second', Relu): input 'h' is produced by a later node 1 ('first', Neg) (nodes must be in "
+            "topological order)");
+  OnnxBuilder cyc;  // a cycle can never be in topological order
+  cyc.input("x", {2});
+  cyc.node("Add", {"x", "b"}, {"a"}, "n0");
+  cyc.node("Relu", {"a"}, {"b"}, "n1");
+  cyc.output("b");
+  EXPECT_NE(error_of(cyc.bytes()).find("topological order"), std::string::npos);
+}
+
+TEST(OnnxBadInput, DuplicateOutputs) {
+  OnnxBuilder b;
+  b.input("x", {2});
+  b.node("Relu", {"x"}, {"y"}, "a");
+  b.node("Neg", {"x"}, {"y"}, "b");
+  b.output("y");
+  EXPECT_EQ(error_of(b.bytes()), "onnx: node 1 ('b', Neg): output 'y' is already produced by node 0 ('a', Relu)");
+  OnnxBuilder c = relu_model();
+  c.output("y");
+  EXPECT_EQ(error_of(c.bytes()), "onnx: graph output 'y': listed twice");
+  OnnxBuilder d = relu_model();
+  d.node("Neg", {"y"}, {"x"}, "shadow");
+  EXPECT_EQ(error_of(d.bytes()),
+            "onnx: node 1 ('shadow', Neg): output 'x' is already produced by an initializer or graph input");
+}
+
+TEST(OnnxBadInput, EveryUnsupportedOpIsListedAtOnce) {
+  OnnxBuilder b;
+  b.input("x", {2, 2});
+  b.node("Relu", {"x"}, {"a"}, "ok");
+  b.node("LSTM", {"a"}, {"b"}, "rnn");
+  b.node("Floor", {"b"}, {"c"}, "");
+  b.node("LSTM", {"c"}, {"d"}, "rnn2");
+  auto* custom = b.node("FusedThing", {"d"}, {"e"}, "vendor");
+  custom->set_domain("com.example");
+  b.output("e");
+  EXPECT_EQ(error_of(b.bytes()),
+            "onnx: unsupported ops: Floor, LSTM, com.example::FusedThing (at node 1 ('rnn', LSTM), node 2 ('', Floor), "
+            "node 3 ('rnn2', LSTM), node 4 ('vendor', com.example::FusedThing))");
+}
+
+TEST(OnnxBadInput, OpsetElementTypesAndOutputs) {
+  OnnxBuilder high(99);
+  high.input("x", {2});
+  high.node("Relu", {"x"}, {"y"});
+  high.output("y");
+  EXPECT_EQ(error_of(high.bytes()), "onnx: opset 99 is not supported (supported: 1 to 18)");
+  OnnxBuilder ints;
+  ints.input("x", {2}, onnx::TensorProto::INT64);
+  ints.node("Relu", {"x"}, {"y"});
+  ints.output("y");
+  EXPECT_EQ(error_of(ints.bytes()),
+            "onnx: graph input 'x': element type INT64 is not supported (denote imports FLOAT, DOUBLE, FLOAT16 and "
+            "BFLOAT16 tensors)");
+  OnnxBuilder none;
+  none.input("x", {2});
+  none.node("Relu", {"x"}, {"y"});
+  EXPECT_EQ(error_of(none.bytes()), "onnx: the graph has no outputs");
+  OnnxBuilder wrong = relu_model();
+  wrong.graph()->mutable_output(0)->set_name("z");
+  EXPECT_EQ(error_of(wrong.bytes()), "onnx: graph output 'z': not produced by any node, initializer or input");
+  OnnxBuilder shape;
+  shape.input("x", {2});
+  shape.node("Relu", {"x"}, {"y"});
+  shape.output("y", {3});
+  EXPECT_EQ(error_of(shape.bytes()), "onnx: graph output 'y': declared shape [3] but the graph computes [2]");
+}
+
+TEST(OnnxBadInput, ShapeErrorsNameTheNode) {
+  OnnxBuilder b;
+  b.input("x", {2, 3});
+  b.input("z", {4});
+  b.node("Add", {"x", "z"}, {"y"}, "plus");
+  b.output("y");
+  EXPECT_EQ(error_of(b.bytes()), "onnx: node 0 ('plus', Add): operand shapes [2, 3] and [4] do not broadcast");
+  OnnxBuilder r;
+  r.input("x", {2, 3});
+  r.init_ints("s", {4, -1, -1});
+  r.node("Reshape", {"x", "s"}, {"y"}, "rs");
+  r.output("y");
+  EXPECT_EQ(error_of(r.bytes()), "onnx: node 0 ('rs', Reshape): shape has more than one -1");
+}
+
+TEST(OnnxBadInput, MissingFileNamesThePath) {
+  EXPECT_EQ(load_model_onnx_file("/nonexistent/x.onnx").message(), "cannot open file '/nonexistent/x.onnx'");
+}
+
+}  // namespace
+}  // namespace denote

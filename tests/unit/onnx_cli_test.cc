@@ -1,0 +1,102 @@
+// `denote convert` between JSON and ONNX, and ONNX files accepted by the other commands
+// (check, run) through the model loader's extension dispatch.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "denote/io/json.h"
+#include "denote/io/onnx.h"
+#include "denote/ir/examples.h"
+
+namespace denote {
+namespace {
+
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+
+std::filesystem::path dir() {
+  auto d = std::filesystem::temp_directory_path() / ("denote_onnx_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CliResult cli(const std::string& args) {
+  const auto out = dir() / "stdout", err = dir() / "stderr";
+  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+  CliResult r;
+  const int status = std::system(cmd.c_str());
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+const std::string kAcas = std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx";
+
+std::vector<double> run_values(const std::string& model) {
+  CliResult r = cli("run " + model + " --input '[0.2,-0.1,0.3,0.4,-0.3]' --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  if (r.code != 0) return {};
+  return nlohmann::json::parse(r.out).at("outputs").at(0).at("values").get<std::vector<double>>();
+}
+
+TEST(OnnxCli, ConvertOnnxToJsonAndBackKeepsValues) {
+  const std::string json = (dir() / "acas.json").string(), onnx = (dir() / "acas.onnx").string();
+  CliResult a = cli("convert " + kAcas + " " + json);
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, "wrote " + json + " (17 nodes)\n");
+  CliResult b = cli("convert " + json + " " + onnx);
+  ASSERT_EQ(b.code, 0) << b.err;
+  // Golden value from tests/data/acasxu/golden.json (python3-onnx + numpy), network 1_1, input 1.
+  const std::vector<double> want{-0.021542088193970094, -0.01824592282520721, -0.018059241315832957,
+                                 -0.018286378585139706, -0.018112898612886643};
+  for (const std::string& model : {kAcas, json, onnx}) {
+    const std::vector<double> got = run_values(model);
+    ASSERT_EQ(got.size(), want.size()) << model;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << model;
+  }
+  CliResult check = cli("check " + onnx);
+  EXPECT_EQ(check.code, 0) << check.err;
+}
+
+TEST(OnnxCli, ConvertJsonModelToOnnx) {
+  const std::string json = (dir() / "six.json").string(), onnx = (dir() / "six.onnx").string();
+  std::ofstream(json) << write_model_json(six_node_model());
+  ASSERT_EQ(cli("convert " + json + " " + onnx).code, 0);
+  auto m = load_model_onnx_file(onnx);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->payload.linear.size(), 2u);
+}
+
+TEST(OnnxCli, ConvertErrors) {
+  CliResult bad_out = cli("convert " + kAcas + " " + (dir() / "x.txt").string());
+  EXPECT_EQ(bad_out.code, 1);
+  EXPECT_EQ(bad_out.err, "error: '" + (dir() / "x.txt").string() + "': unsupported output format (expected .json or .onnx)\n");
+  const std::string junk = (dir() / "junk.onnx").string();
+  std::ofstream(junk) << "not a model";
+  CliResult bad_in = cli("convert " + junk + " " + (dir() / "y.json").string());
+  EXPECT_EQ(bad_in.code, 1);
+  EXPECT_EQ(bad_in.err, "error: " + junk + ": onnx: not a valid ONNX model (protobuf parse failed: truncated or not a "
+                        "ModelProto)\n");
+  CliResult check = cli("check " + junk);
+  EXPECT_EQ(check.code, 1);
+  EXPECT_EQ(cli("convert").code, 2);
+}
+
+}  // namespace
+}  // namespace denote

@@ -1,0 +1,57 @@
+// Planning and plan execution for the CLI (see run_plan.h).
+#include "run_plan.h"
+
+#include "denote/plan/executor.h"
+#include "denote/plan/registry.h"
+
+namespace denote::cli {
+
+namespace {
+
+template <class S>
+Result<std::vector<Tensor<double>>> execute_widened(const BoundPlan& bound, const Model& m,
+                                                    const std::vector<Tensor<double>>& inputs) {
+  auto narrow = [](double v) { return static_cast<S>(v); };
+  std::vector<Tensor<S>> in;
+  for (const auto& t : inputs) {
+    std::vector<S> data;
+    data.reserve(t.data.size());
+    for (double v : t.data) data.push_back(narrow(v));
+    in.emplace_back(t.shape, std::move(data));
+  }
+  const Payload<S> payload = convert_payload<S>(m.payload, narrow);
+  DENOTE_ASSIGN_OR_RETURN(auto table, execute_plan<S>(bound, m.graph, payload, std::span<const Tensor<S>>(in)));
+  std::vector<Tensor<double>> out;
+  out.reserve(table.size());
+  for (const auto& t : table) out.emplace_back(t.shape, std::vector<double>(t.data.begin(), t.data.end()));
+  return out;
+}
+
+}  // namespace
+
+Result<PlanPolicy> policy_from_options(const std::string& device, const std::string& provider,
+                                       const std::string& assurance) {
+  PlanPolicy policy;
+  policy.device = device;
+  DENOTE_RETURN_IF_ERROR(parse_provider_policy(provider, policy));
+  DENOTE_RETURN_IF_ERROR(parse_assurance(assurance, policy));
+  return policy;
+}
+
+Result<GraphKernelPlan> plan_model(const Model& m, const PlanPolicy& policy) {
+  DENOTE_ASSIGN_OR_RETURN(CapsuleRegistry registered, standard_registry());
+  return plan_graph(m.graph, registered.available(detect_environment()), policy);
+}
+
+Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<Tensor<double>>& inputs,
+                                             const std::string& provider, const std::string& arith) {
+  if (arith != "f64" && arith != "f32")
+    return error_status("--provider runs a kernel plan in f64 or f32 only, not --arith " + arith);
+  DENOTE_ASSIGN_OR_RETURN(PlanPolicy policy, policy_from_options("cpu", provider, "checked"));
+  DENOTE_ASSIGN_OR_RETURN(GraphKernelPlan plan, plan_model(m, policy));
+  DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bind_plan(plan, standard_handlers()));
+  if (arith == "f64") return execute_widened<double>(bound, m, inputs);
+  return execute_widened<float>(bound, m, inputs);
+}
+
+}  // namespace denote::cli

@@ -1,0 +1,26 @@
+// The CLI's kernel-plan helpers: planning a model under the command-line policy strings, and
+// executing it through the bound plan (`denote plan`, `denote run --provider`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "denote/base/status.h"
+#include "denote/ir/model.h"
+#include "denote/plan/planner.h"
+#include "denote/tensor/tensor.h"
+
+namespace denote::cli {
+
+// The policy from --device / --provider / --assurance; a malformed string is an error.
+Result<PlanPolicy> policy_from_options(const std::string& device, const std::string& provider,
+                                       const std::string& assurance);
+
+// Plans `m` with the available maintained modules of this build and machine.
+Result<GraphKernelPlan> plan_model(const Model& m, const PlanPolicy& policy);
+
+// Plans, binds and executes `m` in `arith` (f64 or f32); the value table widened to double.
+Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<Tensor<double>>& inputs,
+                                             const std::string& provider, const std::string& arith);
+
+}  // namespace denote::cli
