@@ -2,7 +2,9 @@
 # Compares denote's generic f32 evaluator with PyTorch on three workloads (ACAS Xu-sized MLP at
 # batch 1 and 1024, a small CNN at batch 64) and against the OpenBLAS sgemm rate of this machine.
 # Builds the benchmarks (Release), runs bench/eval_bench, bench/sgemm_bench and bench/torch_bench.py
-# with the same thread count, keeps the best of --repeat runs of each, and prints a table.
+# with the same thread count, keeps the best of --repeat runs of each, and prints a table; then the
+# same workloads through a prefer:openblas kernel plan (bench/plan_bench) against PyTorch and against
+# the plan's GEMMs alone (docs/PERF.md, "Kernel plan with the openblas provider").
 #
 # The denote evaluator is single-threaded whatever the thread count; the count applies to PyTorch
 # (torch.set_num_threads, OMP_NUM_THREADS) and OpenBLAS (OPENBLAS_NUM_THREADS, sgemm_bench).
@@ -12,7 +14,7 @@
 #   --threads N       threads for PyTorch and OpenBLAS (default: nproc)
 #   --repeat R        repetitions of every measurement; the best is kept (default: 5)
 #   --build-dir DIR   CMake build directory (default: build-bench)
-#   --no-build        use the eval_bench and sgemm_bench already built in DIR
+#   --no-build        use the eval_bench, sgemm_bench and plan_bench already built in DIR
 #   --torch-blas B    system: the BLAS behind /usr/lib/x86_64-linux-gnu/libblas.so.3 (default);
 #                     reference: force Debian's reference BLAS for PyTorch via LD_LIBRARY_PATH
 # Needs: scripts/deps.sh --extra (python3-torch), libopenblas-dev, /usr/bin/python3.
@@ -31,7 +33,7 @@ while (($# > 0)); do
     --build-dir) build_dir="$2"; shift 2 ;;
     --torch-blas) torch_blas="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "compare_pytorch: unknown argument: $1" >&2; exit 2 ;;
   esac
 done

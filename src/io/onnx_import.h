@@ -40,13 +40,14 @@ Result<HostTensor> tensor_from_proto(const onnx::TensorProto& t);
 // A host tensor of integer values (shape outputs and the like): dtype INT64.
 HostTensor int_tensor(Shape shape, std::vector<int64_t> ints);
 
-// Product of s[from:to] of a valid shape; 0 when any of those dims is 0, so it cannot overflow
-// (a suffix product of [0, 2^40, 2^40] would).
+// Product of s[from:to]: 0 when any of those dims is 0, INT64_MAX when it overflows (a suffix of
+// a valid shape such as [0, 2^40, 2^40] can).
 inline int64_t dims_product(const Shape& s, size_t from, size_t to) {
   for (size_t i = from; i < to; ++i)
     if (s[i] == 0) return 0;
   int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= s[i];
+  for (size_t i = from; i < to; ++i)
+    if (__builtin_mul_overflow(p, s[i], &p)) return INT64_MAX;
   return p;
 }
 
@@ -106,6 +107,11 @@ class Importer {
 
   // MatMul nodes mapped to linear with a zero bias that a following Add may fill (node id).
   std::set<int64_t> fusable_linear;
+  // How many value names are bound to IR node `id` (aliases: Identity, no-op reshapes ...).
+  int64_t names_of(int64_t id) const {
+    auto it = names_per_node_.find(id);
+    return it == names_per_node_.end() ? 0 : it->second;
+  }
 
  private:
   struct Value {
@@ -119,6 +125,7 @@ class Importer {
   Model model_;
   std::map<std::string, Value> values_;
   std::map<std::string, int64_t> uses_;
+  std::map<int64_t, int64_t> names_per_node_;
   const onnx::NodeProto* node_ = nullptr;
   size_t index_ = 0;
 };

@@ -38,7 +38,9 @@ bool try_fuse_bias(Importer& im, int k) {
   const HostTensor* b = im.const_input(1 - k);
   if (!b || im.const_input(k) || !im.has_input(k)) return false;
   auto id = im.input(k);
-  if (!id.ok() || !im.fusable_linear.count(*id)) return false;
+  // The MatMul's value must reach only this Add: one name, read once (no alias used elsewhere).
+  if (!id.ok() || !im.fusable_linear.count(*id) || im.names_of(*id) != 1 || im.use_count(im.node().input(k)) != 1)
+    return false;
   const Shape& ys = im.shape(*id);
   if (b->shape.empty() || b->shape.size() > ys.size() || b->shape.back() != ys.back()) return false;
   for (size_t i = 0; i + 1 < b->shape.size(); ++i)

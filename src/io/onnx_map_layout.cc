@@ -83,7 +83,9 @@ Status map_flatten(Importer& im) {
   const int64_t r = static_cast<int64_t>(in.size());
   if (axis < -r || axis > r) return im.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
   const size_t a = static_cast<size_t>(axis < 0 ? axis + r : axis);
-  return reshape_to(im, Shape{prod(in, 0, a), prod(in, a, in.size())});
+  const Shape out{prod(in, 0, a), prod(in, a, in.size())};
+  if (out[0] == INT64_MAX || out[1] == INT64_MAX) return im.fail("the flattened dims overflow");
+  return reshape_to(im, out);
 }
 
 Status map_transpose(Importer& im) {
@@ -212,7 +214,9 @@ Status map_softmax(Importer& im) {
   }
   DENOTE_ASSIGN_OR_RETURN(axis, norm_axis(im, axis, in.size(), "axis"));
   const size_t a = static_cast<size_t>(axis);
-  DENOTE_ASSIGN_OR_RETURN(int64_t flat, im.reshape(x, Shape{prod(in, 0, a), prod(in, a, in.size())}));
+  const Shape flat_shape{prod(in, 0, a), prod(in, a, in.size())};
+  if (flat_shape[0] == INT64_MAX || flat_shape[1] == INT64_MAX) return im.fail("the flattened dims overflow");
+  DENOTE_ASSIGN_OR_RETURN(int64_t flat, im.reshape(x, flat_shape));
   DENOTE_ASSIGN_OR_RETURN(int64_t y, im.emit(kOp, {flat}, AxisAttrs{1}));
   DENOTE_ASSIGN_OR_RETURN(y, im.reshape(y, in));
   return im.set_output(0, y);

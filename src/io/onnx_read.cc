@@ -22,6 +22,7 @@ Status Importer::fail(const std::string& message) const {
 
 Status Importer::define(const std::string& name, Value v, const std::string& what) {
   if (values_.count(name)) return fail(fmt::format("{} '{}' is defined twice", what, name));
+  if (v.node >= 0) ++names_per_node_[v.node];
   values_.emplace(name, std::move(v));
   return ok_status();
 }

@@ -305,10 +305,15 @@ Status Exporter::export_norm(const Node& n) {
     return ok_status();
   }
   const int64_t axis = std::get<AxisAttrs>(n.attrs).axis;
+  if (axis < 0 || axis > static_cast<int64_t>(n.out_shape.size())) return fail(n, "bad axis");
   const Shape normalized(n.out_shape.begin() + axis, n.out_shape.end());
-  const size_t width = static_cast<size_t>(numel(normalized));
-  LayerNormRecord<double> r{normalized, std::vector<double>(width, 1.0), std::vector<double>(width, 0.0), 1e-5};
-  if (const auto* p = find_record(m_.payload.layernorm, n.id)) r = *p;
+  int64_t w = 1;  // element count of normalized, 0 if a dim is 0 (no overflowing suffix product)
+  for (int64_t d : normalized) w = (w == 0 || d == 0) ? 0 : (__builtin_mul_overflow(w, d, &w) ? INT64_MAX : w);
+  const auto* p = find_record(m_.payload.layernorm, n.id);
+  if (!p && w > (int64_t{1} << 24)) return fail(n, "normalized shape too large for default parameters");
+  const size_t width = static_cast<size_t>(w);
+  LayerNormRecord<double> r = p ? *p : LayerNormRecord<double>{normalized, std::vector<double>(width, 1.0),
+                                                               std::vector<double>(width, 0.0), 1e-5};
   if (r.gamma.size() != width || r.beta.size() != width) return fail(n, "layernorm payload sizes mismatch");
   auto* node = add("LayerNormalization", {in(n), init(normalized, r.gamma), init(normalized, r.beta)}, name(n.id));
   set_int(node, "axis", axis);

@@ -168,6 +168,31 @@ TEST(OnnxBadInput, ShapeErrorsNameTheNode) {
   EXPECT_EQ(error_of(r.bytes()), "onnx: node 0 ('rs', Reshape): shape has more than one -1");
 }
 
+// Dims whose product is 0 but whose suffix products overflow, and empty weights with huge widths:
+// errors or small graphs, never an allocation of the nominal size.
+TEST(OnnxBadInput, HugeDimsWithZeroElements) {
+  const int64_t big = int64_t{1} << 40;
+  OnnxBuilder ln;
+  ln.input("x", {0, big, big});
+  OnnxBuilder::attr(ln.node("LayerNormalization", {"x"}, {"y"}, "ln"), "axis", 1);
+  ln.output("y");
+  EXPECT_EQ(error_of(ln.bytes()), "onnx: node 0 ('ln', LayerNormalization): the normalized shape is too large");
+  OnnxBuilder conv;
+  conv.input("x", {1, 0, 3, 3});
+  auto* w = conv.graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {big, int64_t{0}, int64_t{1}, int64_t{1}}) w->add_dims(d);
+  conv.node("Conv", {"x", "w"}, {"y"}, "c");
+  conv.output("y");
+  EXPECT_EQ(error_of(conv.bytes()), "onnx: node 0 ('c', Conv): W has too many output channels");
+  OnnxBuilder fl;
+  fl.input("x", {0, big, big});
+  fl.node("Flatten", {"x"}, {"y"}, "f");
+  fl.output("y");
+  EXPECT_EQ(error_of(fl.bytes()), "onnx: node 0 ('f', Flatten): the flattened dims overflow");
+}
+
 TEST(OnnxBadInput, MissingFileNamesThePath) {
   EXPECT_EQ(load_model_onnx_file("/nonexistent/x.onnx").message(), "cannot open file '/nonexistent/x.onnx'");
 }

@@ -81,6 +81,25 @@ TEST(OnnxImport, MatMulAddFusesIntoLinearOnlyForConstantWeights) {
   EXPECT_EQ(y[1].data, (std::vector<double>{1, 2}));
 }
 
+// An alias of the MatMul output used elsewhere keeps the Add separate (the bias must not leak).
+TEST(OnnxImport, MatMulAddDoesNotFuseThroughAliases) {
+  OnnxBuilder b;
+  b.input("x", {1, 2});
+  b.init("w", {2, 1}, {1, 1});
+  b.init("bias", {1}, {10});
+  b.node("MatMul", {"x", "w"}, {"h"});
+  b.node("Identity", {"h"}, {"h2"});
+  b.node("Add", {"h2", "bias"}, {"y"});
+  b.node("Relu", {"h2"}, {"z"});
+  b.output("y");
+  b.output("z");
+  Model m = import_ok(b);
+  auto y = eval_outputs(m, {Tensor<double>{{1, 2}, {1, 2}}});
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_EQ(y[0].data, (std::vector<double>{13}));
+  EXPECT_EQ(y[1].data, (std::vector<double>{3}));
+}
+
 TEST(OnnxImport, BroadcastingInsertsBroadcastToNodes) {
   OnnxBuilder b;
   b.input("x", {2, 3});

@@ -268,12 +268,15 @@ TEST(PlanDifferential, EveryExecutableCapsuleAgainstTheReference) {
     }
     // An implementation-defined order shows up somewhere: evidence that the provider's own kernel ran
     // rather than a fallback to the reference.
-    if (cap->numerics.reduction == Reduction::ImplementationDefined)
+    if (cap->numerics.reduction == Reduction::ImplementationDefined) {
       EXPECT_GT(differing, 0) << cap->name << " matched the reference bit for bit everywhere";
+    }
     RecordProperty(cap->name, differing);
     ++capsules;
   }
-  if (openblas_built()) EXPECT_EQ(capsules, 5);  // linear, matmul, conv, add, sub
+  if (openblas_built()) {
+    EXPECT_EQ(capsules, 5);  // linear, matmul, conv, add, sub
+  }
   RecordProperty("capsules", capsules);
   RecordProperty("runs", runs);
 }
