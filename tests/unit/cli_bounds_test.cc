@@ -63,6 +63,19 @@ TEST(CliBounds, SixNodeBoxesInBinary32AreTheSeeds) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
+TEST(CliBounds, BoxRepeatsOncePerInput) {
+  GraphBuilder b;
+  const int64_t x = b.input({2}), y = b.input({2});
+  auto m = b.build({b.binary(Op::Add, x, y)});
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::string path = model_file(*m, "two_inputs.json");
+  // [0, 1] + [10, 11] = [10, 12]; [1, 2] + [10, 12] = [11, 14].
+  CliOut r = cli("bounds " + path + " --box '[0,1]' '[1,2]' --box '[10,10]' '[11,12]'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("node 2: [10.000000, 11.000000] .. [12.000000, 14.000000]"), std::string::npos) << r.out;
+  EXPECT_EQ(cli("bounds " + path + " --box '[0,1]' '[1,2]'").code, 1);
+}
+
 TEST(CliBounds, JsonHasOneEntryPerNodeAndNullForNoBox) {
   GraphBuilder b;
   const int64_t x = b.input({2});

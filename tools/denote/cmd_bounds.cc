@@ -17,6 +17,7 @@ void add_box_options(CLI::App* sub, BoxOptions& o) {
   sub->add_option("--eps", o.eps, "l-infinity radius around --center (>= 0)");
   sub->add_option("--box", o.box, "LO HI: the input box's corners (JSON arrays or @file.npy); repeat per input")
       ->expected(2)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)  // repeated: one LO HI pair per input
       ->allow_extra_args(false);
   sub->add_option("--arith", o.arith, "endpoint arithmetic: f64 (default), f32, or a binary format name / binary(E,F)");
   sub->add_flag("--json", o.json, "one JSON document on stdout");
