@@ -15,7 +15,7 @@ ctest --preset release -j "$jobs"
 if [[ "${1:-}" != "--no-sanitize" ]]; then
   echo "== sanitizer build (ASan + UBSan) and tests"
   cmake --preset debug >/dev/null
-  cmake --build --preset debug -j "$jobs" --target denote_tests denote_cli
+  cmake --build --preset debug -j "$jobs" --target denote_tests denote_cli onnx_conformance
   # The exhaustive/random numerical sweeps already ran in the release build; under the sanitizers
   # (about 10x slower) every other test runs, including the property test and the 1M-node chain.
   heavy='Exhaustive|RandomPairs|RandomTriples|EveryWord|EveryPair|EveryTriple|EverySmall|Every.*Golden'

@@ -157,5 +157,6 @@ struct MapEntry {
 std::vector<MapEntry> basic_mappers();   // onnx_map_basic.cc
 std::vector<MapEntry> layout_mappers();  // onnx_map_layout.cc
 std::vector<MapEntry> nn_mappers();      // onnx_map_nn.cc
+std::vector<MapEntry> act_mappers();     // onnx_map_act.cc
 
 }  // namespace denote::onnxio

@@ -1,5 +1,6 @@
 // ONNX -> IR mapping of layout ops (Reshape, Flatten, Transpose, Concat, Expand, Squeeze, Unsqueeze),
-// Softmax / LogSoftmax (opset-dependent axis rules) and the ReduceSum / ReduceMean reductions.
+// Softmax / LogSoftmax (opset-dependent axis rules) and the reductions (ReduceSum, ReduceMean, and
+// ReduceL1 / L2 / SumSquare / LogSum / LogSumExp built on a sum, ReduceMax / ReduceMin on max_pool).
 // Layout ops on import-time constants are folded on the host (shape arithmetic stays constant).
 #include <algorithm>
 #include <numeric>
@@ -222,9 +223,26 @@ Status map_softmax(Importer& im) {
   return im.set_output(0, y);
 }
 
-// ReduceSum takes axes as an input from opset 13, ReduceMean from opset 18. Single-axis IR
-// reductions run from the largest axis down; keepdims reshapes the 1s back in.
-template <Op kOp, int64_t kAxesInputFrom>
+// The reductions built on a sum: an elementwise step before (|x|, x^2, e^x) and after (sqrt, log).
+enum class Form { Plain, L1, L2, SumSquare, LogSum, LogSumExp };
+
+Result<int64_t> before_sum(Importer& im, Form f, int64_t x) {
+  if (f == Form::L1) return im.emit(Op::Abs, {x});
+  if (f == Form::L2 || f == Form::SumSquare) return im.emit(Op::MulElem, {x, x});
+  if (f == Form::LogSumExp) return im.emit(Op::Exp, {x});
+  return x;
+}
+
+Result<int64_t> after_sum(Importer& im, Form f, int64_t y) {
+  if (f == Form::L2) return im.emit(Op::Sqrt, {y});
+  if (f == Form::LogSum || f == Form::LogSumExp) return im.emit(Op::Log, {y});
+  return y;
+}
+
+// ReduceSum takes axes as an input from opset 13, the others from opset 18. Single-axis IR
+// reductions run from the largest axis down (a sum over every axis is one row-major `sum`);
+// keepdims reshapes the 1s back in.
+template <Op kOp, int64_t kAxesInputFrom, Form kForm = Form::Plain>
 Status map_reduce(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(int64_t x, im.input(0));
   const Shape in = im.shape(x);
@@ -235,16 +253,59 @@ Status map_reduce(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(axes, norm_axes(im, axes, in.size()));
   if (axes.empty())
     for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  int64_t y = x;
+  DENOTE_ASSIGN_OR_RETURN(int64_t y, before_sum(im, kForm, x));
   if (kOp == Op::ReduceSum && axes.size() == in.size() && !in.empty()) {  // all axes: one row-major left fold
-    DENOTE_ASSIGN_OR_RETURN(y, im.emit(Op::Sum, {x}));
+    DENOTE_ASSIGN_OR_RETURN(y, im.emit(Op::Sum, {y}));
     axes.clear();
   }
   for (auto it = axes.rbegin(); it != axes.rend(); ++it) { DENOTE_ASSIGN_OR_RETURN(y, im.emit(kOp, {y}, AxisAttrs{*it})); }
+  DENOTE_ASSIGN_OR_RETURN(y, after_sum(im, kForm, y));
   if (keepdims) {
     Shape kept = in;
     for (int64_t& d : kept)
       if (im.shape(y).empty()) d = 1;  // reduced to a scalar by sum
+    for (int64_t a : axes) kept[static_cast<size_t>(a)] = 1;
+    DENOTE_ASSIGN_OR_RETURN(y, im.reshape(y, kept));
+  }
+  return im.set_output(0, y);
+}
+
+// max over one axis (dropped): permute the axis last, max_pool with the whole extent as window,
+// reshape the pooled axis away.
+Result<int64_t> reduce_max_axis(Importer& im, int64_t x, int64_t axis) {
+  const Shape in = im.shape(x);
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)
+    if (i != axis) perm.push_back(i);
+  perm.push_back(axis);
+  int64_t y = x;
+  if (axis + 1 != static_cast<int64_t>(in.size())) { DENOTE_ASSIGN_OR_RETURN(y, im.emit(Op::Permute, {x}, PermAttrs{perm})); }
+  const int64_t extent = in[static_cast<size_t>(axis)];
+  if (extent == 0) return im.fail(fmt::format("cannot reduce the empty axis {}", axis));
+  DENOTE_ASSIGN_OR_RETURN(y, im.emit(Op::MaxPool, {y}, WindowConfig{1, {extent}, {1}, {0}}));
+  Shape out = im.shape(y);
+  out.pop_back();
+  return im.reshape(y, out);
+}
+
+// ReduceMax, and ReduceMin as -max(-x) (exact). Axes: attribute before opset 18, input from 18.
+template <bool kMin>
+Status map_reduce_max(Importer& im) {
+  DENOTE_ASSIGN_OR_RETURN(int64_t x, im.input(0));
+  const Shape in = im.shape(x);
+  DENOTE_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_arg(im, 18));
+  DENOTE_ASSIGN_OR_RETURN(int64_t keepdims, attr_int(im, "keepdims", 1));
+  DENOTE_ASSIGN_OR_RETURN(int64_t noop, attr_int(im, "noop_with_empty_axes", 0));
+  if (axes.empty() && noop) return im.set_output(0, x);
+  DENOTE_ASSIGN_OR_RETURN(axes, norm_axes(im, axes, in.size()));
+  if (axes.empty())
+    for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  int64_t y = x;
+  if (kMin) { DENOTE_ASSIGN_OR_RETURN(y, im.emit(Op::Neg, {y})); }
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) { DENOTE_ASSIGN_OR_RETURN(y, reduce_max_axis(im, y, *it)); }
+  if (kMin) { DENOTE_ASSIGN_OR_RETURN(y, im.emit(Op::Neg, {y})); }
+  if (keepdims) {
+    Shape kept = in;
     for (int64_t a : axes) kept[static_cast<size_t>(a)] = 1;
     DENOTE_ASSIGN_OR_RETURN(y, im.reshape(y, kept));
   }
@@ -260,6 +321,11 @@ std::vector<MapEntry> layout_mappers() {
       {"Squeeze", map_squeeze}, {"Unsqueeze", map_unsqueeze},
       {"Softmax", map_softmax<Op::Softmax>}, {"LogSoftmax", map_softmax<Op::LogSoftmax>},
       {"ReduceSum", map_reduce<Op::ReduceSum, 13>}, {"ReduceMean", map_reduce<Op::ReduceMean, 18>},
+      {"ReduceL1", map_reduce<Op::ReduceSum, 18, Form::L1>}, {"ReduceL2", map_reduce<Op::ReduceSum, 18, Form::L2>},
+      {"ReduceSumSquare", map_reduce<Op::ReduceSum, 18, Form::SumSquare>},
+      {"ReduceLogSum", map_reduce<Op::ReduceSum, 18, Form::LogSum>},
+      {"ReduceLogSumExp", map_reduce<Op::ReduceSum, 18, Form::LogSumExp>},
+      {"ReduceMax", map_reduce_max<false>}, {"ReduceMin", map_reduce_max<true>},
   };
 }
 

@@ -292,6 +292,30 @@ Status map_layer_norm(Importer& im) {
   return im.set_output(0, y);
 }
 
+// InstanceNormalization: layernorm over the spatial axes (2...), then scale and B per channel
+// (reshaped to [C, 1, ...] and broadcast).
+Status map_instance_norm(Importer& im) {
+  DENOTE_ASSIGN_OR_RETURN(int64_t x, nchw_input(im));
+  const Shape in = im.shape(x);
+  DENOTE_ASSIGN_OR_RETURN(double eps, attr_float(im, "epsilon", 1e-5));
+  const Shape normalized(in.begin() + 2, in.end());
+  const int64_t w = dims_product(normalized, 0, normalized.size());
+  if (w > kMaxSynthesizedElements) return im.fail("the spatial extent is too large");
+  const size_t width = static_cast<size_t>(w);
+  DENOTE_ASSIGN_OR_RETURN(int64_t y, im.emit(Op::Layernorm, {x}, AxisAttrs{2}));
+  im.model().payload.layernorm[y] =
+      LayerNormRecord<double>{normalized, std::vector<double>(width, 1.0), std::vector<double>(width, 0.0), eps};
+  Shape per_channel(in.size() - 1, 1);
+  per_channel[0] = in[1];
+  for (int k : {1, 2}) {
+    DENOTE_ASSIGN_OR_RETURN(int64_t p, im.input(k));
+    if (numel(im.shape(p)) != in[1]) return im.fail(k == 1 ? "scale must have C elements" : "B must have C elements");
+    DENOTE_ASSIGN_OR_RETURN(p, im.reshape(p, per_channel));
+    DENOTE_ASSIGN_OR_RETURN(y, im.binary(k == 1 ? Op::MulElem : Op::Add, y, p));
+  }
+  return im.set_output(0, y);
+}
+
 }  // namespace
 
 std::vector<MapEntry> nn_mappers() {
@@ -299,6 +323,7 @@ std::vector<MapEntry> nn_mappers() {
       {"Conv", map_conv}, {"MaxPool", map_pool<Op::MaxPool>}, {"AveragePool", map_pool<Op::AvgPool>},
       {"GlobalAveragePool", map_global_pool<Op::AvgPool>}, {"GlobalMaxPool", map_global_pool<Op::MaxPool>},
       {"BatchNormalization", map_batch_norm}, {"LayerNormalization", map_layer_norm},
+      {"InstanceNormalization", map_instance_norm},
   };
 }
 

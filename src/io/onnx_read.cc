@@ -140,7 +140,7 @@ using onnxio::MapFn;
 const std::map<std::string, MapFn, std::less<>>& mapper_table() {
   static const auto* table = [] {
     auto* t = new std::map<std::string, MapFn, std::less<>>();
-    for (auto list : {onnxio::basic_mappers(), onnxio::layout_mappers(), onnxio::nn_mappers()})
+    for (auto list : {onnxio::basic_mappers(), onnxio::layout_mappers(), onnxio::nn_mappers(), onnxio::act_mappers()})
       for (const auto& e : list) (*t)[std::string(e.op_type)] = e.fn;
     return t;
   }();

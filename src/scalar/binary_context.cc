@@ -13,8 +13,8 @@ Result<BinaryFormat> parse_cast_target(std::string_view dtype) {
   if (dtype == "f32") return binary32_format();
   if (dtype == "f64") return binary64_format();
   if (dtype == "bool" || dtype.starts_with("int") || dtype.starts_with("uint"))
-    return error_status(fmt::format("cast: {} is not a binary format (integer and bool dtypes are not "
-                                    "implemented yet)",
+    return error_status(fmt::format("cast: {} is not a binary format (casts to integer and bool dtypes run in "
+                                    "typed execution: docs/TYPED.md)",
                                     dtype));
   return parse_format(dtype);
 }

@@ -170,6 +170,32 @@ TEST(OnnxImport, ReductionsWithAxesInputAndAttribute) {
   EXPECT_EQ(y[2].data, (std::vector<double>{21}));
 }
 
+TEST(OnnxImport, ReduceMaxMinAndComposedActivations) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3});
+  auto* mx = b.node("ReduceMax", {"x"}, {"mx"});
+  OnnxBuilder::attr(mx, "axes", std::vector<int64_t>{0});
+  OnnxBuilder::attr(mx, "keepdims", 0);
+  auto* mn = b.node("ReduceMin", {"x"}, {"mn"});
+  OnnxBuilder::attr(mn, "axes", std::vector<int64_t>{1});
+  OnnxBuilder::attr_f(b.node("LeakyRelu", {"x"}, {"lr"}), "alpha", 0.5f);
+  b.node("ReduceL2", {"x"}, {"l2"});
+  b.output("mx");
+  b.output("mn");
+  b.output("lr");
+  b.output("l2");
+  Model m = import_ok(b);
+  auto y = eval_outputs(m, {Tensor<double>{{2, 3}, {1, -4, 3, -2, 5, 0}}});
+  ASSERT_EQ(y.size(), 4u);
+  EXPECT_EQ(y[0].shape, (Shape{3}));
+  EXPECT_EQ(y[0].data, (std::vector<double>{1, 5, 3}));
+  EXPECT_EQ(y[1].shape, (Shape{2, 1}));
+  EXPECT_EQ(y[1].data, (std::vector<double>{-4, -2}));
+  EXPECT_EQ(y[2].data, (std::vector<double>{1, -2, 3, -1, 5, 0}));
+  EXPECT_EQ(y[3].shape, (Shape{1, 1}));
+  EXPECT_DOUBLE_EQ(y[3].data[0], std::sqrt(55.0));  // 1 + 16 + 9 + 4 + 25
+}
+
 TEST(OnnxImport, ClipSqueezeUnsqueezeConcatAndConstants) {
   OnnxBuilder b(13);
   b.input("x", {1, 3});
