@@ -82,10 +82,15 @@ TEST(OnnxGoldenRoundTrip, ExportableCasesMatchPyTorch) {
     ASSERT_EQ(got->data.size(), want->tensor.data.size());
     for (size_t i = 0; i < got->data.size(); ++i) {
       const double a = got->data[i], o = orig->data[i], b = want->tensor.data[i];
-      if (!float_eps) EXPECT_TRUE(a == o || (std::isnan(a) && std::isnan(o))) << i << ": " << a << " vs " << o;
+      if (!float_eps) {
+        EXPECT_TRUE(a == o || (std::isnan(a) && std::isnan(o))) << i << ": " << a << " vs " << o;
+      }
       if (a == b) continue;
-      if (std::isnan(b)) EXPECT_TRUE(std::isnan(a)) << i;
-      else EXPECT_NEAR(a, b, rel * std::max(1.0, std::fabs(b))) << i;
+      if (std::isnan(b)) {
+        EXPECT_TRUE(std::isnan(a)) << i;
+      } else {
+        EXPECT_NEAR(a, b, rel * std::max(1.0, std::fabs(b))) << i;
+      }
     }
   }
   EXPECT_GE(exported, 80);
