@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -68,6 +69,7 @@ class Importer {
     index_ = index;
   }
   const onnx::NodeProto& node() const { return *node_; }
+  size_t node_index() const { return index_; }
   // "onnx: node 3 ('fc1', Gemm): MESSAGE"
   Status fail(const std::string& message) const;
 
@@ -107,6 +109,13 @@ class Importer {
 
   // MatMul nodes mapped to linear with a zero bias that a following Add may fill (node id).
   std::set<int64_t> fusable_linear;
+  // Typed import (onnx_typed.cc): graph inputs of every element type are accepted, their ONNX
+  // element types and every const node's tensor are recorded; node_types caches the element type
+  // of each IR node (filled by onnx_typed.cc).
+  bool typed = false;
+  std::map<int64_t, int32_t> input_types;
+  std::map<int64_t, HostTensor> const_tensors;
+  std::vector<int32_t> node_types;
   // How many value names are bound to IR node `id` (aliases: Identity, no-op reshapes ...).
   int64_t names_of(int64_t id) const {
     auto it = names_per_node_.find(id);
@@ -158,5 +167,14 @@ std::vector<MapEntry> basic_mappers();   // onnx_map_basic.cc
 std::vector<MapEntry> layout_mappers();  // onnx_map_layout.cc
 std::vector<MapEntry> nn_mappers();      // onnx_map_nn.cc
 std::vector<MapEntry> act_mappers();     // onnx_map_act.cc
+// The mapper of a default-domain op type, nullptr when unmapped.
+MapFn find_mapper(std::string_view op_type);
+
+// The import driver (onnx_read.cc), shared with the typed import: parse, opset, op support, name
+// checks, then initializers, graph inputs, nodes and outputs. With `dispatch` set (typed import)
+// every node is mapped by it, `extra_ops` are accepted besides the table's, and Importer::typed is
+// set before the inputs are read.
+Result<std::unique_ptr<Importer>> import_graph(std::string_view bytes, const OnnxImportOptions& options,
+                                               MapFn dispatch = nullptr, const std::set<std::string>& extra_ops = {});
 
 }  // namespace denote::onnxio

@@ -99,6 +99,7 @@ Result<int64_t> Importer::emit(Op op, std::vector<int64_t> parents, Attrs attrs,
 Result<int64_t> Importer::emit_const(const HostTensor& t) {
   DENOTE_ASSIGN_OR_RETURN(int64_t id, emit(Op::Const, {}, ValueShapeAttrs{t.shape}));
   model_.payload.consts[id] = ConstRecord<double>{t.values};
+  if (typed) const_tensors[id] = t;
   return id;
 }
 
@@ -165,12 +166,12 @@ std::string node_label(const onnx::NodeProto& n, int i) {
 }
 
 // Every node whose op the importer does not map, listed at once.
-Status check_ops(const onnx::GraphProto& g) {
+Status check_ops(const onnx::GraphProto& g, const std::set<std::string>& extra_ops) {
   std::vector<std::string> nodes;
   std::set<std::string> ops;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    if (default_domain(n.domain()) && mapper_table().count(n.op_type())) continue;
+    if (default_domain(n.domain()) && (mapper_table().count(n.op_type()) || extra_ops.count(n.op_type()))) continue;
     nodes.push_back(node_label(n, i));
     ops.insert(default_domain(n.domain()) ? n.op_type() : n.domain() + "::" + n.op_type());
   }
@@ -269,12 +270,13 @@ Status add_inputs(Importer& im, const onnx::GraphProto& g) {
       DENOTE_RETURN_IF_ERROR(bind_input(im, v, it->second).with_prefix(where));
       continue;
     }
-    if (!onnxio::is_real_dtype(et) && et != onnx::TensorProto::FLOAT16 && et != onnx::TensorProto::BFLOAT16)
+    if (!im.typed && !onnxio::is_real_dtype(et) && et != onnx::TensorProto::FLOAT16 && et != onnx::TensorProto::BFLOAT16)
       return error_status(where + "element type " + onnxio::dtype_name(et) +
                           " is not supported (denote imports FLOAT, DOUBLE, FLOAT16 and BFLOAT16 tensors)");
     auto shape = static_shape(v, im.options());
     if (!shape.ok()) return shape.status().with_prefix(where);
     DENOTE_ASSIGN_OR_RETURN(int64_t id, im.emit(Op::Input, {}, NoAttrs{}, *shape));
+    if (im.typed) im.input_types[id] = et;
     DENOTE_RETURN_IF_ERROR(im.define_node(v.name(), id, "graph input"));
   }
   return ok_status();
@@ -287,7 +289,7 @@ Status map_gelu_pattern(Importer& im, const std::string& x) {
   return im.set_output(0, y);
 }
 
-Status map_nodes(Importer& im, const onnx::GraphProto& g) {
+Status map_nodes(Importer& im, const onnx::GraphProto& g, MapFn dispatch) {
   std::map<int, std::string> gelu_at;  // final node -> x
   std::set<int> skipped;               // the pattern's other nodes
   for (const auto& m : onnxio::find_gelu_patterns(g)) {
@@ -302,7 +304,7 @@ Status map_nodes(Importer& im, const onnx::GraphProto& g) {
       DENOTE_RETURN_IF_ERROR(map_gelu_pattern(im, it->second));
       continue;
     }
-    DENOTE_RETURN_IF_ERROR(mapper_table().find(n.op_type())->second(im));
+    DENOTE_RETURN_IF_ERROR(dispatch ? dispatch(im) : mapper_table().find(n.op_type())->second(im));
     for (int k = 0; k < n.output_size(); ++k)
       if (im.wants_output(k) && !im.defined(n.output(k)))
         return im.fail(fmt::format("output {} ('{}') is not supported", k, n.output(k)));
@@ -331,22 +333,38 @@ Status add_outputs(Importer& im, const onnx::GraphProto& g) {
 
 }  // namespace
 
-Result<Model> read_model_onnx(std::string_view bytes, const OnnxImportOptions& options) {
+namespace onnxio {
+
+MapFn find_mapper(std::string_view op_type) {
+  auto it = mapper_table().find(op_type);
+  return it == mapper_table().end() ? nullptr : it->second;
+}
+
+Result<std::unique_ptr<Importer>> import_graph(std::string_view bytes, const OnnxImportOptions& options,
+                                               MapFn dispatch, const std::set<std::string>& extra_ops) {
   onnx::ModelProto mp;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) || !mp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return error_status("onnx: not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
   if (!mp.has_graph()) return error_status("onnx: the model has no graph (not an ONNX model?)");
   DENOTE_ASSIGN_OR_RETURN(int64_t opset, find_opset(mp));
   const onnx::GraphProto& g = mp.graph();
-  DENOTE_RETURN_IF_ERROR(check_ops(g));
+  DENOTE_RETURN_IF_ERROR(check_ops(g, extra_ops));
   DENOTE_RETURN_IF_ERROR(check_names(g));
-  Importer im(opset, options);
-  im.count_uses(g);
-  DENOTE_RETURN_IF_ERROR(add_initializers(im, g));
-  DENOTE_RETURN_IF_ERROR(add_inputs(im, g));
-  DENOTE_RETURN_IF_ERROR(map_nodes(im, g));
-  DENOTE_RETURN_IF_ERROR(add_outputs(im, g));
-  return std::move(im.model());
+  auto im = std::make_unique<Importer>(opset, options);
+  im->typed = dispatch != nullptr;
+  im->count_uses(g);
+  DENOTE_RETURN_IF_ERROR(add_initializers(*im, g));
+  DENOTE_RETURN_IF_ERROR(add_inputs(*im, g));
+  DENOTE_RETURN_IF_ERROR(map_nodes(*im, g, dispatch));
+  DENOTE_RETURN_IF_ERROR(add_outputs(*im, g));
+  return im;
+}
+
+}  // namespace onnxio
+
+Result<Model> read_model_onnx(std::string_view bytes, const OnnxImportOptions& options) {
+  DENOTE_ASSIGN_OR_RETURN(std::unique_ptr<Importer> im, onnxio::import_graph(bytes, options));
+  return std::move(im->model());
 }
 
 Result<Model> load_model_onnx_file(const std::string& path, const OnnxImportOptions& options) {

@@ -3,12 +3,17 @@
 // and compared with the suite's expected outputs (|got - want| <= atol + rtol * |want|, rtol 1e-3,
 // atol 1e-7 as in onnx's backend test runner; NaN matches NaN). Tests are classified as
 //   passed / failed / unsupported op (an op the importer does not map) / unsupported dtype (a graph
-//   input or output that is not FLOAT, DOUBLE, FLOAT16 or BFLOAT16; integer and bool inputs are
-//   bound as constants) / unsupported attribute (a supported op with an attribute value the
-//   importer rejects, e.g. MaxPool dilations) / known divergence (test_cast_FLOAT_to_BFLOAT16,
-//   whose ONNX 1.12 expected output truncates; checked to be exactly that) / inconsistent test
-//   data (an input file whose shape differs from the model's declared input shape).
-// FLOAT16 / BFLOAT16 tests are evaluated in the binary-format context over binary64.
+//   input or output without a dtype: STRING, sequence, optional; or an op the typed import does not
+//   map for the test's integer type) / unsupported attribute (a supported op with an attribute
+//   value the importer rejects, e.g. MaxPool dilations) / known divergence
+//   (test_cast_FLOAT_to_BFLOAT16, whose ONNX 1.12 expected output truncates; checked to be exactly
+//   that) / inconsistent test data (an input file whose shape differs from the model's declared
+//   input shape).
+// Tests whose graph inputs and outputs are FLOAT, DOUBLE, FLOAT16 or BFLOAT16 (integer and bool
+// inputs bound as constants) take the f64 path; FLOAT16 / BFLOAT16 ones run in the binary-format
+// context over binary64. Tests with an integer or bool output, or an integer input of another kind
+// (UINT16..UINT64, ...), take the typed path: read_typed_model_onnx + typed::eval_typed, integer
+// and bool outputs compared word for word, float outputs with the tolerance above.
 // Exit status: 0 when nothing failed, 1 otherwise, 77 (CTest skip) when the data is missing.
 //
 //   onnx_conformance [DIR] [--verbose]
@@ -30,6 +35,8 @@
 
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
+#include "denote/typed/cast.h"
+#include "denote/typed/interp.h"
 
 namespace fs = std::filesystem;
 using namespace denote;
@@ -245,20 +252,137 @@ Verdict run_data_set(const std::string& bytes, const onnx::ModelProto& proto, co
   return compare(*m, *table, *wants);
 }
 
+// --- the typed path: tests with integer or bool graph inputs/outputs are imported with
+// read_typed_model_onnx and evaluated by typed::eval_typed; integer and bool outputs must match
+// the expected words exactly, float outputs within the tolerance above.
+
+// The first graph input or output without a typed dtype (STRING, sequences, optionals ...), or empty.
+std::string typed_dtype_problem(const onnx::ModelProto& m) {
+  for (const auto* v : real_inputs(m))
+    if (!onnx_dtype(elem_type(v->type())).ok()) return "input " + v->name();
+  for (const auto& v : m.graph().output())
+    if (!onnx_dtype(elem_type(v.type())).ok()) return "output " + v.name();
+  return "";
+}
+
+// input_K.pb / output_K.pb as exact words; BFLOAT16 tensors stored as UINT16 words are relabeled.
+Result<std::vector<typed::TypedTensor>> load_typed_set(const fs::path& dir, const std::string& prefix,
+                                                       const std::vector<int32_t>& declared) {
+  std::vector<typed::TypedTensor> out;
+  for (int k = 0;; ++k) {
+    const fs::path p = dir / fmt::format("{}_{}.pb", prefix, k);
+    if (!fs::exists(p)) break;
+    DENOTE_ASSIGN_OR_RETURN(typed::TypedTensor t, read_onnx_typed_tensor(read_bytes(p)));
+    const size_t i = static_cast<size_t>(k);
+    if (i < declared.size() && declared[i] == onnx::TensorProto::BFLOAT16 &&
+        t.dtype == typed::DType::integer(16, false))
+      t.dtype = *onnx_dtype(onnx::TensorProto::BFLOAT16);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// A binary-format word as a double (exact for binary16/bfloat16/binary32/binary64).
+double binary_value(const typed::DType& t, const Word& w) {
+  const typed::DType f64 = *onnx_dtype(onnx::TensorProto::DOUBLE);
+  auto r = typed::cast_word(t, f64, Rounding::NearestEven, w);
+  return r.ok() ? std::bit_cast<double>(r->word.low()) : std::nan("");
+}
+
+Verdict compare_typed(const TypedModel& tm, const typed::TypedRun& run, const std::vector<typed::TypedTensor>& wants) {
+  if (wants.size() != tm.model.output_ids.size()) return {Outcome::Failed, "output count differs"};
+  for (size_t k = 0; k < wants.size(); ++k) {
+    const typed::TypedTensor& got = run.table[static_cast<size_t>(tm.model.output_ids[k])];
+    const typed::TypedTensor& want = wants[k];
+    if (!(got.dtype == want.dtype))
+      return {Outcome::Failed, fmt::format("output {}: dtype {} vs expected {}", k, typed::dtype_name(got.dtype),
+                                           typed::dtype_name(want.dtype))};
+    if (got.shape != want.shape)
+      return {Outcome::Failed, fmt::format("output {}: shape {} vs expected {}", k, to_string(got.shape),
+                                           to_string(want.shape))};
+    for (int64_t i = 0; i < want.size(); ++i) {
+      const Word g = typed::word_at(got, i), w = typed::word_at(want, i);
+      const bool ok = want.dtype.is_binary() ? close(binary_value(got.dtype, g), binary_value(want.dtype, w)) : g == w;
+      if (!ok)
+        return {Outcome::Failed, fmt::format("output {} element {}: {} vs expected {}", k, i,
+                                             typed::format_element(got.dtype, g), typed::format_element(want.dtype, w))};
+    }
+  }
+  return {Outcome::Passed, ""};
+}
+
+// Import errors of the typed path: an op without an exact meaning on the test's integer/bool type
+// or a cast our cast rules reject is "unsupported dtype"; other unsupported values "attribute".
+Verdict typed_import_error(const std::string& message) {
+  if (message.find("by the typed import") != std::string::npos ||
+      message.find("need identical types") != std::string::npos)
+    return {Outcome::UnsupportedDtype, message};
+  if (message.find("not supported") != std::string::npos) return {Outcome::UnsupportedAttr, message};
+  return {Outcome::Failed, message};
+}
+
+// One data set through the typed path; with `bind_ints`, integer and bool inputs are constants.
+Verdict run_typed_data_set(const std::string& bytes, const onnx::ModelProto& proto, const fs::path& dir,
+                           bool bind_ints) {
+  const auto names = real_inputs(proto);
+  std::vector<int32_t> in_types, out_types;
+  for (const auto* v : names) in_types.push_back(elem_type(v->type()));
+  for (const auto& v : proto.graph().output()) out_types.push_back(elem_type(v.type()));
+  auto inputs = load_typed_set(dir, "input", in_types);
+  auto wants = load_typed_set(dir, "output", out_types);
+  auto doubles = load_set(dir, "input", in_types);
+  if (!inputs.ok() || !wants.ok() || !doubles.ok())
+    return {Outcome::Failed, "test data: " + inputs.message() + wants.message() + doubles.message()};
+  if (inputs->size() != names.size())
+    return {Outcome::Failed, fmt::format("{} input files for {} graph inputs", inputs->size(), names.size())};
+  OnnxImportOptions options;
+  std::vector<typed::TypedTensor> fed;
+  for (size_t k = 0; k < names.size(); ++k) {
+    auto decl = declared_shape(*names[k]);
+    if (decl && *decl != (*inputs)[k].shape)
+      return {Outcome::BadTestData, fmt::format("input_{}.pb has shape {} but the model declares {}", k,
+                                                to_string((*inputs)[k].shape), to_string(*decl))};
+    if (bind_ints && !(*inputs)[k].dtype.is_binary()) options.constant_inputs[names[k]->name()] = (*doubles)[k];
+    else fed.push_back((*inputs)[k]);
+  }
+  auto tm = read_typed_model_onnx(bytes, options);
+  if (!tm.ok()) return typed_import_error(tm.message());
+  auto run = typed::eval_typed(*tm, fed);
+  if (!run.ok()) return {Outcome::Failed, "typed eval: " + run.message()};
+  return compare_typed(*tm, *run, *wants);
+}
+
+Verdict run_typed_test(const std::string& bytes, const onnx::ModelProto& proto, const fs::path& dir) {
+  if (std::string p = typed_dtype_problem(proto); !p.empty()) return {Outcome::UnsupportedDtype, p};
+  Verdict last{Outcome::Failed, "no test data"};
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!entry.is_directory()) continue;
+    last = run_typed_data_set(bytes, proto, entry.path(), false);
+    if (last.outcome == Outcome::Failed && last.detail.find("constant") != std::string::npos)
+      last = run_typed_data_set(bytes, proto, entry.path(), true);
+    if (last.outcome != Outcome::Passed) break;
+  }
+  return last;
+}
+
 // Integer inputs are always bound; when the importer needs more constants (Conv weights given as
 // graph inputs, BatchNormalization statistics), every input but the first is bound and the test
 // counts as "passed with bound inputs".
-Verdict run_test(const fs::path& dir, const std::set<std::string>& supported, std::set<std::string>& missing_ops,
-                 bool& used_binding) {
+// Tests with an integer or bool graph input (that is not bound) or output take the typed path.
+Verdict run_test(const fs::path& dir, const std::set<std::string>& supported,
+                 const std::set<std::string>& typed_supported, std::set<std::string>& missing_ops, bool& used_binding,
+                 bool& used_typed) {
   const std::string bytes = read_bytes(dir / "model.onnx");
   onnx::ModelProto proto;
   if (!proto.ParseFromString(bytes)) return {Outcome::Failed, "model.onnx does not parse"};
-  const std::set<std::string> ops = unsupported_ops(proto, supported);
+  const std::string problem = dtype_problem(proto);
+  const std::set<std::string> ops = unsupported_ops(proto, problem.empty() ? supported : typed_supported);
   if (!ops.empty()) {
     missing_ops.insert(ops.begin(), ops.end());
     return {Outcome::UnsupportedOp, fmt::format("{}", fmt::join(ops, ", "))};
   }
-  if (std::string p = dtype_problem(proto); !p.empty()) return {Outcome::UnsupportedDtype, p};
+  used_typed = !problem.empty();
+  if (used_typed) return run_typed_test(bytes, proto, dir);
   const auto names = real_inputs(proto);
   std::vector<bool> bound;
   for (const auto* v : names) bound.push_back(bindable_type(elem_type(v->type())));
@@ -299,15 +423,18 @@ int main(int argc, char** argv) {
   std::sort(tests.begin(), tests.end());
   const std::vector<std::string> list = onnx_supported_ops();
   const std::set<std::string> supported(list.begin(), list.end());
+  const std::vector<std::string> typed_list = onnx_typed_supported_ops();
+  const std::set<std::string> typed_supported(typed_list.begin(), typed_list.end());
   std::set<std::string> missing_ops;
   std::map<Outcome, std::vector<std::string>> by;
-  std::vector<std::string> passed_bound;
+  std::vector<std::string> passed_bound, passed_typed;
   for (const fs::path& t : tests) {
-    bool bound = false;
-    Verdict v = run_test(t, supported, missing_ops, bound);
+    bool bound = false, typed_path = false;
+    Verdict v = run_test(t, supported, typed_supported, missing_ops, bound, typed_path);
     const std::string name = t.filename().string();
     by[v.outcome].push_back(name);
     if (bound && v.outcome == Outcome::Passed) passed_bound.push_back(name);
+    if (typed_path && v.outcome == Outcome::Passed) passed_typed.push_back(name);
     if (v.outcome == Outcome::Failed) std::cout << "FAIL " << name << ": " << v.detail << "\n";
     else if (verbose) std::cout << (v.outcome == Outcome::Passed ? "pass " : "skip ") << name << " " << v.detail << "\n";
   }
@@ -323,6 +450,8 @@ int main(int argc, char** argv) {
               << "nearest-even)\n";
   std::cout << "unsupported dtype tests: " << fmt::format("{}", fmt::join(by[Outcome::UnsupportedDtype], ", "))
             << "\n";
+  std::cout << "passed through the typed path (" << passed_typed.size()
+            << "): " << fmt::format("{}", fmt::join(passed_typed, ", ")) << "\n";
   std::cout << "passed with weights bound as constants: " << fmt::format("{}", fmt::join(passed_bound, ", ")) << "\n";
   std::cout << "unsupported ops (" << missing_ops.size() << "): " << fmt::format("{}", fmt::join(missing_ops, ", "))
             << "\n";

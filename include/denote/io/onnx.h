@@ -21,6 +21,7 @@
 #include "denote/base/status.h"
 #include "denote/ir/model.h"
 #include "denote/tensor/tensor.h"
+#include "denote/typed/interp.h"
 
 namespace denote {
 
@@ -51,6 +52,21 @@ Result<OnnxTensor> read_onnx_tensor(std::string_view bytes);
 
 // ONNX op types (default domain) the importer maps, sorted.
 std::vector<std::string> onnx_supported_ops();
+
+// Typed import (docs/ONNX.md, "Typed import"): graph inputs and constants keep their ONNX element
+// types as dtypes (INT8..UINT64, BOOL, FLOAT = binary32, DOUBLE = binary64, FLOAT16, BFLOAT16) and
+// constants their exact words, for typed::eval_typed. Integer Div is div_trunc, Mod remainder
+// (fmod=1: a - trunc(a/b)*b), Cast a typed cast (toward zero into integers); an op without an exact
+// integer meaning is an error naming the ONNX node.
+//   Result<TypedModel> tm = read_typed_model_onnx(bytes);
+//   typed::eval_typed(*tm, inputs);   // inputs in Graph::input_ids() order
+Result<TypedModel> read_typed_model_onnx(std::string_view bytes, const OnnxImportOptions& options = {});
+// The dtype of an ONNX element type (an error for STRING, COMPLEX ... ).
+Result<typed::DType> onnx_dtype(int32_t data_type);
+// A serialized TensorProto with its exact element words (BFLOAT16 stored as UINT16 stays UINT16).
+Result<typed::TypedTensor> read_onnx_typed_tensor(std::string_view bytes);
+// ONNX op types the typed import maps (the float ones plus And, Mod, Or), sorted.
+std::vector<std::string> onnx_typed_supported_ops();
 
 // The highest default-domain opset the importer accepts.
 inline constexpr int64_t kOnnxMaxOpset = 18;
