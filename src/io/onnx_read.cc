@@ -272,7 +272,8 @@ Status add_inputs(Importer& im, const onnx::GraphProto& g) {
     }
     if (!im.typed && !onnxio::is_real_dtype(et) && et != onnx::TensorProto::FLOAT16 && et != onnx::TensorProto::BFLOAT16)
       return error_status(where + "element type " + onnxio::dtype_name(et) +
-                          " is not supported (denote imports FLOAT, DOUBLE, FLOAT16 and BFLOAT16 tensors)");
+                          " is not supported by the float import (FLOAT, DOUBLE, FLOAT16, BFLOAT16); integer and bool "
+                          "models run through the typed import (denote run --input-words)");
     auto shape = static_shape(v, im.options());
     if (!shape.ok()) return shape.status().with_prefix(where);
     DENOTE_ASSIGN_OR_RETURN(int64_t id, im.emit(Op::Input, {}, NoAttrs{}, *shape));

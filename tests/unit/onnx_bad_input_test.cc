@@ -137,8 +137,8 @@ TEST(OnnxBadInput, OpsetElementTypesAndOutputs) {
   ints.node("Relu", {"x"}, {"y"});
   ints.output("y");
   EXPECT_EQ(error_of(ints.bytes()),
-            "onnx: graph input 'x': element type INT64 is not supported (denote imports FLOAT, DOUBLE, FLOAT16 and "
-            "BFLOAT16 tensors)");
+            "onnx: graph input 'x': element type INT64 is not supported by the float import (FLOAT, DOUBLE, FLOAT16, "
+            "BFLOAT16); integer and bool models run through the typed import (denote run --input-words)");
   OnnxBuilder none;
   none.input("x", {2});
   none.node("Relu", {"x"}, {"y"});

@@ -14,6 +14,8 @@
 #include "denote/io/onnx.h"
 #include "denote/ir/examples.h"
 
+#include "onnx_test_util.h"
+
 namespace denote {
 namespace {
 
@@ -81,6 +83,23 @@ TEST(OnnxCli, ConvertJsonModelToOnnx) {
   auto m = load_model_onnx_file(onnx);
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_EQ(m->payload.linear.size(), 2u);
+}
+
+TEST(OnnxCli, IntegerModelsRunThroughTheTypedImport) {
+  testing::OnnxBuilder b;
+  b.input("a", {2}, onnx::TensorProto::INT8);
+  b.input("b", {2}, onnx::TensorProto::INT8);
+  b.node("Add", {"a", "b"}, {"y"}, "add");
+  b.output("y");
+  const std::string path = (dir() / "int8_add.onnx").string();
+  std::ofstream(path, std::ios::binary) << b.bytes();
+  // int8: 127 + 1 wraps to -128 (0x80).
+  CliResult r = cli("run " + path + " --input-words '0=int8:[127,1]' --input-words '1=int8:[1,1]'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("words [0x80, 0x2] values [-128, 2]"), std::string::npos) << r.out;
+  CliResult floats = cli("run " + path + " --input '[1,2]' --input '[1,1]'");
+  EXPECT_EQ(floats.code, 1);
+  EXPECT_NE(floats.err.find("--input-words"), std::string::npos) << floats.err;
 }
 
 TEST(OnnxCli, ConvertErrors) {

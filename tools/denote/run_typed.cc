@@ -11,6 +11,7 @@
 #include "denote/check/check.h"
 #include "denote/io/json.h"
 #include "denote/io/json_typed.h"
+#include "denote/io/onnx.h"
 #include "denote/typed/interp.h"
 
 namespace denote::cli {
@@ -138,7 +139,9 @@ int run_typed(const TypedRunRequest& r) {
   }
   auto text = read_text_file(r.path);
   if (!text.ok()) return fail(text.message());
-  auto tm = read_typed_model_json(*text);
+  // .onnx: integer/bool/float tensors through the typed import (docs/ONNX.md, "Typed import").
+  const bool onnx = r.path.size() >= 5 && r.path.compare(r.path.size() - 5, 5, ".onnx") == 0;
+  auto tm = onnx ? read_typed_model_onnx(*text) : read_typed_model_json(*text);
   if (!tm.ok()) return fail(tm.message());
   auto inputs = load_inputs(*tm, r.input_words);
   if (!inputs.ok()) return fail(inputs.message());
