@@ -1,7 +1,8 @@
 // libFuzzer target: ONNX import. Every input must give a model or an error, never a crash (ASan +
 // UBSan watch). An imported model is diagnosed, listed and evaluated over F64 with zero inputs
 // of the declared shapes (within an element-count limit); when it exports back to ONNX, the
-// export must re-import and export again to the same bytes.
+// export must re-import and export again to the same bytes. The typed import (integer and bool
+// tensors) runs on every input too, and an imported typed model is evaluated on zero words.
 //
 //   TARGET=onnx_import scripts/fuzz.sh 60
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
 #include "denote/io/text.h"
+#include "denote/typed/interp.h"
 
 namespace {
 
@@ -39,12 +41,35 @@ void evaluate(const denote::Model& m) {
       if ((*table)[i].shape != m.graph.nodes[i].out_shape) __builtin_trap();
 }
 
+// The typed import and interpreter: inputs are all-zero words of each input's dtype.
+void typed_path(std::string_view bytes, const denote::OnnxImportOptions& options) {
+  auto tm = denote::read_typed_model_onnx(bytes, options);
+  if (!tm.ok()) return;
+  std::vector<denote::typed::TypedTensor> inputs;
+  int64_t total = 0;
+  for (int64_t id : tm->model.graph.input_ids()) {
+    const denote::Shape& shape = tm->model.graph.nodes[static_cast<size_t>(id)].out_shape;
+    auto n = denote::checked_numel(shape);
+    const auto dt = tm->input_dtypes.find(id);
+    if (!n.ok() || *n > kMaxElements - total || dt == tm->input_dtypes.end()) return;
+    total += *n;
+    auto t = denote::typed::load(dt->second, shape,
+                                 std::vector<denote::Word>(static_cast<size_t>(*n), denote::Word::of(0)));
+    if (!t.ok()) return;
+    inputs.push_back(std::move(*t));
+  }
+  denote::typed::TypedOptions o;
+  o.max_elements = kMaxElements;
+  (void)denote::typed::eval_typed(*tm, inputs, o);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   denote::OnnxImportOptions options;
   options.unknown_dims_as_one = size % 2 == 0;
+  typed_path(bytes, options);
   auto model = denote::read_model_onnx(bytes, options);
   if (!model.ok()) return 0;
   // The importer checks every node as it appends it: an imported graph is always shape-checked.
