@@ -23,61 +23,84 @@ std::optional<BackendOp> backend_op_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<BackendOp> backend_op_of(Op op) {
-  using B = BackendOp;
-  switch (op) {
-    case Op::Input: case Op::Const: case Op::Detach: return std::nullopt;
-    case Op::RandUniform: return B::RandUniform;
-    case Op::Custom: return B::Custom;
-    case Op::Permute: case Op::Transpose: return B::Permute;
-    case Op::BroadcastTo: return B::Broadcast;
-    case Op::Reshape: case Op::Flatten: return B::Reshape;
-    case Op::Concat: return B::Concat;
-    case Op::Add: return B::Add;
-    case Op::Sub: return B::Sub;
-    case Op::MulElem: return B::Mul;
-    case Op::MaxElem: return B::Max;
-    case Op::MinElem: return B::Min;
-    case Op::Div: return B::Div;
-    case Op::DivTrunc: return B::DivTrunc;
-    case Op::DivFloor: return B::DivFloor;
-    case Op::Remainder: return B::Remainder;
-    case Op::Pow: return B::Pow;
-    case Op::MseLoss: return B::MseLoss;
-    case Op::SafeLog: return B::SafeLog;
-    case Op::BernoulliMask: return B::BernoulliMask;
-    case Op::Abs: return B::Abs;
-    case Op::Sqrt: return B::Sqrt;
-    case Op::Inv: return B::Inv;
-    case Op::Relu: return B::Relu;
-    case Op::Tanh: return B::Tanh;
-    case Op::Sigmoid: return B::Sigmoid;
-    case Op::Exp: return B::Exp;
-    case Op::Log: return B::Log;
-    case Op::Sin: return B::Sin;
-    case Op::Cos: return B::Cos;
-    case Op::Softplus: return B::Softplus;
-    case Op::Neg: return B::Neg;
-    case Op::Rsqrt: return B::Rsqrt;
-    case Op::Erf: return B::Erf;
-    case Op::Gelu: return B::Gelu;
-    case Op::ClampMin: return B::ClampMin;
-    case Op::Cast: return B::Cast;
-    case Op::ReduceSum: case Op::Sum: return B::ReduceSum;
-    case Op::ReduceMean: return B::ReduceMean;
-    case Op::Matmul: return B::Matmul;
-    case Op::Linear: return B::Linear;
-    case Op::Conv: return B::Conv;
-    case Op::MaxPool: return B::MaxPool;
-    case Op::AvgPool: return B::AvgPool;
-    case Op::BatchNormEval: return B::BatchNorm;
-    case Op::Softmax: return B::Softmax;
-    case Op::LogSoftmax: return B::LogSoftmax;
-    case Op::HardMaskedSoftmax: return B::HardMaskedSoftmax;
-    case Op::Layernorm: return B::LayerNorm;
-  }
-  return std::nullopt;
+namespace {
+
+// The IR op -> backend op column, one row per op in ops.def order (checked at compile time below);
+// kNone: no runtime work (input, const, detach).
+struct BackendRow {
+  Op op;
+  std::optional<BackendOp> backend;
+};
+constexpr std::optional<BackendOp> kNone = std::nullopt;
+using B = BackendOp;
+constexpr BackendRow kBackendOf[] = {
+    {Op::Input, kNone},
+    {Op::Const, kNone},
+    {Op::RandUniform, B::RandUniform},
+    {Op::Custom, B::Custom},
+    {Op::Permute, B::Permute},
+    {Op::Transpose, B::Permute},
+    {Op::Detach, kNone},
+    {Op::BroadcastTo, B::Broadcast},
+    {Op::Reshape, B::Reshape},
+    {Op::Flatten, B::Reshape},
+    {Op::Concat, B::Concat},
+    {Op::Add, B::Add},
+    {Op::Sub, B::Sub},
+    {Op::MulElem, B::Mul},
+    {Op::MaxElem, B::Max},
+    {Op::MinElem, B::Min},
+    {Op::Div, B::Div},
+    {Op::DivTrunc, B::DivTrunc},
+    {Op::DivFloor, B::DivFloor},
+    {Op::Remainder, B::Remainder},
+    {Op::Pow, B::Pow},
+    {Op::MseLoss, B::MseLoss},
+    {Op::SafeLog, B::SafeLog},
+    {Op::BernoulliMask, B::BernoulliMask},
+    {Op::Abs, B::Abs},
+    {Op::Sqrt, B::Sqrt},
+    {Op::Inv, B::Inv},
+    {Op::Relu, B::Relu},
+    {Op::Tanh, B::Tanh},
+    {Op::Sigmoid, B::Sigmoid},
+    {Op::Exp, B::Exp},
+    {Op::Log, B::Log},
+    {Op::Sin, B::Sin},
+    {Op::Cos, B::Cos},
+    {Op::Softplus, B::Softplus},
+    {Op::Neg, B::Neg},
+    {Op::Rsqrt, B::Rsqrt},
+    {Op::Erf, B::Erf},
+    {Op::Gelu, B::Gelu},
+    {Op::ClampMin, B::ClampMin},
+    {Op::Cast, B::Cast},
+    {Op::ReduceSum, B::ReduceSum},
+    {Op::ReduceMean, B::ReduceMean},
+    {Op::Sum, B::ReduceSum},
+    {Op::Matmul, B::Matmul},
+    {Op::Linear, B::Linear},
+    {Op::Conv, B::Conv},
+    {Op::MaxPool, B::MaxPool},
+    {Op::AvgPool, B::AvgPool},
+    {Op::BatchNormEval, B::BatchNorm},
+    {Op::Softmax, B::Softmax},
+    {Op::LogSoftmax, B::LogSoftmax},
+    {Op::HardMaskedSoftmax, B::HardMaskedSoftmax},
+    {Op::Layernorm, B::LayerNorm},
+};
+
+constexpr bool rows_follow_ops_def() {
+  if (std::size(kBackendOf) != static_cast<size_t>(kNumOps)) return false;
+  for (size_t i = 0; i < std::size(kBackendOf); ++i)
+    if (kBackendOf[i].op != static_cast<Op>(i)) return false;
+  return true;
 }
+static_assert(rows_follow_ops_def(), "kBackendOf must have one row per op, in ops.def order");
+
+}  // namespace
+
+std::optional<BackendOp> backend_op_of(Op op) { return kBackendOf[static_cast<size_t>(op)].backend; }
 
 std::string_view trust_name(Trust t) { return t == Trust::Checked ? "checked" : "trusted-external"; }
 
