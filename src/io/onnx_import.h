@@ -170,6 +170,16 @@ std::vector<MapEntry> act_mappers();     // onnx_map_act.cc
 // The mapper of a default-domain op type, nullptr when unmapped.
 MapFn find_mapper(std::string_view op_type);
 
+// The mapper of a two-input elementwise ONNX op onto IR op kOp (broadcasting made explicit by
+// Importer::binary); shared by the float and the typed import.
+template <Op kOp>
+Status map_binary(Importer& im) {
+  DENOTE_ASSIGN_OR_RETURN(int64_t a, im.input(0));
+  DENOTE_ASSIGN_OR_RETURN(int64_t b, im.input(1));
+  DENOTE_ASSIGN_OR_RETURN(int64_t y, im.binary(kOp, a, b));
+  return im.set_output(0, y);
+}
+
 // The import driver (onnx_read.cc), shared with the typed import: parse, opset, op support, name
 // checks, then initializers, graph inputs, nodes and outputs. With `dispatch` set (typed import)
 // every node is mapped by it, `extra_ops` are accepted besides the table's, and Importer::typed is

@@ -58,14 +58,6 @@ Status map_add(Importer& im) {
   return im.set_output(0, y);
 }
 
-template <Op kOp>
-Status map_binary(Importer& im) {
-  DENOTE_ASSIGN_OR_RETURN(int64_t a, im.input(0));
-  DENOTE_ASSIGN_OR_RETURN(int64_t b, im.input(1));
-  DENOTE_ASSIGN_OR_RETURN(int64_t y, im.binary(kOp, a, b));
-  return im.set_output(0, y);
-}
-
 // Max, Min, Sum, Mean: a left fold with broadcasting; Mean divides by the operand count.
 template <Op kOp, bool kMean = false>
 Status map_variadic(Importer& im) {

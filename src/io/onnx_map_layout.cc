@@ -4,6 +4,7 @@
 // Layout ops on import-time constants are folded on the host (shape arithmetic stays constant).
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -239,6 +240,24 @@ Result<int64_t> after_sum(Importer& im, Form f, int64_t y) {
   return y;
 }
 
+// The common part of every Reduce*: the axes (attribute or input from opset `axes_input_from`),
+// keepdims, and noop_with_empty_axes. nullopt: a no-op reduction (the input passes through).
+// Otherwise the normalized axes, all of them when none are given.
+struct ReduceSpec {
+  std::vector<int64_t> axes;
+  bool keepdims = true;
+};
+Result<std::optional<ReduceSpec>> reduce_spec(Importer& im, size_t rank, int64_t axes_input_from) {
+  DENOTE_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_arg(im, axes_input_from));
+  DENOTE_ASSIGN_OR_RETURN(int64_t keepdims, attr_int(im, "keepdims", 1));
+  DENOTE_ASSIGN_OR_RETURN(int64_t noop, attr_int(im, "noop_with_empty_axes", 0));
+  if (axes.empty() && noop) return std::optional<ReduceSpec>();
+  DENOTE_ASSIGN_OR_RETURN(axes, norm_axes(im, axes, rank));
+  if (axes.empty())
+    for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+  return std::optional<ReduceSpec>(ReduceSpec{std::move(axes), keepdims != 0});
+}
+
 // ReduceSum takes axes as an input from opset 13, the others from opset 18. Single-axis IR
 // reductions run from the largest axis down (a sum over every axis is one row-major `sum`);
 // keepdims reshapes the 1s back in.
@@ -246,13 +265,10 @@ template <Op kOp, int64_t kAxesInputFrom, Form kForm = Form::Plain>
 Status map_reduce(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(int64_t x, im.input(0));
   const Shape in = im.shape(x);
-  DENOTE_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_arg(im, kAxesInputFrom));
-  DENOTE_ASSIGN_OR_RETURN(int64_t keepdims, attr_int(im, "keepdims", 1));
-  DENOTE_ASSIGN_OR_RETURN(int64_t noop, attr_int(im, "noop_with_empty_axes", 0));
-  if (axes.empty() && noop) return im.set_output(0, x);
-  DENOTE_ASSIGN_OR_RETURN(axes, norm_axes(im, axes, in.size()));
-  if (axes.empty())
-    for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  DENOTE_ASSIGN_OR_RETURN(std::optional<ReduceSpec> spec, reduce_spec(im, in.size(), kAxesInputFrom));
+  if (!spec) return im.set_output(0, x);
+  std::vector<int64_t>& axes = spec->axes;
+  const bool keepdims = spec->keepdims;
   DENOTE_ASSIGN_OR_RETURN(int64_t y, before_sum(im, kForm, x));
   if (kOp == Op::ReduceSum && axes.size() == in.size() && !in.empty()) {  // all axes: one row-major left fold
     DENOTE_ASSIGN_OR_RETURN(y, im.emit(Op::Sum, {y}));
@@ -293,13 +309,10 @@ template <bool kMin>
 Status map_reduce_max(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(int64_t x, im.input(0));
   const Shape in = im.shape(x);
-  DENOTE_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_arg(im, 18));
-  DENOTE_ASSIGN_OR_RETURN(int64_t keepdims, attr_int(im, "keepdims", 1));
-  DENOTE_ASSIGN_OR_RETURN(int64_t noop, attr_int(im, "noop_with_empty_axes", 0));
-  if (axes.empty() && noop) return im.set_output(0, x);
-  DENOTE_ASSIGN_OR_RETURN(axes, norm_axes(im, axes, in.size()));
-  if (axes.empty())
-    for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  DENOTE_ASSIGN_OR_RETURN(std::optional<ReduceSpec> spec, reduce_spec(im, in.size(), 18));
+  if (!spec) return im.set_output(0, x);
+  const std::vector<int64_t>& axes = spec->axes;
+  const bool keepdims = spec->keepdims;
   int64_t y = x;
   if (kMin) { DENOTE_ASSIGN_OR_RETURN(y, im.emit(Op::Neg, {y})); }
   for (auto it = axes.rbegin(); it != axes.rend(); ++it) { DENOTE_ASSIGN_OR_RETURN(y, reduce_max_axis(im, y, *it)); }

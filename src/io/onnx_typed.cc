@@ -115,14 +115,6 @@ Status map_cast(Importer& im) {
   return im.set_output(0, y);
 }
 
-template <Op kOp>
-Status map_int_binary(Importer& im) {
-  DENOTE_ASSIGN_OR_RETURN(int64_t a, im.input(0));
-  DENOTE_ASSIGN_OR_RETURN(int64_t b, im.input(1));
-  DENOTE_ASSIGN_OR_RETURN(int64_t y, im.binary(kOp, a, b));
-  return im.set_output(0, y);
-}
-
 // Mod: fmod = 0 takes the divisor's sign (remainder); fmod = 1 the dividend's, which for signed
 // ints is a - trunc(a / b) * b (exact with wrapping arithmetic, also for min % -1 = 0).
 Status map_mod(Importer& im) {
@@ -130,7 +122,7 @@ Status map_mod(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(int64_t fmod, attr_int(im, "fmod", 0));
   auto t = onnx_dtype(et);
   if (!t.ok() || !t->is_int()) return unsupported_on(im, et, is_float_type(et) ? "the IR has no floating-point fmod" : "");
-  if (fmod == 0 || !t->is_signed) return map_int_binary<Op::Remainder>(im);
+  if (fmod == 0 || !t->is_signed) return map_binary<Op::Remainder>(im);
   DENOTE_ASSIGN_OR_RETURN(int64_t a, im.input(0));
   DENOTE_ASSIGN_OR_RETURN(int64_t b, im.input(1));
   DENOTE_ASSIGN_OR_RETURN(int64_t q, im.binary(Op::DivTrunc, a, b));
@@ -185,7 +177,7 @@ template <Op kOp>
 Status map_logic(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(int32_t et, operand_type(im, 0));
   if (et != TensorProto::BOOL) return unsupported_on(im, et);
-  return map_int_binary<kOp>(im);
+  return map_binary<kOp>(im);
 }
 
 // MaxPool of integers up to 32 bits: the float mapping in binary64 between exact casts. Every value
@@ -247,7 +239,7 @@ Status dispatch(Importer& im) {
   const bool int_like = et >= 0 && !is_float_type(et);
   if (int_like && op == "Div") {
     if (et == TensorProto::BOOL) return unsupported_on(im, et);
-    return map_int_binary<Op::DivTrunc>(im);
+    return map_binary<Op::DivTrunc>(im);
   }
   if (int_like && op == "Clip") return map_clip_int(im);
   if (int_like && op == "MaxPool") return map_selection_via_binary64(im, et);
