@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "denote/eval/eval.h"
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 
 namespace {
 

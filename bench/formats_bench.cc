@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "denote/eval/eval.h"
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 #include "denote/scalar/binary_context.h"
 #include "denote/scalar/binary_functions.h"
 #include "denote/scalar/binary_ops.h"

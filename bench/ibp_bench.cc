@@ -35,7 +35,7 @@
 #include "denote/bounds/ibp.h"
 #include "denote/eval/eval.h"
 #include "denote/io/npy.h"
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
 

@@ -5,8 +5,25 @@
 #include <cmath>
 
 #include "bounds/ibp_rules.h"
+#include "denote/scalar/arith.h"
 
 namespace denote {
+
+namespace {
+
+// IBP is evaluation over the interval context, except that a node whose rule fails (no sound box)
+// or whose parent has no box gets a note instead of stopping the walk.
+template <class E>
+struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>> {
+  std::vector<std::string>* notes;
+  Status on_error(const Node& n, const Status& s) {
+    // A missing parent box is a short note; the rule errors keep their full text.
+    (*notes)[static_cast<size_t>(n.id)] = s.field() == "parents" ? s.detail() : s.message();
+    return ok_status();
+  }
+};
+
+}  // namespace
 
 template <class E>
 Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g, const Payload<Interval<typename E::Value>>& payload,
@@ -22,33 +39,21 @@ Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g, const Pay
         inputs[k].data.size() != static_cast<size_t>(numel(inputs[k].shape)))
       return error_status(fmt::format("IR bounds: input box {} has shape {}, node {} declares {}", k,
                                       to_string(inputs[k].shape), input_ids[k],
-                                      to_string(g.nodes[input_ids[k]].out_shape)));
+                                      to_string(g.nodes[input_ids[k]].out_shape)))
+          .with_field("input");
   IbpResult<S> out;
-  out.boxes.resize(g.nodes.size());
   out.notes.resize(g.nodes.size());
-  ValueTable<S> table(g.nodes.size());
-  std::vector<Shape> shapes;
-  std::vector<const Tensor<S>*> parents;
-  size_t next_input = 0;
-  for (const Node& n : g.nodes) {
-    const Tensor<S>* supplied = n.op == Op::Input ? &inputs[next_input++] : nullptr;
-    std::string why;
-    for (int64_t p : n.parents)
-      if (!out.boxes[p]) {
-        why = fmt::format("parent {} has no box", p);
-        break;
-      }
-    if (why.empty()) {
-      ctx.take_error();
-      const Status s = detail::eval_node(n, table, payload, supplied, ctx, options, shapes, parents);
-      if (s.ok()) {
-        out.boxes[n.id] = table[n.id];
-        continue;
-      }
-      why = s.message();
-    }
-    out.notes[n.id] = why;
-  }
+  IbpPass<E> pass{{ctx, payload, options, {}}, &out.notes};
+  walk::Config cfg;
+  cfg.options = options;
+  cfg.structure_checked = true;
+  cfg.value_noun = "box";
+  ValueTable<S> table;
+  std::vector<bool> present;
+  DENOTE_RETURN_IF_ERROR(walk::forward(g, pass, inputs, cfg, table, present));
+  out.boxes.resize(g.nodes.size());
+  for (size_t i = 0; i < table.size(); ++i)
+    if (present[i]) out.boxes[i] = std::move(table[i]);
   return out;
 }
 
@@ -133,20 +138,40 @@ Result<DoubleIbp> ibp_in(IntervalContext<E>& ctx, const Graph& g, const Payload<
 
 }  // namespace
 
+// The interval endpoints for a point context: the same arithmetic, rounded outward.
+template <class Ctx>
+struct EndpointsFor;
+template <>
+struct EndpointsFor<F64Context> {
+  static NativeEndpoints<double> make(const F64Context&) { return {}; }
+};
+template <>
+struct EndpointsFor<F32Context> {
+  static NativeEndpoints<float> make(const F32Context&) { return {}; }
+};
+template <>
+struct EndpointsFor<BinaryContext> {
+  static BinaryEndpoints make(const BinaryContext& c) { return BinaryEndpoints(c.format()); }
+};
+
 Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
                                  std::string_view arith, const EvalOptions& options) {
-  if (arith == "f64") {
-    IntervalContext<NativeEndpoints<double>> ctx;
-    return ibp_in(ctx, g, payload, inputs, options);
-  }
-  if (arith == "f32") {
-    IntervalContext<NativeEndpoints<float>> ctx;
-    return ibp_in(ctx, g, payload, inputs, options);
-  }
-  auto f = parse_format(arith);
-  if (!f.ok()) return error_status("IR bounds: arith " + std::string(arith) + ": expected f64, f32 or a binary format (" + f.message() + ")");
-  IntervalContext<BinaryEndpoints> ctx{BinaryEndpoints(*f)};
-  return ibp_in(ctx, g, payload, inputs, options);
+  auto spec = parse_arith_name(arith, /*allow_real=*/false);
+  if (!spec.ok())
+    return error_status(ErrorCode::kInvalidInput,
+                        "IR bounds: arith " + std::string(arith) + ": expected f64, f32 or a binary format (" +
+                            spec.message() + ")")
+        .with_field("arith");
+  // The one arith dispatch (scalar/arith.h) picks the point context; its endpoints bound it.
+  return visit_arith(*spec, [&](auto& point) -> Result<DoubleIbp> {
+    using Point = std::decay_t<decltype(point)>;
+    if constexpr (std::is_same_v<Point, RealContext>) {
+      return error_status(ErrorCode::kInternal, "IR bounds: real arithmetic has no interval endpoints");
+    } else {
+      IntervalContext ctx{EndpointsFor<Point>::make(point)};
+      return ibp_in(ctx, g, payload, inputs, options);
+    }
+  });
 }
 
 }  // namespace denote

@@ -120,7 +120,7 @@ Result<Tensor<Interval<typename E::Value>>> ibp_layernorm(IntervalContext<E>& ct
     for (int64_t j = 0; j < rows.extent; ++j) xs.push_back(to_d(ctx, x.data[b + j]));
     const auto exact = layernorm_exact(xs, gamma, beta, p.eps, fm);
     if (!exact) {
-      if (!have_generic) return rules::eval_error(fmt::format("node {}: interval: layernorm has no sound box", a.node.id));
+      if (!have_generic) return rules::eval_error("interval: layernorm has no sound box");
       continue;
     }
     for (int64_t j = 0; j < rows.extent; ++j)

@@ -110,7 +110,7 @@ Result<Tensor<Interval<typename E::Value>>> softmax_rule(IntervalContext<E>& ctx
     }
     const auto exact = softmax_exact(xs, log_form, fm);
     if (!exact) {
-      if (!have_generic) return rules::eval_error(fmt::format("node {}: interval: softmax has no sound box", a.node.id));
+      if (!have_generic) return rules::eval_error("interval: softmax has no sound box");
       continue;
     }
     for (size_t k = 0; k < kept.size(); ++k)

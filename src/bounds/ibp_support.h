@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "denote/bounds/interval.h"
-#include "../eval/eval_args.h"
+#include "../ops/eval_args.h"
 
 namespace denote::ibp {
 

@@ -8,7 +8,9 @@
 #include <string>
 
 #include "denote/check/check.h"
-#include "eval_args.h"
+#include "denote/eval/eval.h"
+#include "../ops/eval_args.h"
+#include "walk.h"
 #include "../ops/source_eval.h"
 #include "../ops/layout_eval.h"
 #include "../ops/pointwise_eval.h"
@@ -28,7 +30,7 @@ using EvalFn = Result<Tensor<typename Ctx::Scalar>> (*)(Ctx&, const rules::EvalA
 template <class Ctx>
 EvalFn<Ctx> eval_fn(Op op) {
   static constexpr EvalFn<Ctx> kEval[] = {
-#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) &rules::eval_##name<Ctx>,
+#define DENOTE_OP(name, ...) &rules::eval_##name<Ctx>,
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
   };
@@ -42,81 +44,75 @@ struct RuleOverride {
   static EvalFn<Ctx> find(Op) { return nullptr; }
 };
 
-inline Status eval_node_error(const Node& n, const std::string& what) {
-  return error_status(fmt::format("IR eval: node {}: {} ({})", n.id, what, summary(n)));
-}
-
-// Evaluates node n whose parents are already in `table`, computing the value with
-// `rule(ctx, args)` between the driver's checks (shape rule on the actual parents, element limit,
-// error channel, produced-vs-declared shape). eval_node passes the op's eval rule; the kernel
-// executor (src/plan) passes a bound handler.
+// Runs `rule(ctx, a)` for a.node and reads the context's error channel (an operation without a
+// value in a binary format, e.g. 0/0 in a format without NaN) as the node's error.
 template <class Ctx, class Rule>
-Status eval_node_with(const Node& n, ValueTable<typename Ctx::Scalar>& table,
-                      const Payload<typename Ctx::Scalar>& payload, const Tensor<typename Ctx::Scalar>* supplied,
-                      Ctx& ctx, const EvalOptions& options, std::vector<Shape>& shapes,
-                      std::vector<const Tensor<typename Ctx::Scalar>*>& parents, Rule&& rule) {
-  using S = typename Ctx::Scalar;
-  shapes.clear();
-  parents.clear();
-  for (int64_t p : n.parents) {
-    shapes.push_back(table[p].shape);
-    parents.push_back(&table[p]);
-  }
-  auto inferred = infer_shape(n, shapes);
-  if (!inferred.ok()) {
-    const std::string& m = inferred.message();
-    return m.rfind("IR ", 0) == 0 ? inferred.status() : eval_node_error(n, m);
-  }
-  if (*inferred != n.out_shape)
-    return eval_node_error(n, "produced shape mismatch: produced=" + to_string(*inferred) +
-                                  ", declared=" + to_string(n.out_shape));
-  if (numel(*inferred) > options.max_elements)
-    return eval_node_error(n, fmt::format("{} elements exceed the evaluation limit of {}", numel(*inferred),
-                                          options.max_elements));
-  rules::EvalArgs<S> args{n, parents, payload, *inferred, supplied, options};
-  auto value = rule(ctx, args);
+Result<Tensor<typename Ctx::Scalar>> apply_rule(Ctx& ctx, const rules::EvalArgs<typename Ctx::Scalar>& a, Rule& rule) {
+  constexpr bool kErrorChannel = requires(Ctx& c) {
+    { c.take_error() } -> std::convertible_to<std::string>;
+  };
+  if constexpr (kErrorChannel) (void)ctx.take_error();
+  auto value = rule(ctx, a);
   if (!value.ok()) return value.status();
-  // Contexts with an error channel (an operation without a value in a binary format, e.g. 0/0 in a
-  // format without NaN) report it here, attributed to the node; the native contexts have none.
-  if constexpr (requires(const Ctx& c) { { c.take_error() } -> std::convertible_to<std::string>; }) {
-    if (std::string err = ctx.take_error(); !err.empty()) return eval_node_error(n, err);
+  if constexpr (kErrorChannel) {
+    if (std::string err = ctx.take_error(); !err.empty()) return Status::error(ErrorCode::kEval, err);
   }
-  if (value->shape != n.out_shape || value->data.size() != static_cast<size_t>(numel(n.out_shape)))
-    return eval_node_error(n, "produced shape mismatch: produced=" + to_string(value->shape) +
-                                  ", declared=" + to_string(n.out_shape));
-  table[n.id] = std::move(*value);
-  return ok_status();
+  return value;
 }
 
-// Evaluates node n whose parents are already in `table`.
+// The evaluation pass over the walker (src/eval/walk.h): a node's value is `rule(ctx, args)`,
+// then the context's error channel (an operation without a value in a binary format, e.g. 0/0 in
+// a format without NaN) is read, attributed to the node. eval passes the op table's rule (or the
+// context's override); the kernel executor (src/plan) passes the bound handler.
+template <class Ctx, class Rule>
+struct EvalPass {
+  using S = typename Ctx::Scalar;
+  using Value = Tensor<S>;
+  Ctx& ctx;
+  const Payload<S>& payload;
+  const EvalOptions& options;
+  Rule rule;
+
+  static const Shape& shape_of(const Value& v) { return v.shape; }
+  static bool well_sized(const Value& v) { return v.data.size() == static_cast<size_t>(numel(v.shape)); }
+
+  Result<Value> visit(const Node& n, std::span<const Value* const> parents, const Shape& out_shape,
+                      const Value* supplied) {
+    return apply_rule(ctx, rules::EvalArgs<S>{n, parents, payload, out_shape, supplied, options}, rule);
+  }
+};
+
+// The rule of op for context Ctx: the context's override, else the op table's eval column.
 template <class Ctx>
-Status eval_node(const Node& n, ValueTable<typename Ctx::Scalar>& table, const Payload<typename Ctx::Scalar>& payload,
-                 const Tensor<typename Ctx::Scalar>* supplied, Ctx& ctx, const EvalOptions& options,
-                 std::vector<Shape>& shapes, std::vector<const Tensor<typename Ctx::Scalar>*>& parents) {
-  EvalFn<Ctx> rule = RuleOverride<Ctx>::find(n.op);
-  return eval_node_with(n, table, payload, supplied, ctx, options, shapes, parents,
-                        rule ? rule : eval_fn<Ctx>(n.op));
+EvalFn<Ctx> node_rule(Op op) {
+  EvalFn<Ctx> rule = RuleOverride<Ctx>::find(op);
+  return rule ? rule : eval_fn<Ctx>(op);
 }
 
-// Evaluates the nodes marked in `needed` (all when empty) in id order.
+template <class Ctx>
+struct TableRule {
+  Result<Tensor<typename Ctx::Scalar>> operator()(Ctx& ctx, const rules::EvalArgs<typename Ctx::Scalar>& a) const {
+    return node_rule<Ctx>(a.node.op)(ctx, a);
+  }
+};
+
+// One node's op-table rule (with the context's override) and error channel; the typed interpreter
+// calls it per node. Instantiated with denote_all for every context.
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> apply_table_rule(Ctx& ctx, const rules::EvalArgs<typename Ctx::Scalar>& a) {
+  TableRule<Ctx> rule;
+  return apply_rule(ctx, a, rule);
+}
+
+// Evaluates g with the op table's rules under `cfg` (needed nodes, liveness).
 template <class Ctx>
 Result<ValueTable<typename Ctx::Scalar>> run(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
                                              std::span<const Tensor<typename Ctx::Scalar>> inputs, Ctx& ctx,
-                                             const EvalOptions& options, const std::vector<bool>& needed,
-                                             bool structure_checked = false) {
-  if (!structure_checked) DENOTE_RETURN_IF_ERROR(check_well_formed(g));
-  const std::vector<int64_t> input_ids = g.input_ids();
-  if (inputs.size() != input_ids.size())
-    return error_status(fmt::format("IR eval: expected {} input tensors, got {}", input_ids.size(), inputs.size()));
-  ValueTable<typename Ctx::Scalar> table(g.nodes.size());
-  std::vector<Shape> shapes;
-  std::vector<const Tensor<typename Ctx::Scalar>*> parents;
-  size_t next_input = 0;
-  for (const Node& n : g.nodes) {
-    const Tensor<typename Ctx::Scalar>* supplied = n.op == Op::Input ? &inputs[next_input++] : nullptr;
-    if (!needed.empty() && !needed[n.id]) continue;
-    DENOTE_RETURN_IF_ERROR(eval_node(n, table, payload, supplied, ctx, options, shapes, parents));
-  }
+                                             const walk::Config& cfg) {
+  EvalPass<Ctx, TableRule<Ctx>> pass{ctx, payload, cfg.options, {}};
+  ValueTable<typename Ctx::Scalar> table;
+  std::vector<bool> present;
+  DENOTE_RETURN_IF_ERROR(walk::forward(g, pass, inputs, cfg, table, present));
   return table;
 }
 
@@ -126,7 +122,9 @@ template <class Ctx>
 Result<ValueTable<typename Ctx::Scalar>> denote_all(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
                                                     std::span<const Tensor<typename Ctx::Scalar>> inputs, Ctx& ctx,
                                                     const EvalOptions& options) {
-  return detail::run(g, payload, inputs, ctx, options, {});
+  walk::Config cfg;
+  cfg.options = options;
+  return detail::run(g, payload, inputs, ctx, cfg);
 }
 
 template <class Ctx>
@@ -134,16 +132,19 @@ Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typena
                                             std::span<const Tensor<typename Ctx::Scalar>> inputs, int64_t output_id,
                                             Ctx& ctx, const EvalOptions& options) {
   if (output_id < 0 || static_cast<size_t>(output_id) >= g.nodes.size())
-    return error_status(fmt::format("IR eval: outputId out of bounds: {}", output_id));
+    return error_status(ErrorCode::kInvalidInput, fmt::format("IR eval: outputId out of bounds: {}", output_id));
   DENOTE_RETURN_IF_ERROR(check_well_formed(g));
-  // Mark the ancestors of output_id with one backward sweep (parents have smaller ids).
-  std::vector<bool> needed(g.nodes.size(), false);
-  needed[output_id] = true;
-  for (int64_t i = output_id; i >= 0; --i)
-    if (needed[i])
-      for (int64_t p : g.nodes[i].parents) needed[p] = true;
-  DENOTE_ASSIGN_OR_RETURN(auto table, detail::run(g, payload, inputs, ctx, options, needed, /*structure_checked=*/true));
-  return std::move(table[output_id]);
+  // Only the ancestors of output_id run, and each value is freed after its last reader.
+  const std::vector<bool> needed = walk::ancestors(g, output_id);
+  std::vector<bool> keep(g.nodes.size(), false);
+  keep[static_cast<size_t>(output_id)] = true;
+  walk::Config cfg;
+  cfg.options = options;
+  cfg.structure_checked = true;
+  cfg.needed = &needed;
+  cfg.keep = &keep;
+  DENOTE_ASSIGN_OR_RETURN(auto table, detail::run(g, payload, inputs, ctx, cfg));
+  return std::move(table[static_cast<size_t>(output_id)]);
 }
 
 }  // namespace denote
@@ -154,4 +155,5 @@ Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typena
                                                            const EvalOptions&);                                  \
   template Result<Tensor<Ctx::Scalar>> denote<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,                    \
                                                    std::span<const Tensor<Ctx::Scalar>>, int64_t, Ctx&,          \
-                                                   const EvalOptions&);
+                                                   const EvalOptions&);                                  \
+  template Result<Tensor<Ctx::Scalar>> detail::apply_table_rule<Ctx>(Ctx&, const rules::EvalArgs<Ctx::Scalar>&);

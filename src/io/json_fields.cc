@@ -12,7 +12,8 @@ namespace denote::jsonio {
 
 Status Where::error(const std::string& field, const std::string& what) const {
   std::string at = text.empty() ? "" : text + ": ";
-  return error_status(fmt::format("torchlean.ir.v1: {}field '{}': {}", at, field, what));
+  return Status::error(ErrorCode::kInvalidInput, fmt::format("torchlean.ir.v1: {}field '{}': {}", at, field, what))
+      .with_field(field);
 }
 
 bool has(const json& obj, const char* key) { return obj.is_object() && obj.contains(key) && !obj[key].is_null(); }

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "denote/base/status.h"
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 
 namespace denote::jsonio {
 

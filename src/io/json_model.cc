@@ -1,5 +1,5 @@
-// torchlean.ir.v1 reader and writer. Attribute fields are read and written per AttrKind (the op
-// table says which kind an op carries); payload fields per payload-backed op.
+// torchlean.ir.v1 reader. Attribute fields are read per AttrKind (the op table says which kind an
+// op carries) from the record's field list (json_attrs.h); payload fields per payload record form.
 #include <fstream>
 #include <sstream>
 
@@ -8,6 +8,7 @@
 #include "denote/check/check.h"
 #include "denote/io/json.h"
 #include "denote/io/onnx.h"
+#include "json_attrs.h"
 #include "json_fields.h"
 
 namespace denote {
@@ -17,180 +18,85 @@ using jsonio::Where;
 
 namespace {
 
-Result<WindowConfig> read_window(const json& j, const Where& w) {
-  WindowConfig c;
-  DENOTE_ASSIGN_OR_RETURN(c.spatial_rank, jsonio::get_int(j, "spatial_rank", w));
-  DENOTE_ASSIGN_OR_RETURN(c.kernel, jsonio::get_ints(j, "kernel", w));
-  DENOTE_ASSIGN_OR_RETURN(c.stride, jsonio::get_ints(j, "stride", w));
-  DENOTE_ASSIGN_OR_RETURN(c.padding, jsonio::get_ints(j, "padding", w));
-  return c;
+Status read_const(const Node& n, const json& j, const Where& w, Payload<double>& p) {
+  if (!jsonio::has(j, "values")) return ok_status();
+  DENOTE_ASSIGN_OR_RETURN(auto v, jsonio::get_tensor(j, "values", std::get<ValueShapeAttrs>(n.attrs).shape, w));
+  p.consts[n.id] = {std::move(v)};
+  return ok_status();
 }
 
-Result<ConvConfig> read_conv(const json& j, const Where& w) {
-  ConvConfig c;
-  DENOTE_ASSIGN_OR_RETURN(c.window, read_window(j, w));
-  DENOTE_ASSIGN_OR_RETURN(c.dilation, jsonio::get_ints_or_empty(j, "dilation", w));
-  DENOTE_ASSIGN_OR_RETURN(c.padding_after, jsonio::get_ints_or_empty(j, "padding_after", w));
-  DENOTE_ASSIGN_OR_RETURN(c.groups, jsonio::get_int_or(j, "groups", 1, w));
-  DENOTE_ASSIGN_OR_RETURN(c.channel_axis, jsonio::get_int(j, "channel_axis", w));
-  DENOTE_ASSIGN_OR_RETURN(c.in_channels, jsonio::get_int(j, "in_channels", w));
-  DENOTE_ASSIGN_OR_RETURN(c.out_channels, jsonio::get_int(j, "out_channels", w));
-  return c;
+Status read_linear(const Node& n, const json& j, const Where& w, Payload<double>& p) {
+  if (!jsonio::has(j, "weight")) return ok_status();
+  LinearRecord<double> r;
+  DENOTE_ASSIGN_OR_RETURN(r.out_dim, jsonio::get_int(j, "out_dim", w));
+  DENOTE_ASSIGN_OR_RETURN(r.in_dim, jsonio::get_int(j, "in_dim", w));
+  if (r.out_dim < 0 || r.in_dim < 0) return w.error("out_dim", "dimensions must be nonnegative");
+  DENOTE_ASSIGN_OR_RETURN(r.weight, jsonio::get_tensor(j, "weight", {r.out_dim, r.in_dim}, w));
+  DENOTE_ASSIGN_OR_RETURN(r.bias, jsonio::get_tensor(j, "bias", {r.out_dim}, w));
+  p.linear[n.id] = std::move(r);
+  return ok_status();
 }
 
-Result<HardMask> read_mask(const json& j, const Where& w) {
-  HardMask m;
-  DENOTE_ASSIGN_OR_RETURN(m.shape, jsonio::get_shape(j, "mask_shape", w));
-  DENOTE_ASSIGN_OR_RETURN(auto allowed, jsonio::get_tensor(j, "allowed", m.shape, w));
-  for (double v : allowed) m.allowed.push_back(v != 0.0 ? 1 : 0);
-  return m;
+Status read_conv(const Node& n, const json& j, const Where& w, Payload<double>& p) {
+  if (!jsonio::has(j, "weight")) return ok_status();
+  ConvRecord<double> r;
+  r.config = std::get<ConvConfig>(n.attrs);
+  DENOTE_ASSIGN_OR_RETURN(r.input_spatial, jsonio::get_shape(j, "input_spatial", w));
+  Shape ws{r.config.out_channels, r.config.groups > 0 ? r.config.in_channels / r.config.groups : 0};
+  for (int64_t k : r.config.window.kernel) ws.push_back(k);
+  if (auto c = checked_numel(ws); !c.ok()) return w.error("weight", c.message());
+  DENOTE_ASSIGN_OR_RETURN(r.weight, jsonio::get_tensor(j, "weight", ws, w));
+  DENOTE_ASSIGN_OR_RETURN(r.bias, jsonio::get_tensor(j, "bias", {r.config.out_channels}, w));
+  p.conv[n.id] = std::move(r);
+  return ok_status();
 }
 
-// Reads the attribute record of `kind` from a node object.
-Result<Attrs> read_attrs(AttrKind kind, const json& j, const Where& w) {
-  switch (kind) {
-    case AttrKind::None: return Attrs(NoAttrs{});
-    case AttrKind::ValueShape: {
-      DENOTE_ASSIGN_OR_RETURN(Shape s, jsonio::get_shape(j, "value_shape", w));
-      return Attrs(ValueShapeAttrs{s});
-    }
-    case AttrKind::Seed: {
-      DENOTE_ASSIGN_OR_RETURN(uint64_t seed, jsonio::get_uint64(j, "seed", w));
-      return Attrs(SeedAttrs{seed});
-    }
-    case AttrKind::Custom: {
-      CustomAttrs c;
-      DENOTE_ASSIGN_OR_RETURN(c.name, jsonio::get_string(j, "name", w));
-      if (!jsonio::has(j, "input_shapes") || !j["input_shapes"].is_array())
-        return w.error("input_shapes", "expected an array of shapes");
-      for (const json& s : j["input_shapes"]) {
-        DENOTE_ASSIGN_OR_RETURN(Shape shape, jsonio::get_shape(json{{"shape", s}}, "shape", w));
-        c.input_shapes.push_back(shape);
-      }
-      return Attrs(c);
-    }
-    case AttrKind::Perm: {
-      DENOTE_ASSIGN_OR_RETURN(auto p, jsonio::get_ints(j, "perm", w));
-      return Attrs(PermAttrs{p});
-    }
-    case AttrKind::Transpose: {
-      TransposeAttrs t;
-      DENOTE_ASSIGN_OR_RETURN(t.axis1, jsonio::get_int(j, "axis1", w));
-      DENOTE_ASSIGN_OR_RETURN(t.axis2, jsonio::get_int(j, "axis2", w));
-      return Attrs(t);
-    }
-    case AttrKind::Broadcast: {
-      BroadcastAttrs b;
-      DENOTE_ASSIGN_OR_RETURN(b.from, jsonio::get_shape(j, "from_shape", w));
-      DENOTE_ASSIGN_OR_RETURN(b.to, jsonio::get_shape(j, "to_shape", w));
-      return Attrs(b);
-    }
-    case AttrKind::Reshape: {
-      ReshapeAttrs r;
-      DENOTE_ASSIGN_OR_RETURN(r.in_shape, jsonio::get_shape(j, "in_shape", w));
-      DENOTE_ASSIGN_OR_RETURN(r.out_shape, jsonio::get_shape(j, "out_shape", w));
-      return Attrs(r);
-    }
-    case AttrKind::Axis: {
-      DENOTE_ASSIGN_OR_RETURN(int64_t axis, jsonio::get_int(j, "axis", w));
-      return Attrs(AxisAttrs{axis});
-    }
-    case AttrKind::Clamp: {
-      if (!jsonio::has(j, "bound")) return w.error("bound", "missing");
-      DENOTE_ASSIGN_OR_RETURN(double b, jsonio::get_double_or(j, "bound", 0.0, w));
-      return Attrs(ClampAttrs{b});
-    }
-    case AttrKind::Cast: {
-      CastAttrs c;
-      DENOTE_ASSIGN_OR_RETURN(c.dtype, jsonio::get_string(j, "dtype", w));
-      if (jsonio::has(j, "rounding")) {
-        DENOTE_ASSIGN_OR_RETURN(c.rounding, jsonio::get_string(j, "rounding", w));
-      }
-      return Attrs(c);
-    }
-    case AttrKind::Conv: {
-      DENOTE_ASSIGN_OR_RETURN(ConvConfig c, read_conv(j, w));
-      return Attrs(c);
-    }
-    case AttrKind::Window: {
-      DENOTE_ASSIGN_OR_RETURN(WindowConfig c, read_window(j, w));
-      return Attrs(c);
-    }
-    case AttrKind::BatchNorm: {
-      BatchNormAttrs b;
-      DENOTE_ASSIGN_OR_RETURN(b.channel_axis, jsonio::get_int(j, "channel_axis", w));
-      DENOTE_ASSIGN_OR_RETURN(b.channels, jsonio::get_int(j, "channels", w));
-      return Attrs(b);
-    }
-    case AttrKind::Mask: {
-      DENOTE_ASSIGN_OR_RETURN(HardMask m, read_mask(j, w));
-      return Attrs(m);
-    }
-  }
-  return w.error("kind", "unsupported attribute kind");
+Status read_batch_norm(const Node& n, const json& j, const Where& w, Payload<double>& p) {
+  if (!jsonio::has(j, "gamma")) return ok_status();
+  BatchNormRecord<double> r;
+  const Shape c{std::get<BatchNormAttrs>(n.attrs).channels};
+  if (c[0] < 0) return w.error("channels", "must be nonnegative");
+  DENOTE_ASSIGN_OR_RETURN(r.gamma, jsonio::get_tensor(j, "gamma", c, w));
+  DENOTE_ASSIGN_OR_RETURN(r.beta, jsonio::get_tensor(j, "beta", c, w));
+  DENOTE_ASSIGN_OR_RETURN(r.mean, jsonio::get_tensor(j, "mean", c, w));
+  DENOTE_ASSIGN_OR_RETURN(r.var, jsonio::get_tensor(j, "var", c, w));
+  DENOTE_ASSIGN_OR_RETURN(r.eps, jsonio::get_double_or(j, "eps", 1e-5, w));
+  p.batch_norm[n.id] = std::move(r);
+  return ok_status();
 }
+
+Status read_layernorm(const Node& n, const json& j, const Where& w, Payload<double>& p) {
+  if (!jsonio::has(j, "gamma")) return ok_status();
+  LayerNormRecord<double> r;
+  const int64_t axis = std::get<AxisAttrs>(n.attrs).axis;
+  if (axis < 0 || static_cast<size_t>(axis) > n.out_shape.size())
+    return w.error("axis", fmt::format("axis {} out of range for shape {}", axis, to_string(n.out_shape)));
+  r.normalized_shape.assign(n.out_shape.begin() + axis, n.out_shape.end());
+  DENOTE_ASSIGN_OR_RETURN(r.gamma, jsonio::get_tensor(j, "gamma", r.normalized_shape, w));
+  DENOTE_ASSIGN_OR_RETURN(r.beta, jsonio::get_tensor(j, "beta", r.normalized_shape, w));
+  DENOTE_ASSIGN_OR_RETURN(r.eps, jsonio::get_double_or(j, "eps", 1e-5, w));
+  p.layernorm[n.id] = std::move(r);
+  return ok_status();
+}
+
+// The serialized payload record of a payload- or parameter-backed op (flags P / W in ops.def),
+// told apart by the op's attribute kind: const (value_shape), linear (no attrs), conv,
+// batch_norm_eval, layernorm (axis). Custom bodies are code, never serialized.
+struct PayloadForm {
+  AttrKind attr;
+  Status (*read)(const Node&, const json&, const Where&, Payload<double>&);
+};
+constexpr PayloadForm kPayloadForms[] = {
+    {AttrKind::ValueShape, &read_const}, {AttrKind::None, &read_linear},     {AttrKind::Conv, &read_conv},
+    {AttrKind::BatchNorm, &read_batch_norm}, {AttrKind::Axis, &read_layernorm},
+};
 
 // Reads the payload fields of node n (if it has any) into `p`.
 Status read_payload(const Node& n, const json& j, const Where& w, Payload<double>& p) {
-  switch (n.op) {
-    case Op::Const: {
-      if (!jsonio::has(j, "values")) return ok_status();
-      DENOTE_ASSIGN_OR_RETURN(auto v, jsonio::get_tensor(j, "values", std::get<ValueShapeAttrs>(n.attrs).shape, w));
-      p.consts[n.id] = {std::move(v)};
-      return ok_status();
-    }
-    case Op::Linear: {
-      if (!jsonio::has(j, "weight")) return ok_status();
-      LinearRecord<double> r;
-      DENOTE_ASSIGN_OR_RETURN(r.out_dim, jsonio::get_int(j, "out_dim", w));
-      DENOTE_ASSIGN_OR_RETURN(r.in_dim, jsonio::get_int(j, "in_dim", w));
-      if (r.out_dim < 0 || r.in_dim < 0) return w.error("out_dim", "dimensions must be nonnegative");
-      DENOTE_ASSIGN_OR_RETURN(r.weight, jsonio::get_tensor(j, "weight", {r.out_dim, r.in_dim}, w));
-      DENOTE_ASSIGN_OR_RETURN(r.bias, jsonio::get_tensor(j, "bias", {r.out_dim}, w));
-      p.linear[n.id] = std::move(r);
-      return ok_status();
-    }
-    case Op::Conv: {
-      if (!jsonio::has(j, "weight")) return ok_status();
-      ConvRecord<double> r;
-      r.config = std::get<ConvConfig>(n.attrs);
-      DENOTE_ASSIGN_OR_RETURN(r.input_spatial, jsonio::get_shape(j, "input_spatial", w));
-      Shape ws{r.config.out_channels, r.config.groups > 0 ? r.config.in_channels / r.config.groups : 0};
-      for (int64_t k : r.config.window.kernel) ws.push_back(k);
-      if (auto c = checked_numel(ws); !c.ok()) return w.error("weight", c.message());
-      DENOTE_ASSIGN_OR_RETURN(r.weight, jsonio::get_tensor(j, "weight", ws, w));
-      DENOTE_ASSIGN_OR_RETURN(r.bias, jsonio::get_tensor(j, "bias", {r.config.out_channels}, w));
-      p.conv[n.id] = std::move(r);
-      return ok_status();
-    }
-    case Op::BatchNormEval: {
-      if (!jsonio::has(j, "gamma")) return ok_status();
-      BatchNormRecord<double> r;
-      const Shape c{std::get<BatchNormAttrs>(n.attrs).channels};
-      if (c[0] < 0) return w.error("channels", "must be nonnegative");
-      DENOTE_ASSIGN_OR_RETURN(r.gamma, jsonio::get_tensor(j, "gamma", c, w));
-      DENOTE_ASSIGN_OR_RETURN(r.beta, jsonio::get_tensor(j, "beta", c, w));
-      DENOTE_ASSIGN_OR_RETURN(r.mean, jsonio::get_tensor(j, "mean", c, w));
-      DENOTE_ASSIGN_OR_RETURN(r.var, jsonio::get_tensor(j, "var", c, w));
-      DENOTE_ASSIGN_OR_RETURN(r.eps, jsonio::get_double_or(j, "eps", 1e-5, w));
-      p.batch_norm[n.id] = std::move(r);
-      return ok_status();
-    }
-    case Op::Layernorm: {
-      if (!jsonio::has(j, "gamma")) return ok_status();
-      LayerNormRecord<double> r;
-      const int64_t axis = std::get<AxisAttrs>(n.attrs).axis;
-      if (axis < 0 || static_cast<size_t>(axis) > n.out_shape.size())
-        return w.error("axis", fmt::format("axis {} out of range for shape {}", axis, to_string(n.out_shape)));
-      r.normalized_shape.assign(n.out_shape.begin() + axis, n.out_shape.end());
-      DENOTE_ASSIGN_OR_RETURN(r.gamma, jsonio::get_tensor(j, "gamma", r.normalized_shape, w));
-      DENOTE_ASSIGN_OR_RETURN(r.beta, jsonio::get_tensor(j, "beta", r.normalized_shape, w));
-      DENOTE_ASSIGN_OR_RETURN(r.eps, jsonio::get_double_or(j, "eps", 1e-5, w));
-      p.layernorm[n.id] = std::move(r);
-      return ok_status();
-    }
-    default: return ok_status();
-  }
+  if (!has_flag(n.op, kFlagPayload) && !has_flag(n.op, kFlagParams)) return ok_status();
+  for (const PayloadForm& form : kPayloadForms)
+    if (form.attr == op_info(n.op).attr) return form.read(n, j, w, p);
+  return ok_status();
 }
 
 }  // namespace
@@ -212,7 +118,8 @@ Result<Node> read_node(const json& j, size_t index, Payload<double>& payload, bo
   w.text = fmt::format("nodes[{}] (id {}, kind {})", index, n.id, kind);
   DENOTE_ASSIGN_OR_RETURN(n.parents, jsonio::get_ints(j, "parents", w));
   DENOTE_ASSIGN_OR_RETURN(n.out_shape, jsonio::get_shape(j, "shape", w));
-  const bool reduction = n.op == Op::ReduceSum || n.op == Op::ReduceMean;
+  // TorchLean writes axis reductions with an axis list and keepdim (lowered below when needed).
+  const bool reduction = op_info(n.op).family == OpFamily::Reduction && op_info(n.op).attr == AttrKind::Axis;
   if (reduction && !jsonio::has(j, "axis")) {
     DENOTE_ASSIGN_OR_RETURN(auto axes, jsonio::get_ints(j, "axes", w));
     DENOTE_ASSIGN_OR_RETURN(bool keepdim, jsonio::get_bool_or(j, "keepdim", false, w));
@@ -220,7 +127,7 @@ Result<Node> read_node(const json& j, size_t index, Payload<double>& payload, bo
     needs_lowering = needs_lowering || axes.size() > 1 || keepdim;
     n.attrs = AxisAttrs{axes[0]};
   } else {
-    DENOTE_ASSIGN_OR_RETURN(n.attrs, read_attrs(op_info(n.op).attr, j, w));
+    DENOTE_ASSIGN_OR_RETURN(n.attrs, jsonio::read_attrs(op_info(n.op).attr, j, w));
   }
   DENOTE_RETURN_IF_ERROR(read_payload(n, j, w, payload));
   return n;

@@ -1,7 +1,9 @@
-// torchlean.ir.v1 writer: attribute fields per AttrKind, payload fields per payload record.
+// torchlean.ir.v1 writer: attribute fields from each record's field list (json_attrs.h), payload
+// fields per payload record.
 #include <fmt/format.h>
 
 #include "denote/io/json.h"
+#include "json_attrs.h"
 #include "json_fields.h"
 
 namespace denote {
@@ -10,63 +12,7 @@ using jsonio::json;
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
-
-void write_window(const WindowConfig& c, ojson& j) {
-  j["spatial_rank"] = c.spatial_rank;
-  j["kernel"] = c.kernel;
-  j["stride"] = c.stride;
-  j["padding"] = c.padding;
-}
-
-struct AttrWriter {
-  ojson& j;
-  void operator()(const NoAttrs&) const {}
-  void operator()(const ValueShapeAttrs& a) const { j["value_shape"] = a.shape; }
-  void operator()(const SeedAttrs& a) const { j["seed"] = a.seed; }
-  void operator()(const CustomAttrs& a) const {
-    j["name"] = a.name;
-    j["input_shapes"] = a.input_shapes;
-  }
-  void operator()(const PermAttrs& a) const { j["perm"] = a.perm; }
-  void operator()(const TransposeAttrs& a) const {
-    j["axis1"] = a.axis1;
-    j["axis2"] = a.axis2;
-  }
-  void operator()(const BroadcastAttrs& a) const {
-    j["from_shape"] = a.from;
-    j["to_shape"] = a.to;
-  }
-  void operator()(const ReshapeAttrs& a) const {
-    j["in_shape"] = a.in_shape;
-    j["out_shape"] = a.out_shape;
-  }
-  void operator()(const AxisAttrs& a) const { j["axis"] = a.axis; }
-  void operator()(const ClampAttrs& a) const { j["bound"] = jsonio::number_json(a.bound); }
-  void operator()(const CastAttrs& a) const {
-    j["dtype"] = a.dtype;
-    j["rounding"] = a.rounding;
-  }
-  void operator()(const ConvConfig& c) const {
-    write_window(c.window, j);
-    j["dilation"] = c.dilation;
-    j["padding_after"] = c.padding_after;
-    j["groups"] = c.groups;
-    j["channel_axis"] = c.channel_axis;
-    j["in_channels"] = c.in_channels;
-    j["out_channels"] = c.out_channels;
-  }
-  void operator()(const WindowConfig& c) const { write_window(c, j); }
-  void operator()(const BatchNormAttrs& a) const {
-    j["channel_axis"] = a.channel_axis;
-    j["channels"] = a.channels;
-  }
-  void operator()(const HardMask& m) const {
-    j["mask_shape"] = m.shape;
-    std::vector<double> flat(m.allowed.begin(), m.allowed.end());
-    j["allowed"] = jsonio::tensor_json(flat, m.shape);
-  }
-};
+using jsonio::ojson;
 
 void write_payload(const Node& n, const Payload<double>& p, ojson& j) {
   if (const auto* r = find_record(p.consts, n.id)) {
@@ -118,7 +64,7 @@ std::string write_model_json(const Model& model) {
     j["kind"] = op_tag(n.op);
     j["parents"] = n.parents;
     j["shape"] = n.out_shape;
-    std::visit(AttrWriter{j}, n.attrs);
+    jsonio::write_attrs(n.attrs, j);
     // TorchLean writes reductions with an axis list and keepdim.
     // (get_if: a malformed model whose attrs do not match its op is still written, never a throw.)
     const auto* axis = std::get_if<AxisAttrs>(&n.attrs);

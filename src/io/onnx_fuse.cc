@@ -35,7 +35,7 @@ class GeluFinder {
 
  private:
   // The index of the binary `op` node producing `name` when `name` has exactly one use, else -1.
-  int single_use_producer(const std::string& name, const char* op) const {
+  int single_use_producer(const std::string& name, std::string_view op) const {
     auto it = producer_.find(name);
     if (it == producer_.end() || uses(name) != 1) return -1;
     const auto& n = g_.node(it->second);
@@ -53,7 +53,7 @@ class GeluFinder {
 
   // `name` = Add(Erf(x / sqrt 2), 1): returns x and the three nodes.
   std::optional<GeluMatch> one_plus_erf(const std::string& name) const {
-    const int add_index = single_use_producer(name, "Add");
+    const int add_index = single_use_producer(name, onnx_name(Op::Add));
     const auto* add = node_at(add_index);
     if (!add) return std::nullopt;
     for (int k = 0; k < 2; ++k) {
@@ -61,9 +61,9 @@ class GeluFinder {
       auto it = producer_.find(add->input(k));
       if (it == producer_.end() || uses(add->input(k)) != 1) continue;
       const auto& erf = g_.node(it->second);
-      if (erf.op_type() != "Erf" || erf.input_size() != 1) continue;
-      const int div = single_use_producer(erf.input(0), "Div");
-      const int mul = single_use_producer(erf.input(0), "Mul");
+      if (erf.op_type() != onnx_name(Op::Erf) || erf.input_size() != 1) continue;
+      const int div = single_use_producer(erf.input(0), onnx_name(Op::Div));
+      const int mul = single_use_producer(erf.input(0), onnx_name(Op::MulElem));
       std::string x;
       int scale = -1;
       if (div >= 0 && scalar_is(g_.node(div).input(1), std::sqrt(2.0), 1e-6)) {
@@ -84,19 +84,19 @@ class GeluFinder {
   // Node i = (x * (1 + erf)) * 0.5 or (x * 0.5) * (1 + erf).
   std::optional<GeluMatch> match_final(int i) const {
     const auto& n = g_.node(i);
-    if (n.op_type() != "Mul" || !n.domain().empty() || n.input_size() != 2) return std::nullopt;
+    if (n.op_type() != onnx_name(Op::MulElem) || !n.domain().empty() || n.input_size() != 2) return std::nullopt;
     for (int k = 0; k < 2; ++k) {
       const std::string& a = n.input(k);
       const std::string& b = n.input(1 - k);
       if (scalar_is(b, 0.5, 0.0)) {  // (x * (1 + erf)) * 0.5
-        const int inner = single_use_producer(a, "Mul");
+        const int inner = single_use_producer(a, onnx_name(Op::MulElem));
         for (int j = 0; inner >= 0 && j < 2; ++j) {
           const auto& in = g_.node(inner);
           if (auto m = one_plus_erf(in.input(j)); m && m->x == in.input(1 - j)) return finish(*m, i, inner);
         }
       }
       if (auto m = one_plus_erf(b)) {  // (x * 0.5) * (1 + erf)
-        const int half = single_use_producer(a, "Mul");
+        const int half = single_use_producer(a, onnx_name(Op::MulElem));
         for (int j = 0; half >= 0 && j < 2; ++j) {
           const auto& h = g_.node(half);
           if (h.input(j) == m->x && scalar_is(h.input(1 - j), 0.5, 0.0)) return finish(*m, i, half);

@@ -167,6 +167,9 @@ std::vector<MapEntry> basic_mappers();   // onnx_map_basic.cc
 std::vector<MapEntry> layout_mappers();  // onnx_map_layout.cc
 std::vector<MapEntry> nn_mappers();      // onnx_map_nn.cc
 std::vector<MapEntry> act_mappers();     // onnx_map_act.cc
+// The 1:1 mappers generated from ops.def's onnx column (onnx_direct ops; onnx_map_basic.cc); a
+// hand-written mapper of the same ONNX op type takes precedence.
+std::vector<MapEntry> direct_mappers();
 // The mapper of a default-domain op type, nullptr when unmapped.
 MapFn find_mapper(std::string_view op_type);
 

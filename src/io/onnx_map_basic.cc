@@ -334,22 +334,45 @@ Status map_gemm(Importer& im) {
   return im.set_output(0, y);
 }
 
+
+// The 1:1 import of an onnx_direct op (ops.def): its ONNX op type maps back to it; nullptr where
+// the op needs a hand-written mapper (not unary and not elementwise binary).
+template <Op kOp>
+constexpr MapFn direct_mapper() {
+  constexpr const OpInfo& info = kOpTable[static_cast<size_t>(kOp)];
+  if constexpr (info.onnx.how != OnnxExport::Direct) return nullptr;
+  else if constexpr (info.max_parents == 1) return map_unary<kOp>;
+  else if constexpr (info.min_parents == 2 && info.max_parents == 2 && (info.flags & kFlagElementwise))
+    return map_binary<kOp>;
+  else return nullptr;
+}
+
+constexpr MapFn kDirectMappers[] = {
+#define DENOTE_OP(name, ...) direct_mapper<Op::name>(),
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+};
+
 }  // namespace
 
+std::vector<MapEntry> direct_mappers() {
+  std::vector<MapEntry> out;
+  for (const OpInfo& info : kOpTable)
+    if (const MapFn fn = kDirectMappers[static_cast<size_t>(info.op)]) out.push_back({info.onnx.name, fn});
+  return out;
+}
+
+// ONNX op types named in ops.def's onnx column are spelled there (onnx_name), never here.
 std::vector<MapEntry> basic_mappers() {
   return {
-      {"Abs", map_unary<Op::Abs>}, {"Sqrt", map_unary<Op::Sqrt>}, {"Relu", map_unary<Op::Relu>},
-      {"Tanh", map_unary<Op::Tanh>}, {"Sigmoid", map_unary<Op::Sigmoid>}, {"Exp", map_unary<Op::Exp>},
-      {"Log", map_unary<Op::Log>}, {"Sin", map_unary<Op::Sin>}, {"Cos", map_unary<Op::Cos>},
-      {"Softplus", map_unary<Op::Softplus>}, {"Neg", map_unary<Op::Neg>}, {"Erf", map_unary<Op::Erf>},
-      {"Reciprocal", map_unary<Op::Inv>}, {"Gelu", map_gelu},
-      {"Add", map_add}, {"Sub", map_binary<Op::Sub>}, {"Mul", map_binary<Op::MulElem>},
-      {"Div", map_binary<Op::Div>}, {"Pow", map_binary<Op::Pow>},
-      {"Max", map_variadic<Op::MaxElem>}, {"Min", map_variadic<Op::MinElem>}, {"Sum", map_variadic<Op::Add>},
+      {"Gelu", map_gelu},  // ONNX Gelu is opset 20; export writes opset 17, so gelu has no onnx column
+      {onnx_name(Op::Add), map_add}, {onnx_name(Op::MaxElem), map_variadic<Op::MaxElem>},
+      {onnx_name(Op::MinElem), map_variadic<Op::MinElem>}, {"Sum", map_variadic<Op::Add>},
       {"Mean", map_variadic<Op::Add, true>},
-      {"Clip", map_clip}, {"Identity", map_identity}, {"Dropout", map_dropout}, {"Constant", map_constant},
-      {"Cast", map_cast}, {"Shape", map_shape}, {"Size", map_size}, {"ConstantOfShape", map_constant_of_shape},
-      {"MatMul", map_matmul}, {"Gemm", map_gemm},
+      {"Clip", map_clip}, {onnx_name(Op::Detach), map_identity}, {"Dropout", map_dropout}, {"Constant", map_constant},
+      {onnx_name(Op::Cast), map_cast}, {"Shape", map_shape}, {"Size", map_size},
+      {"ConstantOfShape", map_constant_of_shape},
+      {onnx_name(Op::Matmul), map_matmul}, {onnx_name(Op::Linear), map_gemm},
   };
 }
 

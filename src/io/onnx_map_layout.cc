@@ -329,11 +329,12 @@ Status map_reduce_max(Importer& im) {
 
 std::vector<MapEntry> layout_mappers() {
   return {
-      {"Reshape", map_reshape}, {"Flatten", map_flatten}, {"Transpose", map_transpose}, {"Concat", map_concat},
-      {"Expand", map_expand},
+      {onnx_name(Op::Reshape), map_reshape}, {"Flatten", map_flatten}, {onnx_name(Op::Transpose), map_transpose},
+      {onnx_name(Op::Concat), map_concat}, {onnx_name(Op::BroadcastTo), map_expand},
       {"Squeeze", map_squeeze}, {"Unsqueeze", map_unsqueeze},
-      {"Softmax", map_softmax<Op::Softmax>}, {"LogSoftmax", map_softmax<Op::LogSoftmax>},
-      {"ReduceSum", map_reduce<Op::ReduceSum, 13>}, {"ReduceMean", map_reduce<Op::ReduceMean, 18>},
+      {onnx_name(Op::Softmax), map_softmax<Op::Softmax>}, {onnx_name(Op::LogSoftmax), map_softmax<Op::LogSoftmax>},
+      {onnx_name(Op::ReduceSum), map_reduce<Op::ReduceSum, 13>},
+      {onnx_name(Op::ReduceMean), map_reduce<Op::ReduceMean, 18>},
       {"ReduceL1", map_reduce<Op::ReduceSum, 18, Form::L1>}, {"ReduceL2", map_reduce<Op::ReduceSum, 18, Form::L2>},
       {"ReduceSumSquare", map_reduce<Op::ReduceSum, 18, Form::SumSquare>},
       {"ReduceLogSum", map_reduce<Op::ReduceSum, 18, Form::LogSum>},

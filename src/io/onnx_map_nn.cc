@@ -320,9 +320,10 @@ Status map_instance_norm(Importer& im) {
 
 std::vector<MapEntry> nn_mappers() {
   return {
-      {"Conv", map_conv}, {"MaxPool", map_pool<Op::MaxPool>}, {"AveragePool", map_pool<Op::AvgPool>},
+      {onnx_name(Op::Conv), map_conv}, {onnx_name(Op::MaxPool), map_pool<Op::MaxPool>},
+      {onnx_name(Op::AvgPool), map_pool<Op::AvgPool>},
       {"GlobalAveragePool", map_global_pool<Op::AvgPool>}, {"GlobalMaxPool", map_global_pool<Op::MaxPool>},
-      {"BatchNormalization", map_batch_norm}, {"LayerNormalization", map_layer_norm},
+      {onnx_name(Op::BatchNormEval), map_batch_norm}, {onnx_name(Op::Layernorm), map_layer_norm},
       {"InstanceNormalization", map_instance_norm},
   };
 }

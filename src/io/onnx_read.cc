@@ -143,6 +143,7 @@ const std::map<std::string, MapFn, std::less<>>& mapper_table() {
     auto* t = new std::map<std::string, MapFn, std::less<>>();
     for (auto list : {onnxio::basic_mappers(), onnxio::layout_mappers(), onnxio::nn_mappers(), onnxio::act_mappers()})
       for (const auto& e : list) (*t)[std::string(e.op_type)] = e.fn;
+    for (const auto& e : onnxio::direct_mappers()) t->emplace(std::string(e.op_type), e.fn);
     return t;
   }();
   return *table;

@@ -8,7 +8,9 @@
 #include <bit>
 #include <cmath>
 #include <optional>
+#include <iterator>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -23,14 +25,25 @@ namespace {
 using onnx::TensorProto;
 using typed::DType;
 
+// ONNX op types only the typed import maps (integer Mod, bool And / Or).
+constexpr std::string_view kAnd = "And", kMod = "Mod", kOr = "Or";
+constexpr std::string_view kTypedOnlyOps[] = {kAnd, kMod, kOr};
+
 // Element type of an IR node: input / const types as recorded, a cast's target, else parent 0's.
-int32_t node_type(Importer& im, int64_t id);
+Result<int32_t> node_type(Importer& im, int64_t id);
 
 // Operand i's element type (a constant's own type, without materializing it).
 Result<int32_t> operand_type(Importer& im, int i) {
   if (const HostTensor* c = im.const_input(i)) return c->dtype;
   DENOTE_ASSIGN_OR_RETURN(int64_t x, im.input(i));
   return node_type(im, x);
+}
+
+// The float mapper of `op_type` (an error, not a crash, when there is none).
+Status run_mapper(Importer& im, std::string_view op_type) {
+  const MapFn fn = find_mapper(op_type);
+  if (!fn) return im.fail(fmt::format("no mapper for {}", op_type));
+  return fn(im);
 }
 
 bool is_float_type(int32_t et) {
@@ -60,14 +73,24 @@ int32_t type_of_dtype(const DType& t) {
   }
 }
 
-int32_t node_type(Importer& im, int64_t id) {
+// A cast node's target type (an error for a cast the importer did not write).
+Result<int32_t> cast_target_type(const Node& n) {
+  const auto* c = std::get_if<CastAttrs>(&n.attrs);
+  if (!c) return error_status(ErrorCode::kInternal, fmt::format("onnx: node {}: cast without cast attrs", n.id));
+  DENOTE_ASSIGN_OR_RETURN(DType t, typed::parse_dtype(c->dtype));
+  return type_of_dtype(t);
+}
+
+Result<int32_t> node_type(Importer& im, int64_t id) {
   const auto& nodes = im.model().graph.nodes;
+  if (id < 0 || static_cast<size_t>(id) >= nodes.size())
+    return error_status(ErrorCode::kInternal, fmt::format("onnx: node id {} is out of range", id));
   for (size_t k = im.node_types.size(); k <= static_cast<size_t>(id); ++k) {
     const Node& n = nodes[k];
     int32_t t = TensorProto::DOUBLE;
     if (n.op == Op::Input) t = im.input_types.count(n.id) ? im.input_types.at(n.id) : t;
     else if (n.op == Op::Const) t = im.const_tensors.count(n.id) ? im.const_tensors.at(n.id).dtype : t;
-    else if (n.op == Op::Cast) t = type_of_dtype(*typed::parse_dtype(std::get<CastAttrs>(n.attrs).dtype));
+    else if (n.op == Op::Cast) { DENOTE_ASSIGN_OR_RETURN(t, cast_target_type(n)); }
     else if (!n.parents.empty()) t = im.node_types[static_cast<size_t>(n.parents[0])];
     im.node_types.push_back(t);
   }
@@ -77,7 +100,7 @@ int32_t node_type(Importer& im, int64_t id) {
 // A cast node of x to `to` (nearest-even; toward zero into an integer, as numpy's astype); our cast
 // rules decide what is allowed (int -> other int and anything -> bool are not).
 Result<int64_t> emit_cast(Importer& im, int64_t x, int32_t to) {
-  const int32_t from = node_type(im, x);
+  DENOTE_ASSIGN_OR_RETURN(int32_t from, node_type(im, x));
   if (from == to) return x;
   DENOTE_ASSIGN_OR_RETURN(DType s, onnx_dtype(from));
   DENOTE_ASSIGN_OR_RETURN(DType t, onnx_dtype(to));
@@ -106,7 +129,7 @@ Status map_cast(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(int64_t to64, attr_int(im, "to", 0));
   const int32_t to = static_cast<int32_t>(to64);
   DENOTE_ASSIGN_OR_RETURN(int32_t from, operand_type(im, 0));
-  if (from == to) return find_mapper("Identity")(im);
+  if (from == to) return run_mapper(im, onnx_name(Op::Detach));  // Identity
   if (const HostTensor* c = im.const_input(0))
     if (auto folded = fold_int_cast(*c, to)) return im.set_output_const(0, std::move(*folded));
   if (!onnx_dtype(to).ok()) return im.fail("cast to " + dtype_name(to) + " is not supported");
@@ -184,7 +207,9 @@ Status map_logic(Importer& im) {
 // is exact in binary64 and the pool selects one of them, so the cast back is exact too (a window of
 // padding only would give -inf, which the cast back reports as an error).
 Status map_selection_via_binary64(Importer& im, int32_t et) {
-  const DType t = *onnx_dtype(et);
+  const Result<DType> dt = onnx_dtype(et);
+  if (!dt.ok()) return unsupported_on(im, et);
+  const DType& t = *dt;
   if (!t.is_int() || t.width > 32) return unsupported_on(im, et, "values above 2^53 are not exact in binary64");
   if (im.input_count() != 1 || !im.has_input(0)) return unsupported_on(im, et);
   for (int k = 1; k < im.node().output_size(); ++k)
@@ -200,7 +225,7 @@ Status map_selection_via_binary64(Importer& im, int32_t et) {
   copy.set_output(0, out);
   DENOTE_RETURN_IF_ERROR(im.define_node(in, fx, "typed operand"));
   im.begin_node(&copy, index);
-  Status s = find_mapper(copy.op_type())(im);
+  Status s = run_mapper(im, copy.op_type());
   im.begin_node(original, index);
   DENOTE_RETURN_IF_ERROR(s);
   DENOTE_ASSIGN_OR_RETURN(int64_t fy, im.value_node(out));
@@ -208,13 +233,16 @@ Status map_selection_via_binary64(Importer& im, int32_t et) {
   return im.set_output(0, y);
 }
 
-// Ops whose float mapping is exact for integer and bool operands too (the typed interpreter applies
-// the integer meaning of add, sub, mul_elem, neg, abs, max_elem, min_elem; layout ops move words).
+// Ops whose float mapping is exact for integer and bool operands too: the ONNX op types of IR ops
+// with an integer meaning or that only move words (ops.def's onnx column and flags), and the
+// shape-level ops below (no IR counterpart of their own).
 bool int_safe(const std::string& op) {
-  static const std::set<std::string> kOps = {
-      "Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min", "Sum", "Identity", "Reshape", "Flatten", "Transpose",
-      "Concat", "Squeeze", "Unsqueeze", "Expand", "Shape", "Size", "Constant", "ConstantOfShape"};
-  return kOps.count(op) != 0;
+  for (const OpInfo& info : kOpTable)
+    if (!info.onnx.name.empty() && info.onnx.name == op && (info.flags & (kFlagInteger | kFlagStorageOnly)))
+      return true;
+  static const std::set<std::string, std::less<>> kShapeOps = {
+      "Sum", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size", "Constant", "ConstantOfShape"};
+  return kShapeOps.count(op) != 0;
 }
 
 // Constants the float mappers synthesize are DOUBLE; under a node of another float type they take
@@ -229,23 +257,23 @@ void retype_synthesized(Importer& im, size_t first, int32_t et) {
 
 Status dispatch(Importer& im) {
   const std::string& op = im.node().op_type();
-  if (op == "Cast") return map_cast(im);
-  if (op == "Mod") return map_mod(im);
-  if (op == "Pow") return map_pow(im);
-  if (op == "And") return map_logic<Op::MinElem>(im);
-  if (op == "Or") return map_logic<Op::MaxElem>(im);
+  if (op == onnx_name(Op::Cast)) return map_cast(im);
+  if (op == onnx_name(Op::Pow)) return map_pow(im);
+  if (op == kAnd) return map_logic<Op::MinElem>(im);
+  if (op == kMod) return map_mod(im);
+  if (op == kOr) return map_logic<Op::MaxElem>(im);
   int32_t et = -1;
   if (im.input_count() > 0 && im.has_input(0)) { DENOTE_ASSIGN_OR_RETURN(et, operand_type(im, 0)); }
   const bool int_like = et >= 0 && !is_float_type(et);
-  if (int_like && op == "Div") {
+  if (int_like && op == onnx_name(Op::Div)) {
     if (et == TensorProto::BOOL) return unsupported_on(im, et);
     return map_binary<Op::DivTrunc>(im);
   }
   if (int_like && op == "Clip") return map_clip_int(im);
-  if (int_like && op == "MaxPool") return map_selection_via_binary64(im, et);
+  if (int_like && op == onnx_name(Op::MaxPool)) return map_selection_via_binary64(im, et);
   if (int_like && !int_safe(op)) return unsupported_on(im, et);
   const size_t first = im.model().graph.size();
-  DENOTE_RETURN_IF_ERROR(find_mapper(op)(im));
+  DENOTE_RETURN_IF_ERROR(run_mapper(im, op));
   retype_synthesized(im, first, et);
   return ok_status();
 }
@@ -300,8 +328,9 @@ Result<typed::DType> onnx_dtype(int32_t data_type) {
 }
 
 Result<TypedModel> read_typed_model_onnx(std::string_view bytes, const OnnxImportOptions& options) {
+  const std::set<std::string> typed_only(std::begin(onnxio::kTypedOnlyOps), std::end(onnxio::kTypedOnlyOps));
   DENOTE_ASSIGN_OR_RETURN(std::unique_ptr<onnxio::Importer> im,
-                          onnxio::import_graph(bytes, options, onnxio::dispatch, {"Mod", "And", "Or"}));
+                          onnxio::import_graph(bytes, options, onnxio::dispatch, typed_only));
   TypedModel tm;
   for (const auto& [id, et] : im->input_types) {
     auto t = onnx_dtype(et);
@@ -328,7 +357,7 @@ Result<typed::TypedTensor> read_onnx_typed_tensor(std::string_view bytes) {
 
 std::vector<std::string> onnx_typed_supported_ops() {
   std::vector<std::string> out = onnx_supported_ops();
-  for (const char* op : {"And", "Mod", "Or"}) out.push_back(op);
+  for (std::string_view op : onnxio::kTypedOnlyOps) out.emplace_back(op);
   std::sort(out.begin(), out.end());
   return out;
 }

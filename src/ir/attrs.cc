@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "denote/scalar/binary_context.h"
+
 namespace denote {
 
 namespace {
@@ -19,51 +21,66 @@ Attrs make_alternative(size_t index) {
 
 std::string ints(const std::vector<int64_t>& v) { return "[" + join_ints(v) + "]"; }
 
-std::string window_text(const WindowConfig& w) {
-  return fmt::format("spatial_rank={}, kernel={}, stride={}, padding={}", w.spatial_rank, ints(w.kernel),
-                     ints(w.stride), ints(w.padding));
+template <class R>
+std::string describe_record(const R& r);
+
+// The listing text of one field's value ("[1, 0]", "4/6", ...).
+template <class R, class M>
+std::string value_text(const R& r, const AttrField<R, M>& f) {
+  const M& v = r.*f.member;
+  if constexpr (std::is_same_v<M, std::vector<Shape>>) {
+    std::string shapes;
+    for (size_t i = 0; i < v.size(); ++i) shapes += (i ? ", " : "") + to_string(v[i]);
+    return "[" + shapes + "]";
+  } else if constexpr (std::is_same_v<M, std::vector<int64_t>>) {
+    return ints(v);
+  } else if constexpr (std::is_same_v<M, std::vector<uint8_t>>) {  // MaskBits: kept/total
+    int64_t kept = 0;
+    for (uint8_t b : v) kept += b ? 1 : 0;
+    return fmt::format("{}/{}", kept, v.size());
+  } else if constexpr (std::is_same_v<M, WindowConfig>) {
+    return describe_record(v);
+  } else {
+    return fmt::format("{}", v);
+  }
 }
 
-struct Describer {
-  std::string operator()(const NoAttrs&) const { return ""; }
-  std::string operator()(const ValueShapeAttrs& a) const { return "shape=" + to_string(a.shape); }
-  std::string operator()(const SeedAttrs& a) const { return fmt::format("seed={}", a.seed); }
-  std::string operator()(const CustomAttrs& a) const {
-    std::string shapes;
-    for (size_t i = 0; i < a.input_shapes.size(); ++i) shapes += (i ? ", " : "") + to_string(a.input_shapes[i]);
-    return fmt::format("name={}, inputs=[{}]", a.name, shapes);
-  }
-  std::string operator()(const PermAttrs& a) const { return "perm=" + ints(a.perm); }
-  std::string operator()(const TransposeAttrs& a) const { return fmt::format("axis1={}, axis2={}", a.axis1, a.axis2); }
-  std::string operator()(const BroadcastAttrs& a) const {
-    return "from=" + to_string(a.from) + ", to=" + to_string(a.to);
-  }
-  std::string operator()(const ReshapeAttrs& a) const {
-    return "in_shape=" + to_string(a.in_shape) + ", out_shape=" + to_string(a.out_shape);
-  }
-  std::string operator()(const AxisAttrs& a) const { return fmt::format("axis={}", a.axis); }
-  std::string operator()(const ClampAttrs& a) const { return fmt::format("bound={}", a.bound); }
-  std::string operator()(const CastAttrs& a) const { return fmt::format("dtype={}, rounding={}", a.dtype, a.rounding); }
-  std::string operator()(const WindowConfig& w) const { return window_text(w); }
-  std::string operator()(const ConvConfig& c) const {
-    return fmt::format("config={{{}, dilation={}, padding_after={}, groups={}, channel_axis={}, in={}, out={}}}",
-                       window_text(c.window), ints(c.dilation), ints(c.padding_after), c.groups, c.channel_axis,
-                       c.in_channels, c.out_channels);
-  }
-  std::string operator()(const BatchNormAttrs& a) const {
-    return fmt::format("channel_axis={}, channels={}", a.channel_axis, a.channels);
-  }
-  std::string operator()(const HardMask& m) const {
-    int64_t allowed = 0;
-    for (uint8_t b : m.allowed) allowed += b ? 1 : 0;
-    return fmt::format("mask={}, allowed={}/{}", to_string(m.shape), allowed, m.allowed.size());
-  }
-};
+// "name=value, name=value" over R::fields(); a Window field inlines its own fields; a record with
+// a kListingGroup wraps the text: "config={...}".
+template <class R>
+std::string describe_record(const R& r) {
+  std::string out;
+  for_each_field<R>([&](const auto& f) {
+    if (!out.empty()) out += ", ";
+    if (f.kind != FieldKind::Window) out += std::string(f.name) + "=";
+    out += value_text(r, f);
+  });
+  if constexpr (requires { R::kListingGroup; }) return fmt::format("{}={{{}}}", R::kListingGroup, out);
+  else return out;
+}
 
 }  // namespace
 
 Attrs default_attrs(Op op) { return make_alternative(static_cast<size_t>(op_info(op).attr)); }
 
-std::string describe_attrs(const Attrs& a) { return std::visit(Describer{}, a); }
+std::string describe_attrs(const Attrs& a) {
+  return std::visit([](const auto& r) { return describe_record(r); }, a);
+}
+
+Result<CastTarget> cast_target(const CastAttrs& a) {
+  CastTarget t;
+  const std::optional<Rounding> r = parse_rounding(a.rounding);
+  if (!r)
+    return Status::error(ErrorCode::kInvalidInput, fmt::format("cast: unknown rounding mode '{}'", a.rounding))
+        .with_field("rounding");
+  t.rounding = *r;
+  if (a.dtype.empty()) return Status::error(ErrorCode::kInvalidInput, "cast: target dtype is empty").with_field("dtype");
+  const bool typed_only = a.dtype == "bool" || a.dtype.starts_with("int") || a.dtype.starts_with("uint");
+  if (typed_only) return t;
+  Result<BinaryFormat> f = parse_cast_target(a.dtype);
+  if (!f.ok()) return f.status().with_code(ErrorCode::kInvalidInput).with_field("dtype");
+  t.format = *f;
+  return t;
+}
 
 }  // namespace denote

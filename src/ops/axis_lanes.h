@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 
 namespace denote::rules {
 

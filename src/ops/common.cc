@@ -7,7 +7,7 @@ namespace denote::rules {
 
 InferFn infer_fn(Op op) {
   static constexpr InferFn kInfer[] = {
-#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) &infer_##name,
+#define DENOTE_OP(name, ...) &infer_##name,
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
   };

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "../eval/eval_args.h"
+#include "eval_args.h"
 #include "strided.h"
 
 namespace denote::rules {
@@ -16,20 +16,22 @@ Result<Tensor<typename Ctx::Scalar>> eval_Linear(Ctx& ctx, const EvalArgs<typena
   using S = typename Ctx::Scalar;
   const int64_t id = a.node.id;
   const auto* rec = find_record(a.payload.linear, id);
-  if (!rec) return eval_error(fmt::format("missing linear payload for node {}", id));
+  if (!rec) return eval_error("missing linear payload", "payload");
   const Tensor<S>& x = a.in();
   Shape expected = x.shape;
   expected.back() = rec->out_dim;
   if (expected != a.node.out_shape)
-    return eval_error(fmt::format("linear {}: declared outShape mismatch: {} vs expected {}", id,
-                                  to_string(a.node.out_shape), to_string(expected)));
+    return seed_node_error(a.node, fmt::format("IR eval: linear {}: declared outShape mismatch: {} vs expected {}", id,
+                                                 to_string(a.node.out_shape), to_string(expected)),
+                           "out_dim");
   if (x.shape.back() != rec->in_dim)
-    return eval_error(fmt::format("linear {}: input shape mismatch: last dim {} vs in_dim {}", id, x.shape.back(),
-                                  rec->in_dim));
+    return eval_error(fmt::format("linear: input shape mismatch: last dim {} vs in_dim {}", x.shape.back(), rec->in_dim),
+                      "in_dim");
   const int64_t out = rec->out_dim, in = rec->in_dim;
   if (static_cast<int64_t>(rec->weight.size()) != out * in || static_cast<int64_t>(rec->bias.size()) != out)
-    return eval_error(fmt::format("linear {}: payload has {} weights and {} biases, expected {} and {}", id,
-                                  rec->weight.size(), rec->bias.size(), out * in, out));
+    return eval_error(fmt::format("linear: payload has {} weights and {} biases, expected {} and {}", rec->weight.size(),
+                                  rec->bias.size(), out * in, out),
+                      "weight");
   const int64_t lead = numel(Shape(x.shape.begin(), x.shape.end() - 1));
   Tensor<S> y;
   y.shape = expected;

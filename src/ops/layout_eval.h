@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "../eval/eval_args.h"
+#include "eval_args.h"
 #include "strided.h"
 
 namespace denote::rules {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "../eval/eval_args.h"
+#include "eval_args.h"
 #include "axis_lanes.h"
 
 namespace denote::rules {
@@ -95,11 +95,13 @@ Result<LayerNormParams<S>> layernorm_params(const EvalArgs<S>& a, int64_t axis, 
   const Shape& in = a.in().shape;
   const Shape suffix(in.begin() + axis, in.end());
   if (rec->normalized_shape != suffix)
-    return eval_error(fmt::format("layernorm {}: normalized_shape {} differs from the input's shape {} from axis {}",
-                                  a.node.id, to_string(rec->normalized_shape), to_string(suffix), axis));
+    return eval_error(fmt::format("layernorm: normalized_shape {} differs from the input's shape {} from axis {}",
+                                  to_string(rec->normalized_shape), to_string(suffix), axis),
+                      "normalized_shape");
   if (static_cast<int64_t>(rec->gamma.size()) != width || static_cast<int64_t>(rec->beta.size()) != width)
-    return eval_error(fmt::format("layernorm {}: gamma has {} values and beta {}, expected {} each", a.node.id,
-                                  rec->gamma.size(), rec->beta.size(), width));
+    return eval_error(fmt::format("layernorm: gamma has {} values and beta {}, expected {} each", rec->gamma.size(),
+                                  rec->beta.size(), width),
+                      "gamma");
   p.gamma = &rec->gamma;
   p.beta = &rec->beta;
   p.eps = rec->eps;
@@ -144,8 +146,9 @@ Status check_batch_norm_record(const BatchNormRecord<S>& rec, int64_t id, int64_
       {"gamma", &rec.gamma}, {"beta", &rec.beta}, {"mean", &rec.mean}, {"var", &rec.var}};
   for (const auto& [name, values] : fields)
     if (static_cast<int64_t>(values->size()) != channels)
-      return eval_error(fmt::format("batch_norm_eval {}: {} has {} values, expected {} (one per channel)", id, name,
-                                    values->size(), channels));
+      return eval_error(fmt::format("batch_norm_eval: {} has {} values, expected {} (one per channel)", name,
+                                    values->size(), channels),
+                        name);
   return ok_status();
 }
 
@@ -155,7 +158,7 @@ Result<Tensor<typename Ctx::Scalar>> eval_BatchNormEval(Ctx& ctx, const EvalArgs
   using S = typename Ctx::Scalar;
   const auto& attrs = std::get<BatchNormAttrs>(a.node.attrs);
   const auto* rec = find_record(a.payload.batch_norm, a.node.id);
-  if (!rec) return eval_error(fmt::format("missing batch_norm_eval payload for node {}", a.node.id));
+  if (!rec) return eval_error("missing batch_norm_eval payload", "payload");
   DENOTE_RETURN_IF_ERROR(check_batch_norm_record(*rec, a.node.id, attrs.channels));
   const Tensor<S>& x = a.in();
   const AxisLanes lanes = axis_lanes(x.shape, attrs.channel_axis);

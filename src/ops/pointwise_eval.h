@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "../eval/eval_args.h"
+#include "eval_args.h"
 
 namespace denote::rules {
 
@@ -82,10 +82,17 @@ Result<Tensor<typename Ctx::Scalar>> eval_Cast(Ctx& ctx, const EvalArgs<typename
   using S = typename Ctx::Scalar;
   const auto& c = std::get<CastAttrs>(a.node.attrs);
   if (!ctx.can_cast(c.dtype, c.rounding))
-    return eval_error(fmt::format(
-        "node {}: cast to {} with rounding {} is not available in the {} context; it needs the binary-format "
-        "context",
-        a.node.id, c.dtype, c.rounding, Ctx::kName));
+    return eval_error(fmt::format("cast to {} with rounding {} is not available in the {} context; it needs the "
+                                  "binary-format context",
+                                  c.dtype, c.rounding, Ctx::kName),
+                      "dtype");
+  // The target is parsed once per node; a context with a parsed-target cast takes it, so nothing
+  // is re-parsed per element (the string form stays for contexts without one).
+  if constexpr (requires(const S& x, const BinaryFormat& f, Rounding r) { ctx.cast(x, f, r); }) {
+    DENOTE_ASSIGN_OR_RETURN(const CastTarget target, cast_target(c));
+    if (target.format)
+      return map_unary(a.in(), [&](const S& x) { return ctx.cast(x, *target.format, target.rounding); });
+  }
   return map_unary(a.in(), [&](const S& x) { return ctx.cast(x, c.dtype, c.rounding); });
 }
 

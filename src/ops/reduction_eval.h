@@ -2,7 +2,7 @@
 // sum is a left fold from zero in index order.
 #pragma once
 
-#include "../eval/eval_args.h"
+#include "eval_args.h"
 #include "axis_lanes.h"
 
 namespace denote::rules {

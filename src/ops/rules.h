@@ -9,13 +9,13 @@
 #include "denote/base/checked.h"
 #include "denote/base/status.h"
 #include "denote/ir/graph.h"
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 
 namespace denote::rules {
 
 using InferFn = Result<Shape> (*)(const Node&, std::span<const Shape>);
 
-#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) \
+#define DENOTE_OP(name, ...) \
   Result<Shape> infer_##name(const Node& node, std::span<const Shape> parents);
 #include "denote/ir/ops.def"
 #undef DENOTE_OP

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "../eval/eval_args.h"
+#include "eval_args.h"
 #include "denote/base/splitmix.h"
 
 namespace denote::rules {
@@ -14,22 +14,23 @@ namespace denote::rules {
 template <class Ctx>
 Result<Tensor<typename Ctx::Scalar>> eval_Input(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
   if (a.supplied->shape != a.node.out_shape)
-    return eval_error("shape mismatch: expected " + to_string(a.node.out_shape) + ", got " +
-                      to_string(a.supplied->shape));
+    return eval_error("input shape mismatch: expected " + to_string(a.node.out_shape) + ", got " +
+                          to_string(a.supplied->shape),
+                      "input");
   if (a.supplied->data.size() != static_cast<size_t>(numel(a.node.out_shape)))
-    return eval_error(fmt::format("input {}: {} values for shape {}", a.node.id, a.supplied->data.size(),
-                                  to_string(a.node.out_shape)));
+    return eval_error(fmt::format("input has {} values for shape {}", a.supplied->data.size(), to_string(a.node.out_shape)),
+                      "input");
   return *a.supplied;
 }
 
 template <class Ctx>
 Result<Tensor<typename Ctx::Scalar>> eval_Const(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
   const auto* rec = find_record(a.payload.consts, a.node.id);
-  if (!rec) return eval_error(fmt::format("missing const payload for node {}", a.node.id));
+  if (!rec) return eval_error("missing const payload", "payload");
   const int64_t size = numel(a.out_shape);
   if (static_cast<int64_t>(rec->values.size()) != size)
-    return eval_error(fmt::format("const {}: flat length mismatch: have {}, expected {}", a.node.id,
-                                  rec->values.size(), size));
+    return eval_error(fmt::format("const: flat length mismatch: have {}, expected {}", rec->values.size(), size),
+                      "values");
   return Tensor<typename Ctx::Scalar>(a.out_shape, rec->values);
 }
 
@@ -88,7 +89,7 @@ template <class Ctx>
 Result<Tensor<typename Ctx::Scalar>> eval_Custom(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
   using S = typename Ctx::Scalar;
   const auto* body = find_record(a.payload.custom, a.node.id);
-  if (!body || !*body) return eval_error(fmt::format("missing custom payload for node {}", a.node.id));
+  if (!body || !*body) return eval_error("missing custom payload", "payload");
   const int64_t n = numel(a.out_shape);
   Tensor<S> out;
   out.shape = a.out_shape;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 
 namespace denote::rules {
 

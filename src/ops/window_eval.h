@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "../eval/eval_args.h"
+#include "eval_args.h"
 #include "denote/base/checked.h"
 #include "window_geometry.h"
 
@@ -36,26 +36,27 @@ inline std::string conv_config_difference(const ConvConfig& p, const ConvConfig&
 // Checks a conv payload against the node's config and the actual input shape `in`.
 template <class S>
 Status check_conv_record(const Node& node, const ConvRecord<S>* rec, const Shape& in) {
-  const int64_t id = node.id;
-  if (!rec) return eval_error(fmt::format("missing conv payload for node {}", id));
+  if (!rec) return eval_error("missing conv payload", "payload");
   const auto& c = std::get<ConvConfig>(node.attrs);
   if (rec->config != c)
-    return eval_error(fmt::format("conv {}: payload config does not match the node's config: {} (payload vs node)",
-                                  id, conv_config_difference(rec->config, c)));
+    return eval_error(fmt::format("conv: payload config does not match the node's config: {} (payload vs node)",
+                                  conv_config_difference(rec->config, c)),
+                      "config");
   const Shape spatial(in.begin() + c.channel_axis + 1, in.end());
   if (rec->input_spatial != spatial)
-    return eval_error(fmt::format("conv {}: payload input_spatial {} does not match the input's spatial dims {}", id,
-                                  to_string(rec->input_spatial), to_string(spatial)));
+    return eval_error(fmt::format("conv: payload input_spatial {} does not match the input's spatial dims {}",
+                                  to_string(rec->input_spatial), to_string(spatial)),
+                      "input_spatial");
   Shape wshape{c.out_channels, c.in_channels / c.groups};
   wshape.insert(wshape.end(), c.window.kernel.begin(), c.window.kernel.end());
   std::optional<int64_t> wcount = int64_t{1};
   for (int64_t d : wshape) wcount = wcount ? checked_mul(*wcount, d) : std::nullopt;
   if (!wcount || static_cast<int64_t>(rec->weight.size()) != *wcount)
-    return eval_error(fmt::format("conv {}: weight has {} values, expected shape {}", id, rec->weight.size(),
-                                  to_string(wshape)));
+    return eval_error(fmt::format("conv: weight has {} values, expected shape {}", rec->weight.size(), to_string(wshape)),
+                      "weight");
   if (static_cast<int64_t>(rec->bias.size()) != c.out_channels)
-    return eval_error(fmt::format("conv {}: bias has {} values, expected shape [{}]", id, rec->bias.size(),
-                                  c.out_channels));
+    return eval_error(fmt::format("conv: bias has {} values, expected shape [{}]", rec->bias.size(), c.out_channels),
+                      "bias");
   return ok_status();
 }
 
@@ -121,7 +122,7 @@ Result<Tensor<S>> pool_apply(const EvalArgs<S>& a, const S& fill, F&& reduce) {
     for (int64_t l = 0; l < lead && ok; ++l)
       ok = reduce(taps, x.data.data() + l * in_vol, out.data[static_cast<size_t>(l * out_vol + p)]);
   });
-  if (!ok) return eval_error(fmt::format("node {}: pooling window without input elements", a.node.id));
+  if (!ok) return eval_error(fmt::format("{}: pooling window without input elements", op_tag(a.node.op)), "window");
   return out;
 }
 

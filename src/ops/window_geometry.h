@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 #include "strided.h"
 
 namespace denote::rules {

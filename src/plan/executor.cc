@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "denote/plan/native_context.h"
 #include "../eval/evaluator_impl.h"
-#include "../providers/reference_kernel.h"
 
 namespace denote {
 
@@ -67,15 +67,18 @@ Result<std::vector<const BoundKernel*>> kernels_by_node(const BoundPlan& bound, 
   return by_node;
 }
 
-// The rule of a node without runtime work (input, const, detach): the reference rule.
-template <class Ctx>
-Result<Tensor<typename Ctx::Scalar>> storage_rule(Ctx& ctx, const rules::EvalArgs<typename Ctx::Scalar>& a) {
-  switch (a.node.op) {
-    case Op::Input: return rules::eval_Input<Ctx>(ctx, a);
-    case Op::Const: return rules::eval_Const<Ctx>(ctx, a);
-    default: return rules::eval_Detach<Ctx>(ctx, a);
+// A node's rule under a plan: its bound kernel, or (nodes without runtime work: input, const,
+// detach) the op table's reference rule.
+template <class S>
+struct PlanRule {
+  using Ctx = NativeContextFor<S>;
+  const std::vector<const BoundKernel*>* by_node;
+  Result<Tensor<S>> operator()(Ctx& ctx, const rules::EvalArgs<S>& a) const {
+    const BoundKernel* k = (*by_node)[static_cast<size_t>(a.node.id)];
+    if (!k) return detail::eval_fn<Ctx>(a.node.op)(ctx, a);
+    return handler_fn<S>(k->handler)(KernelArgs<S>{a.node, a.parents, a.payload, a.out_shape, a.options});
   }
-}
+};
 
 }  // namespace
 
@@ -84,28 +87,15 @@ Result<ValueTable<S>> execute_plan(const BoundPlan& bound, const Graph& g, const
                                    std::span<const Tensor<S>> inputs, const EvalOptions& options) {
   using Ctx = NativeContextFor<S>;
   DENOTE_RETURN_IF_ERROR(check_well_formed(g));
-  const std::vector<int64_t> input_ids = g.input_ids();
-  if (inputs.size() != input_ids.size())
-    return error_status(fmt::format("IR eval: expected {} input tensors, got {}", input_ids.size(), inputs.size()));
   DENOTE_ASSIGN_OR_RETURN(std::vector<const BoundKernel*> by_node, kernels_by_node<S>(bound, g));
   Ctx ctx;
-  ValueTable<S> table(g.nodes.size());
-  std::vector<Shape> shapes;
-  std::vector<const Tensor<S>*> parents;
-  size_t next_input = 0;
-  for (const Node& n : g.nodes) {
-    const Tensor<S>* supplied = n.op == Op::Input ? &inputs[next_input++] : nullptr;
-    if (!by_node[n.id]) {
-      DENOTE_RETURN_IF_ERROR(
-          detail::eval_node_with(n, table, payload, supplied, ctx, options, shapes, parents, &storage_rule<Ctx>));
-      continue;
-    }
-    const KernelFn<S> fn = handler_fn<S>(by_node[n.id]->handler);
-    auto kernel = [fn](Ctx&, const rules::EvalArgs<S>& a) {
-      return fn(KernelArgs<S>{a.node, a.parents, a.payload, a.out_shape, a.options});
-    };
-    DENOTE_RETURN_IF_ERROR(detail::eval_node_with(n, table, payload, supplied, ctx, options, shapes, parents, kernel));
-  }
+  detail::EvalPass<Ctx, PlanRule<S>> pass{ctx, payload, options, PlanRule<S>{&by_node}};
+  walk::Config cfg;
+  cfg.options = options;
+  cfg.structure_checked = true;
+  ValueTable<S> table;
+  std::vector<bool> present;
+  DENOTE_RETURN_IF_ERROR(walk::forward(g, pass, inputs, cfg, table, present));
   return table;
 }
 

@@ -1,18 +1,14 @@
 // The capsule registry: registration with duplicate detection, availability filtering, the
-// maintained module list and the environment of this build and machine.
+// compiled provider list and the environment of this build and machine.
 #include "denote/plan/registry.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-namespace denote {
+#include "denote/plan/executor.h"
 
-#ifdef DENOTE_HAVE_CUDA
-// Defined by a cuda provider built with nvcc: the number of devices present at run time.
-int cuda_device_count();
-CapsuleModule cuda_module();
-#endif
+namespace denote {
 
 namespace {
 
@@ -62,24 +58,52 @@ const KernelCapsule* CapsuleRegistry::find(const std::string& capsule_name) cons
   return nullptr;
 }
 
+const ProviderList& compiled_providers() {
+  static const ProviderList kProviders = [] {
+    ProviderList out;
+    register_compiled_providers(out);
+    return out;
+  }();
+  return kProviders;
+}
+
+bool provider_built(std::string_view name) {
+  for (const ProviderEntry& p : compiled_providers())
+    if (p.name == name) return true;
+  return false;
+}
+
+std::vector<KernelHandler> handlers_of(std::string_view provider) {
+  for (const ProviderEntry& p : compiled_providers())
+    if (p.name == provider && p.handlers) return p.handlers();
+  return {};
+}
+
 Environment detect_environment() {
-  Environment env{{"reference"}, {"cpu"}};
-  if (openblas_built()) env.providers.push_back("openblas");
-#ifdef DENOTE_HAVE_CUDA
-  env.providers.push_back("cuda");
-  if (cuda_device_count() > 0) env.devices.push_back("cuda");
-#endif
+  Environment env{{}, {"cpu"}};
+  for (const ProviderEntry& p : compiled_providers()) {
+    env.providers.push_back(p.name);
+    if (!p.devices) continue;
+    for (std::string& d : p.devices())
+      if (!contains(env.devices, d)) env.devices.push_back(std::move(d));
+  }
   return env;
 }
 
 Result<CapsuleRegistry> standard_registry() {
   CapsuleRegistry r;
-  DENOTE_RETURN_IF_ERROR(r.add(reference_module()));
-  if (openblas_built()) DENOTE_RETURN_IF_ERROR(r.add(openblas_module()));
-#ifdef DENOTE_HAVE_CUDA
-  DENOTE_RETURN_IF_ERROR(r.add(cuda_module()));
-#endif
+  for (const ProviderEntry& p : compiled_providers())
+    if (p.module) DENOTE_RETURN_IF_ERROR(r.add(p.module()));
   return r;
+}
+
+std::vector<KernelHandler> standard_handlers() {
+  std::vector<KernelHandler> out;
+  for (const ProviderEntry& p : compiled_providers()) {
+    if (!p.handlers) continue;
+    for (KernelHandler& h : p.handlers()) out.push_back(std::move(h));
+  }
+  return out;
 }
 
 }  // namespace denote

@@ -6,7 +6,7 @@
 // Payload errors, empty extents and extents beyond BLAS's 32-bit ints are handed to the reference
 // kernel, so error texts are the reference's. OpenBLAS runs with 1 thread (DENOTE_OPENBLAS_THREADS=N
 // overrides), so results do not depend on the thread count.
-#include "denote/plan/registry.h"
+#include "denote/providers/providers.h"
 #include "reference_kernel.h"
 
 #ifdef DENOTE_HAVE_OPENBLAS
@@ -228,6 +228,16 @@ std::vector<KernelHandler> openblas_handlers() {
   return out;
 }
 
+namespace {
+
+std::vector<std::string> cpu_only() { return {"cpu"}; }
+
+}  // namespace
+
+void register_openblas_provider(ProviderList& out) {
+  out.push_back(ProviderEntry{"openblas", &openblas_module, &openblas_handlers, &cpu_only});
+}
+
 }  // namespace denote
 
 #else  // !DENOTE_HAVE_OPENBLAS
@@ -237,6 +247,7 @@ namespace denote {
 bool openblas_built() { return false; }
 CapsuleModule openblas_module() { return CapsuleModule{"openblas.cpu", "openblas", "cpu", {}}; }
 std::vector<KernelHandler> openblas_handlers() { return {}; }
+void register_openblas_provider(ProviderList&) {}  // not built: nothing to register
 
 }  // namespace denote
 

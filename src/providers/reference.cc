@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "../eval/evaluator_impl.h"
-#include "denote/plan/registry.h"
+#include "denote/providers/providers.h"
 #include "reference_kernel.h"
 
 namespace denote {
@@ -71,10 +71,14 @@ std::vector<KernelHandler> reference_handlers() {
   return out;
 }
 
-std::vector<KernelHandler> standard_handlers() {
-  std::vector<KernelHandler> out = reference_handlers();
-  for (KernelHandler& h : openblas_handlers()) out.push_back(std::move(h));
-  return out;
+namespace {
+
+std::vector<std::string> cpu_only() { return {"cpu"}; }
+
+}  // namespace
+
+void register_reference_provider(ProviderList& out) {
+  out.push_back(ProviderEntry{"reference", &reference_module, &reference_handlers, &cpu_only});
 }
 
 }  // namespace denote

@@ -1,17 +1,12 @@
 // Internal: the reference provider's kernel (the generic evaluator's rule for the node's op in the
-// native context of S), shared by the executor and by providers that defer to the reference for
-// payload validation errors.
+// native context of S), shared by providers that defer to the reference for payload validation
+// errors and for extents their library cannot take.
 #pragma once
 
-#include <type_traits>
-
 #include "denote/plan/executor.h"
-#include "denote/scalar/native.h"
+#include "denote/plan/native_context.h"
 
 namespace denote {
-
-template <class S>
-using NativeContextFor = std::conditional_t<std::is_same_v<S, double>, F64Context, F32Context>;
 
 // Runs the op rule of args.node.op (src/ops/*_eval.h) with NativeContextFor<S>.
 template <class S>

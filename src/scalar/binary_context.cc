@@ -81,11 +81,15 @@ FpWord BinaryContext::cast(Scalar a, std::string_view dtype, std::string_view ro
     env_.flags |= kFpInvalid;
     return nan();
   }
-  FpEnv to_env{*r, 0, {}};
-  const uint64_t w = fp_convert(format_, *target, to_env, a.bits);
+  return cast(a, *target, *r);
+}
+
+FpWord BinaryContext::cast(Scalar a, const BinaryFormat& target, Rounding rounding) const {
+  FpEnv to_env{rounding, 0, {}};
+  const uint64_t w = fp_convert(format_, target, to_env, a.bits);
   env_.flags |= to_env.flags;
   if (env_.error.empty()) env_.error = to_env.error;
-  return {fp_convert(*target, format_, env_, w)};
+  return {fp_convert(target, format_, env_, w)};
 }
 
 

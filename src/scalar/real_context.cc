@@ -212,17 +212,21 @@ RealScalar RealContext::cast(const Scalar& a, std::string_view dtype, std::strin
     if (error_.empty()) error_ = !target.ok() ? target.message() : fmt::format("cast: unknown rounding mode '{}'", rounding);
     return nan();
   }
+  return cast(a, *target, *r);
+}
+
+RealScalar RealContext::cast(const Scalar& a, const BinaryFormat& target, Rounding rounding) const {
   if (is_nan(a)) {
-    if (!target->has_nan() && error_.empty())
-      error_ = fmt::format("{}: nan has no value in a format without nan", target->name);
+    if (!target.has_nan() && error_.empty())
+      error_ = fmt::format("{}: nan has no value in a format without nan", target.name);
     return a;
   }
   mpfr_support::WideExponentRange guard;
-  FpEnv env{*r, 0, {}};
-  const uint64_t w = mpfr_support::round_to_word(*target, env, a.get());
+  FpEnv env{rounding, 0, {}};
+  const uint64_t w = mpfr_support::round_to_word(target, env, a.get());
   if (!env.error.empty() && error_.empty()) error_ = env.error;
   Mpfr v;
-  mpfr_support::decode_word(*target, w, v);
+  mpfr_support::decode_word(target, w, v);
   Scalar out = make();
   mpfr_set(out.get(), v, MPFR_RNDN);
   return out;

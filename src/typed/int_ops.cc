@@ -3,6 +3,8 @@
 #include "denote/typed/int_ops.h"
 
 #include <bit>
+#include <iterator>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -49,34 +51,101 @@ uint64_t pow_small(const Small& t, uint64_t a, uint64_t b) {
   return result & t.mask;
 }
 
-uint64_t div_small(Op op, const Small& t, uint64_t a, uint64_t b) {
-  if (!t.is_signed) return op == Op::Remainder ? a % b : a / b;
-  if (is_min_over_minus_one(t, a, b)) return op == Op::Remainder ? 0 : a;
+// The signed quotient and remainder of a / b rounded toward -inf (b != 0, not min / -1).
+std::pair<int64_t, int64_t> floor_div(const Small& t, uint64_t a, uint64_t b) {
   const int64_t x = sval(t, a), y = sval(t, b);
-  if (op == Op::DivTrunc) return enc(t, x / y);
-  if (y == -1) return op == Op::Remainder ? 0 : enc(t, -x);  // -x fits: x is not the minimum here
+  if (y == -1) return {-x, 0};  // -x fits: x is not the minimum here
   const int64_t q = x / y, r = x % y;
   const bool adjust = r != 0 && ((r < 0) != (y < 0));
-  if (op == Op::DivFloor) return enc(t, adjust ? q - 1 : q);
-  return enc(t, adjust ? r + y : r);
+  return {adjust ? q - 1 : q, adjust ? r + y : r};
 }
 
-uint64_t apply_small(Op op, const Small& t, uint64_t a, uint64_t b) {
-  switch (op) {
-    case Op::Add: return (a + b) & t.mask;
-    case Op::Sub: return (a - b) & t.mask;
-    case Op::MulElem: return (a * b) & t.mask;
-    case Op::Neg: return (uint64_t{0} - a) & t.mask;
-    case Op::Abs: return t.is_signed && ((a >> (t.width - 1)) & 1) ? (uint64_t{0} - a) & t.mask : a;
-    case Op::MaxElem: return less(t, a, b) ? b : a;
-    case Op::MinElem: return less(t, b, a) ? b : a;
-    case Op::ClampMin: return less(t, a, b) ? b : a;
-    case Op::Pow: return pow_small(t, a, b);
-    default: return div_small(op, t, a, b);
+uint64_t div_trunc_small(const Small& t, uint64_t a, uint64_t b) {
+  if (!t.is_signed) return a / b;
+  if (is_min_over_minus_one(t, a, b)) return a;
+  return enc(t, sval(t, a) / sval(t, b));
+}
+
+uint64_t div_floor_small(const Small& t, uint64_t a, uint64_t b) {
+  if (!t.is_signed) return a / b;
+  if (is_min_over_minus_one(t, a, b)) return a;
+  return enc(t, floor_div(t, a, b).first);
+}
+
+uint64_t remainder_small(const Small& t, uint64_t a, uint64_t b) {
+  if (!t.is_signed) return a % b;
+  if (is_min_over_minus_one(t, a, b)) return 0;
+  return enc(t, floor_div(t, a, b).second);
+}
+
+uint64_t logic_or(uint64_t a, uint64_t b) { return a | b; }
+uint64_t logic_and(uint64_t a, uint64_t b) { return a & b; }
+
+// One op's integer rule: the word function (b is 0 for unary ops), arity, whether b is a divisor
+// that may not be zero, and the bool meaning (nullptr: none). Ops without an integer meaning
+// keep the empty row; the rows are generated in ops.def order and checked against its flags.
+struct IntRule {
+  uint64_t (*small)(const Small&, uint64_t, uint64_t) = nullptr;
+  bool unary = false;
+  bool divides = false;
+  uint64_t (*logic)(uint64_t, uint64_t) = nullptr;
+};
+
+template <Op>
+constexpr IntRule kIntRule{};
+template <>
+constexpr IntRule kIntRule<Op::Add>{[](const Small& t, uint64_t a, uint64_t b) { return (a + b) & t.mask; },
+                                    false, false, logic_or};
+template <>
+constexpr IntRule kIntRule<Op::Sub>{[](const Small& t, uint64_t a, uint64_t b) { return (a - b) & t.mask; }};
+template <>
+constexpr IntRule kIntRule<Op::MulElem>{[](const Small& t, uint64_t a, uint64_t b) { return (a * b) & t.mask; },
+                                        false, false, logic_and};
+template <>
+constexpr IntRule kIntRule<Op::MaxElem>{[](const Small& t, uint64_t a, uint64_t b) { return less(t, a, b) ? b : a; },
+                                        false, false, logic_or};
+template <>
+constexpr IntRule kIntRule<Op::MinElem>{[](const Small& t, uint64_t a, uint64_t b) { return less(t, b, a) ? b : a; },
+                                        false, false, logic_and};
+template <>
+constexpr IntRule kIntRule<Op::DivTrunc>{div_trunc_small, false, true};
+template <>
+constexpr IntRule kIntRule<Op::DivFloor>{div_floor_small, false, true};
+template <>
+constexpr IntRule kIntRule<Op::Remainder>{remainder_small, false, true};
+template <>
+constexpr IntRule kIntRule<Op::Pow>{pow_small};
+template <>
+constexpr IntRule kIntRule<Op::Neg>{[](const Small& t, uint64_t a, uint64_t) { return (uint64_t{0} - a) & t.mask; },
+                                    true};
+template <>
+constexpr IntRule kIntRule<Op::Abs>{[](const Small& t, uint64_t a, uint64_t) {
+                                      const bool negative = t.is_signed && ((a >> (t.width - 1)) & 1);
+                                      return negative ? (uint64_t{0} - a) & t.mask : a;
+                                    },
+                                    true};
+template <>  // clamp_min(x, bound): the bound is the second operand
+constexpr IntRule kIntRule<Op::ClampMin>{[](const Small& t, uint64_t a, uint64_t b) { return less(t, a, b) ? b : a; }};
+
+constexpr IntRule kIntRules[] = {
+#define DENOTE_OP(name, ...) kIntRule<Op::name>,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+};
+
+constexpr bool rules_match_ops_def() {
+  for (const OpInfo& info : kOpTable) {
+    const IntRule& r = kIntRules[static_cast<size_t>(info.op)];
+    if ((r.small != nullptr) != ((info.flags & kFlagInteger) != 0)) return false;
+    if ((r.logic != nullptr) != ((info.flags & kFlagBool) != 0) || (r.logic && !r.small)) return false;
+    if (r.unary && info.max_parents != 1) return false;
   }
+  return std::size(kIntRules) == static_cast<size_t>(kNumOps);
 }
+static_assert(rules_match_ops_def(), "kIntRules: a rule exactly for the ops.def rows flagged kFlagInteger "
+                                     "(and a bool meaning exactly for kFlagBool)");
 
-bool is_division(Op op) { return op == Op::DivTrunc || op == Op::DivFloor || op == Op::Remainder; }
+const IntRule& rule_of(Op op) { return kIntRules[static_cast<size_t>(op)]; }
 
 bool all_zero(std::span<const uint64_t> w) {
   for (uint64_t l : w)
@@ -86,38 +155,37 @@ bool all_zero(std::span<const uint64_t> w) {
 
 }  // namespace
 
-bool is_unary_int_op(Op op) { return op == Op::Neg || op == Op::Abs; }
+bool is_unary_int_op(Op op) { return rule_of(op).unary; }
+bool is_int_division(Op op) { return rule_of(op).divides; }
 
 Status check_int_op(Op op, const DType& t) {
   DENOTE_RETURN_IF_ERROR(supported(t));
   const std::string_view tag = op_tag(op);
   if (t.is_bool()) {
-    if (op == Op::Add || op == Op::MulElem || op == Op::MaxElem || op == Op::MinElem) return ok_status();
+    if (has_flag(op, kFlagBool)) return ok_status();
     return error_status(fmt::format("{} is not defined on bool (bool has add and max_elem as logical or, mul_elem "
                                     "and min_elem as logical and)", tag));
   }
   if (!t.is_int()) return error_status(fmt::format("{} is not an integer or bool dtype", dtype_name(t)));
-  switch (op) {
-    case Op::Add: case Op::Sub: case Op::MulElem: case Op::MaxElem: case Op::MinElem: case Op::DivTrunc:
-    case Op::DivFloor: case Op::Remainder: case Op::Pow: case Op::Neg: case Op::Abs: case Op::ClampMin:
-      return ok_status();
-    default:
-      return error_status(fmt::format("{} is not defined on {}: integers have no {} (PyTorch promotes them to "
-                                      "floating point); insert an explicit cast to a binary format", tag,
-                                      dtype_name(t), tag));
-  }
+  if (has_flag(op, kFlagInteger)) return ok_status();
+  return error_status(fmt::format("{} is not defined on {}: integers have no {} (PyTorch promotes them to "
+                                  "floating point); insert an explicit cast to a binary format", tag,
+                                  dtype_name(t), tag));
 }
 
 Status apply_elem(Op op, const DType& t, std::span<const uint64_t> a, std::span<const uint64_t> b,
                   std::span<uint64_t> out) {
-  if (is_division(op) && all_zero(b))
+  const IntRule& rule = rule_of(op);
+  if (!rule.small) return error_status(fmt::format("{} is not an integer operation", op_tag(op)));
+  if (rule.divides && all_zero(b))
     return error_status(fmt::format("{}: division by zero (ZeroDivisionError in PyTorch)", op_tag(op)));
   if (t.is_bool()) {
-    out[0] = (op == Op::Add || op == Op::MaxElem) ? (a[0] | b[0]) : (a[0] & b[0]);
+    if (!rule.logic) return error_status(fmt::format("{} is not defined on bool", op_tag(op)));
+    out[0] = rule.logic(a[0], b[0]);
     return ok_status();
   }
   if (t.width > 64) return apply_elem_wide(op, t, a, b, out);
-  out[0] = apply_small(op, small_of(t), a[0], is_unary_int_op(op) ? 0 : b[0]);
+  out[0] = rule.small(small_of(t), a[0], rule.unary ? 0 : b[0]);
   return ok_status();
 }
 

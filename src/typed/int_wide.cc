@@ -1,5 +1,7 @@
 // Integer pointwise operations through GMP: exact integer results reduced modulo 2^width. Any width
 // works (the machine-word path in int_ops.cc is used up to 64 bits; tests compare the two).
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "denote/typed/int_ops.h"
@@ -10,7 +12,7 @@ namespace denote::typed {
 namespace {
 
 // x^y modulo 2^width for y >= 0, or the negative-exponent rule.
-void pow_wide(mpz_t r, const mpz_t x, const mpz_t y, int64_t width) {
+void pow_wide(mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t width) {
   if (mpz_sgn(y) < 0) {
     if (mpz_cmp_si(x, 1) == 0) mpz_set_ui(r, 1);
     else if (mpz_cmp_si(x, -1) == 0) mpz_set_si(r, mpz_odd_p(y) ? -1 : 1);
@@ -23,35 +25,67 @@ void pow_wide(mpz_t r, const mpz_t x, const mpz_t y, int64_t width) {
   mpz_powm(r, base.z, y, m.z);
 }
 
+using WideFn = void (*)(mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t width);
+
+// The exact integer result of each op with an integer meaning (reduced modulo 2^width by the
+// caller); nullptr for the others. Generated in ops.def order and checked against kFlagInteger.
+template <Op>
+constexpr WideFn kWideRule = nullptr;
+template <>
+constexpr WideFn kWideRule<Op::Add> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t) { mpz_add(r, x, y); };
+template <>
+constexpr WideFn kWideRule<Op::Sub> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t) { mpz_sub(r, x, y); };
+template <>
+constexpr WideFn kWideRule<Op::MulElem> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t) { mpz_mul(r, x, y); };
+template <>
+constexpr WideFn kWideRule<Op::Neg> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr, int64_t) { mpz_neg(r, x); };
+template <>
+constexpr WideFn kWideRule<Op::Abs> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr, int64_t) { mpz_abs(r, x); };
+template <>
+constexpr WideFn kWideRule<Op::MaxElem> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t) {
+  mpz_set(r, mpz_cmp(x, y) < 0 ? y : x);
+};
+template <>
+constexpr WideFn kWideRule<Op::MinElem> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t) {
+  mpz_set(r, mpz_cmp(y, x) < 0 ? y : x);
+};
+template <>  // clamp_min(x, bound): the bound is y
+constexpr WideFn kWideRule<Op::ClampMin> = kWideRule<Op::MaxElem>;
+template <>
+constexpr WideFn kWideRule<Op::Pow> = pow_wide;
+template <>
+constexpr WideFn kWideRule<Op::DivTrunc> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t) { mpz_tdiv_q(r, x, y); };
+template <>
+constexpr WideFn kWideRule<Op::DivFloor> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t) { mpz_fdiv_q(r, x, y); };
+template <>
+constexpr WideFn kWideRule<Op::Remainder> = [](mpz_ptr r, mpz_srcptr x, mpz_srcptr y, int64_t) { mpz_fdiv_r(r, x, y); };
+
+constexpr WideFn kWideRules[] = {
+#define DENOTE_OP(name, ...) kWideRule<Op::name>,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+};
+
+constexpr bool rules_match_ops_def() {
+  for (const OpInfo& info : kOpTable)
+    if ((kWideRules[static_cast<size_t>(info.op)] != nullptr) != ((info.flags & kFlagInteger) != 0)) return false;
+  return std::size(kWideRules) == static_cast<size_t>(kNumOps);
+}
+static_assert(rules_match_ops_def(), "kWideRules: a rule exactly for the ops.def rows flagged kFlagInteger");
+
 }  // namespace
 
 Status apply_elem_wide(Op op, const DType& t, std::span<const uint64_t> a, std::span<const uint64_t> b,
                        std::span<uint64_t> out) {
   if (!t.is_int()) return error_status(fmt::format("{} is not an integer dtype", dtype_name(t)));
+  const WideFn rule = kWideRules[static_cast<size_t>(op)];
+  if (!rule) return error_status(fmt::format("{} is not an integer operation", op_tag(op)));
   gmp::Int x, y, r;
   gmp::from_twos(x.z, a, t.width, t.is_signed);
   if (!is_unary_int_op(op)) gmp::from_twos(y.z, b, t.width, t.is_signed);
-  const bool by_zero = mpz_sgn(y.z) == 0;
-  switch (op) {
-    case Op::Add: mpz_add(r.z, x.z, y.z); break;
-    case Op::Sub: mpz_sub(r.z, x.z, y.z); break;
-    case Op::MulElem: mpz_mul(r.z, x.z, y.z); break;
-    case Op::Neg: mpz_neg(r.z, x.z); break;
-    case Op::Abs: mpz_abs(r.z, x.z); break;
-    case Op::MaxElem: mpz_set(r.z, mpz_cmp(x.z, y.z) < 0 ? y.z : x.z); break;
-    case Op::MinElem: mpz_set(r.z, mpz_cmp(y.z, x.z) < 0 ? y.z : x.z); break;
-    case Op::ClampMin: mpz_set(r.z, mpz_cmp(x.z, y.z) < 0 ? y.z : x.z); break;
-    case Op::Pow: pow_wide(r.z, x.z, y.z, t.width); break;
-    case Op::DivTrunc:
-    case Op::DivFloor:
-    case Op::Remainder:
-      if (by_zero) return error_status(fmt::format("{}: division by zero (ZeroDivisionError in PyTorch)", op_tag(op)));
-      if (op == Op::DivTrunc) mpz_tdiv_q(r.z, x.z, y.z);
-      else if (op == Op::DivFloor) mpz_fdiv_q(r.z, x.z, y.z);
-      else mpz_fdiv_r(r.z, x.z, y.z);
-      break;
-    default: return error_status(fmt::format("{} is not an integer operation", op_tag(op)));
-  }
+  if (is_int_division(op) && mpz_sgn(y.z) == 0)
+    return error_status(fmt::format("{}: division by zero (ZeroDivisionError in PyTorch)", op_tag(op)));
+  rule(r.z, x.z, y.z, t.width);
   gmp::to_twos(r.z, t.width, out);  // min / -1 = 2^(width-1) wraps to min here
   return ok_status();
 }

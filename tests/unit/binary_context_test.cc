@@ -16,8 +16,8 @@
 #include "denote/eval/eval.h"
 #include "denote/io/json.h"
 #include "denote/io/npy.h"
-#include "denote/ir/builder.h"
-#include "denote/ir/examples.h"
+#include "denote/program/builder.h"
+#include "denote/program/examples.h"
 #include "mpfr_test_util.h"
 
 namespace denote {

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "denote/io/json.h"
-#include "denote/ir/builder.h"
-#include "denote/ir/examples.h"
+#include "denote/program/builder.h"
+#include "denote/program/examples.h"
 
 namespace denote {
 namespace {

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "denote/io/json.h"
-#include "denote/ir/examples.h"
+#include "denote/program/examples.h"
 
 namespace denote {
 namespace {

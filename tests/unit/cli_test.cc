@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "denote/io/json.h"
-#include "denote/ir/examples.h"
+#include "denote/program/examples.h"
 
 namespace denote {
 namespace {
@@ -95,6 +95,8 @@ TEST(Cli, CheckAcceptsTheSeedModelAndRejectsBrokenOnes) {
   EXPECT_FALSE(doc["ok"].get<bool>());
   ASSERT_GE(doc["diagnostics"].size(), 1u);
   EXPECT_EQ(doc["diagnostics"][0]["node"].get<int>(), 2);
+  EXPECT_EQ(doc["diagnostics"][0]["code"].get<std::string>(), "shape");
+  EXPECT_EQ(doc["diagnostics"][0]["field"].get<std::string>(), "outShape");
 }
 
 TEST(Cli, CheckReportsEveryDiagnostic) {
@@ -144,7 +146,7 @@ TEST(Cli, RunJsonGivesTheSeedValue) {
   EXPECT_EQ(f32.code, 0) << f32.err;
   CliRun wrong = run_cli("run " + path + " --input '[0.3,-0.2,0.1]'");
   EXPECT_EQ(wrong.code, 1);
-  EXPECT_NE(wrong.err.find("IR eval: shape mismatch: expected [4], got [3]"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("IR eval: node 0: input shape mismatch: expected [4], got [3]"), std::string::npos) << wrong.err;
 }
 
 TEST(Cli, OpsMarkdownIsTheCommittedOpsDoc) {

@@ -153,19 +153,28 @@ TYPED_TEST(EvalNormalization, LayernormWithPayloadOnInteriorAxis) {
   expect_values<TypeParam>(*r, s, reference_layernorm(x, 1, 1e-3, gamma, beta));
 }
 
+// A rule error of node 1 as "{detail} [{field}]", after checking the walker attributed it to node 1.
+template <class R>
+std::string rule_error(const R& r) {
+  const Status& s = r.status();
+  EXPECT_EQ(s.node(), 1);
+  EXPECT_EQ(s.message().rfind("IR eval: node 1: " + s.detail() + " (Node(id=1", 0), 0u) << s.message();
+  return s.detail() + " [" + s.field() + "]";
+}
+
 TYPED_TEST(EvalNormalization, LayernormPayloadErrors) {
   const Shape s{2, 3, 4};
   const Tensor<double> x(s, sample_values(24));
   Model m = one_op(Op::Layernorm, s, AxisAttrs{1});
   m.payload.layernorm[1] = LayerNormRecord<double>{{12}, std::vector<double>(12, 1), std::vector<double>(12, 0), 1e-5};
-  EXPECT_EQ(eval_in<TypeParam>(m, {x}, 1).message(),
-            "IR eval: layernorm 1: normalized_shape [12] differs from the input's shape [3, 4] from axis 1");
+  EXPECT_EQ(rule_error(eval_in<TypeParam>(m, {x}, 1)),
+            "layernorm: normalized_shape [12] differs from the input's shape [3, 4] from axis 1 [normalized_shape]");
   m.payload.layernorm[1] = LayerNormRecord<double>{{3, 4}, std::vector<double>(11, 1), std::vector<double>(12, 0), 1e-5};
-  EXPECT_EQ(eval_in<TypeParam>(m, {x}, 1).message(),
-            "IR eval: layernorm 1: gamma has 11 values and beta 12, expected 12 each");
+  EXPECT_EQ(rule_error(eval_in<TypeParam>(m, {x}, 1)),
+            "layernorm: gamma has 11 values and beta 12, expected 12 each [gamma]");
   m.payload.layernorm[1] = LayerNormRecord<double>{{3, 4}, std::vector<double>(12, 1), {}, 1e-5};
-  EXPECT_EQ(eval_in<TypeParam>(m, {x}, 1).message(),
-            "IR eval: layernorm 1: gamma has 12 values and beta 0, expected 12 each");
+  EXPECT_EQ(rule_error(eval_in<TypeParam>(m, {x}, 1)),
+            "layernorm: gamma has 12 values and beta 0, expected 12 each [gamma]");
 }
 
 // batch_norm_eval on [2, 3, 4] with the channel axis `axis`.
@@ -210,14 +219,14 @@ TYPED_TEST(EvalNormalization, BatchNormPayloadErrors) {
   const Shape s{2, 3};
   const Tensor<double> x(s, {1, 2, 3, 4, 5, 6});
   Model m = one_op(Op::BatchNormEval, s, BatchNormAttrs{1, 3});
-  EXPECT_EQ(eval_in<TypeParam>(m, {x}, 1).message(), "IR eval: missing batch_norm_eval payload for node 1");
+  EXPECT_EQ(rule_error(eval_in<TypeParam>(m, {x}, 1)), "missing batch_norm_eval payload [payload]");
   const BatchNormCase c = batch_norm_case(3);
   m.payload.batch_norm[1] = BatchNormRecord<double>{c.gamma, c.beta, c.mean, {1, 1}, c.eps};
-  EXPECT_EQ(eval_in<TypeParam>(m, {x}, 1).message(),
-            "IR eval: batch_norm_eval 1: var has 2 values, expected 3 (one per channel)");
+  EXPECT_EQ(rule_error(eval_in<TypeParam>(m, {x}, 1)),
+            "batch_norm_eval: var has 2 values, expected 3 (one per channel) [var]");
   m.payload.batch_norm[1] = BatchNormRecord<double>{{1}, c.beta, c.mean, c.var, c.eps};
-  EXPECT_EQ(eval_in<TypeParam>(m, {x}, 1).message(),
-            "IR eval: batch_norm_eval 1: gamma has 1 values, expected 3 (one per channel)");
+  EXPECT_EQ(rule_error(eval_in<TypeParam>(m, {x}, 1)),
+            "batch_norm_eval: gamma has 1 values, expected 3 (one per channel) [gamma]");
 }
 
 TYPED_TEST(EvalNormalization, EmptyOuterDimsGiveEmptyResults) {

@@ -151,13 +151,19 @@ TYPED_TEST(EvalSource, CustomErrors) {
   const Model m = custom_model();
   const std::vector<Tensor<double>> in = {Tensor<double>({2}, {2, 3}), Tensor<double>({2}, {5, 7})};
   auto missing = eval_ctx::run<TypeParam>(m, in, 2);
-  EXPECT_EQ(missing.message(), "IR eval: missing custom payload for node 2");
+  EXPECT_EQ(missing.status().detail(), "missing custom payload");
+  EXPECT_EQ(missing.status().node(), 2);
+  EXPECT_EQ(missing.message().rfind("IR eval: node 2: missing custom payload (Node(id=2", 0), 0u) << missing.message();
   auto payload = eval_ctx::payload_of<TypeParam>(m);
   payload.custom[2] = [](std::span<const Tensor<S>* const>, int64_t i) -> Result<S> {
     if (i == 3) return error_status("outer: element 3 refused");
     return S(0);
   };
-  EXPECT_EQ(eval_ctx::run_with<TypeParam>(m, payload, in, 2).message(), "outer: element 3 refused");
+  // The body's own error is attributed to the custom node like any rule error.
+  auto refused = eval_ctx::run_with<TypeParam>(m, payload, in, 2);
+  EXPECT_EQ(refused.status().detail(), "outer: element 3 refused");
+  EXPECT_EQ(refused.status().node(), 2);
+  EXPECT_EQ(refused.message().rfind("IR eval: node 2: outer: element 3 refused (Node(id=2", 0), 0u) << refused.message();
 }
 
 }  // namespace

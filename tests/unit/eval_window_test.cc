@@ -185,18 +185,22 @@ TYPED_TEST(EvalConv, PayloadErrors) {
   auto run = [&](auto edit) {
     auto p = eval_ctx::payload_of<TypeParam>(m);
     edit(p);
-    return eval_ctx::run_with<TypeParam>(m, p, in, 1).message();
+    const Status s = eval_ctx::run_with<TypeParam>(m, p, in, 1).status();
+    // The walker attributes the rule's error to its node; the rule's own text is the detail.
+    EXPECT_EQ(s.node(), 1);
+    EXPECT_EQ(s.message().rfind("IR eval: node 1: " + s.detail() + " (Node(id=1", 0), 0u) << s.message();
+    return s.detail() + " [" + s.field() + "]";
   };
-  EXPECT_EQ(run([](auto& p) { p.conv.erase(1); }), "IR eval: missing conv payload for node 1");
+  EXPECT_EQ(run([](auto& p) { p.conv.erase(1); }), "missing conv payload [payload]");
   EXPECT_EQ(run([](auto& p) { p.conv[1].config.window.stride = {2, 2}; }),
-            "IR eval: conv 1: payload config does not match the node's config: stride [2, 2] vs [2, 1] (payload vs node)");
+            "conv: payload config does not match the node's config: stride [2, 2] vs [2, 1] (payload vs node) [config]");
   EXPECT_EQ(run([](auto& p) { p.conv[1].config.groups = 1; }),
-            "IR eval: conv 1: payload config does not match the node's config: groups 1 vs 2 (payload vs node)");
+            "conv: payload config does not match the node's config: groups 1 vs 2 (payload vs node) [config]");
   EXPECT_EQ(run([](auto& p) { p.conv[1].input_spatial = {5, 7}; }),
-            "IR eval: conv 1: payload input_spatial [5, 7] does not match the input's spatial dims [5, 6]");
+            "conv: payload input_spatial [5, 7] does not match the input's spatial dims [5, 6] [input_spatial]");
   EXPECT_EQ(run([](auto& p) { p.conv[1].weight.pop_back(); }),
-            "IR eval: conv 1: weight has 71 values, expected shape [6, 2, 2, 3]");
-  EXPECT_EQ(run([](auto& p) { p.conv[1].bias.pop_back(); }), "IR eval: conv 1: bias has 5 values, expected shape [6]");
+            "conv: weight has 71 values, expected shape [6, 2, 2, 3] [weight]");
+  EXPECT_EQ(run([](auto& p) { p.conv[1].bias.pop_back(); }), "conv: bias has 5 values, expected shape [6] [bias]");
 }
 
 TYPED_TEST(EvalConv, ConfigMustMatchExactlyNotJustInMeaning) {
@@ -207,8 +211,9 @@ TYPED_TEST(EvalConv, ConfigMustMatchExactlyNotJustInMeaning) {
   auto p = eval_ctx::payload_of<TypeParam>(m);
   p.conv[1].config.dilation = {1, 1};
   auto r = eval_ctx::run_with<TypeParam>(m, p, {Tensor<double>({2, 4, 5, 6}, sample(240))}, 1);
-  EXPECT_EQ(r.message(),
-            "IR eval: conv 1: payload config does not match the node's config: dilation [1, 1] vs [] (payload vs node)");
+  EXPECT_EQ(r.status().node(), 1);
+  EXPECT_EQ(r.status().detail(),
+            "conv: payload config does not match the node's config: dilation [1, 1] vs [] (payload vs node)");
 }
 
 // Naive pooling over 3 spatial axes of x ([n, in0, in1, in2]) with symmetric padding pb; max ignores

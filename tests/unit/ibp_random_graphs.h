@@ -18,7 +18,7 @@
 #include "denote/base/splitmix.h"
 #include "denote/bounds/ibp.h"
 #include "denote/eval/eval.h"
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 
 namespace denote::ibp_test {
 

@@ -15,7 +15,7 @@
 #include "denote/bounds/ibp.h"
 #include "denote/base/splitmix.h"
 #include "denote/eval/eval.h"
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 #include "ibp_random_graphs.h"
 
 namespace denote {

@@ -11,7 +11,7 @@
 
 #include "denote/base/splitmix.h"
 #include "denote/bounds/ibp.h"
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 
 namespace denote {
 namespace {

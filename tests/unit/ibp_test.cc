@@ -9,8 +9,8 @@
 
 #include "denote/bounds/ibp.h"
 #include "denote/eval/eval.h"
-#include "denote/ir/builder.h"
-#include "denote/ir/examples.h"
+#include "denote/program/builder.h"
+#include "denote/program/examples.h"
 
 namespace denote {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "denote/io/json.h"
 #include "denote/io/onnx.h"
-#include "denote/ir/examples.h"
+#include "denote/program/examples.h"
 
 #include "onnx_test_util.h"
 

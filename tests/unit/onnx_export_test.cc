@@ -10,8 +10,8 @@
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
-#include "denote/ir/builder.h"
-#include "denote/ir/examples.h"
+#include "denote/program/builder.h"
+#include "denote/program/examples.h"
 
 namespace denote {
 namespace {

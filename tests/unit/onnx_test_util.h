@@ -8,7 +8,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 
 namespace denote::testing {
 

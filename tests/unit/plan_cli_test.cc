@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "denote/plan/registry.h"
+#include "denote/providers/providers.h"
 
 namespace denote {
 namespace {

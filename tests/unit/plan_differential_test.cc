@@ -22,9 +22,10 @@
 
 #include "denote/base/splitmix.h"
 #include "denote/eval/eval.h"
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
+#include "denote/providers/providers.h"
 
 namespace denote {
 namespace {

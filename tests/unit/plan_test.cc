@@ -8,10 +8,11 @@
 
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
-#include "denote/ir/examples.h"
+#include "denote/program/examples.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/planner.h"
 #include "denote/plan/registry.h"
+#include "denote/providers/providers.h"
 
 namespace denote {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
-#include "denote/ir/examples.h"
+#include "denote/program/examples.h"
 
 namespace denote {
 namespace {

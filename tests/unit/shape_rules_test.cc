@@ -345,8 +345,12 @@ void expect_fail(const FailCase& c) {
       ASSERT_FALSE(inferred.ok()) << "inferred " << to_string(*inferred);
       EXPECT_EQ(inferred.message(), c.message);
       EXPECT_TRUE(check_well_formed(g).ok());
-      EXPECT_EQ(check_shapes(g).message(), c.message);  // the rule's own message, as is
       full = at + c.message + " (" + summary(n) + ")";
+      // check_shapes attributes the rule's error to its node; the rule's own text is the detail.
+      const Status s = check_shapes(g);
+      EXPECT_EQ(s.message(), full);
+      EXPECT_EQ(s.detail(), c.message);
+      EXPECT_EQ(s.node(), n.id);
       break;
     }
     case FailKind::kMismatch: {

@@ -18,7 +18,7 @@ void add_check(CLI::App& app, Command& cmd) {
     cmd.run = [path, json]() -> int {
       auto m = load_model(*path);
       std::vector<Diagnostic> diags;
-      if (!m.ok()) diags.push_back({-1, m.message()});
+      if (!m.ok()) diags.push_back({m.status().node(), m.message(), m.status()});
       else diags = diagnose(m->graph);
       if (*json) {
         nlohmann::ordered_json out;
@@ -27,6 +27,8 @@ void add_check(CLI::App& app, Command& cmd) {
         for (const auto& d : diags) {
           nlohmann::ordered_json j;
           j["node"] = d.node < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(d.node);
+          j["code"] = std::string(error_code_name(d.status.code()));
+          j["field"] = d.status.field().empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(d.status.field());
           j["message"] = d.message;
           out["diagnostics"].push_back(j);
         }

@@ -10,6 +10,7 @@
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
 #include "denote/io/text.h"
+#include "denote/scalar/arith.h"
 #include "run_plan.h"
 
 namespace denote::cli {
@@ -114,40 +115,15 @@ void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
   std::cout << out << "\n";
 }
 
-// Checks --arith/--rounding/--precision before any file is read (usage errors, exit 2).
-int check_options(const RunOptions& o, std::optional<BinaryFormat>& format, Rounding& rounding) {
-  auto usage = [](const std::string& message) {
-    std::cerr << "error: " << message << "\n";
-    return kExitUsage;
-  };
-  const std::optional<Rounding> r = parse_rounding(o.rounding);
-  if (!r)
-    return usage("--rounding " + o.rounding +
-                 ": expected nearest-even, toward-zero, upward, downward (or nearest-away)");
-  rounding = *r;
-  const bool native = o.arith == "f64" || o.arith == "f32";
-  if ((native || o.arith == "real") && rounding != Rounding::NearestEven)
-    return usage("--rounding " + o.rounding + ": the " + o.arith +
-                 " context rounds to nearest-even only (binary formats take any mode)");
-  if (o.arith == "real") {
-    if (o.precision < 2 || o.precision > 1'000'000)
-      return usage(fmt::format("--precision {}: expected 2..1000000 bits", o.precision));
-    return kExitOk;
-  }
-  if (native) return kExitOk;
-  auto f = parse_format(o.arith);
-  if (!f.ok())
-    return usage("--arith " + o.arith + ": expected f64, f32, real or a binary format (" + f.message() + ")");
-  format = *f;
-  return kExitOk;
-}
-
 int run(const RunOptions& o) {
   if (wants_typed_run(o.path, o.input_words))
     return run_typed({o.path, o.input_words, o.rounding, o.trace, o.json});
-  std::optional<BinaryFormat> format;
-  Rounding rounding = Rounding::NearestEven;
-  if (int code = check_options(o, format, rounding); code != kExitOk) return code;
+  // --arith/--rounding/--precision are checked before any file is read (usage errors, exit 2).
+  Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
+  if (!spec.ok()) {
+    std::cerr << "error: " << spec.message() << "\n";
+    return kExitUsage;
+  }
   auto m = load_model(o.path);
   if (!m.ok()) return fail(m.message());
   if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
@@ -155,20 +131,10 @@ int run(const RunOptions& o) {
   if (!inputs.ok()) return fail(inputs.message());
   Result<Evaluated> e = error_status("unreachable");
   if (!o.provider.empty()) {
-    auto table = run_plan(*m, *inputs, o.provider, o.arith);
+    auto table = run_plan(*m, *inputs, o.provider, *spec);
     e = table.ok() ? Result<Evaluated>(Evaluated{std::move(*table)}) : Result<Evaluated>(table.status());
-  } else if (o.arith == "f64") {
-    F64Context ctx;
-    e = evaluate(ctx, *m, *inputs);
-  } else if (o.arith == "f32") {
-    F32Context ctx;
-    e = evaluate(ctx, *m, *inputs);
-  } else if (o.arith == "real") {
-    RealContext ctx(o.precision);
-    e = evaluate(ctx, *m, *inputs);
   } else {
-    BinaryContext ctx(*format, rounding);
-    e = evaluate(ctx, *m, *inputs);
+    e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, *m, *inputs); });
   }
   if (!e.ok()) return fail(e.message());
   if (o.json) print_json(*m, *e, o);

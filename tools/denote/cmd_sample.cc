@@ -9,6 +9,7 @@
 #include "denote/base/splitmix.h"
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
+#include "denote/scalar/arith.h"
 
 namespace denote::cli {
 
@@ -89,17 +90,8 @@ Result<SampleOutcome> sample_containment(const Graph& g, const Payload<double>& 
                                          const std::vector<DoubleBox>& inputs, const DoubleIbp& boxes,
                                          std::string_view arith, int64_t n, uint64_t seed) {
   SampleOutcome o;
-  if (arith == "f64") {
-    F64Context ctx;
-    sample_with(ctx, g, payload, inputs, boxes, n, seed, o);
-  } else if (arith == "f32") {
-    F32Context ctx;
-    sample_with(ctx, g, payload, inputs, boxes, n, seed, o);
-  } else {
-    DENOTE_ASSIGN_OR_RETURN(auto f, parse_format(arith));
-    BinaryContext ctx(f, Rounding::NearestEven);
-    sample_with(ctx, g, payload, inputs, boxes, n, seed, o);
-  }
+  DENOTE_ASSIGN_OR_RETURN(ArithSpec spec, parse_arith_name(arith, /*allow_real=*/false));
+  visit_arith(spec, [&](auto& ctx) { sample_with(ctx, g, payload, inputs, boxes, n, seed, o); });
   return o;
 }
 

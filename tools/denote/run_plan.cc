@@ -1,6 +1,8 @@
 // Planning and plan execution for the CLI (see run_plan.h).
 #include "run_plan.h"
 
+#include <type_traits>
+
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
 
@@ -44,14 +46,19 @@ Result<GraphKernelPlan> plan_model(const Model& m, const PlanPolicy& policy) {
 }
 
 Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<Tensor<double>>& inputs,
-                                             const std::string& provider, const std::string& arith) {
-  if (arith != "f64" && arith != "f32")
-    return error_status("--provider runs a kernel plan in f64 or f32 only, not --arith " + arith);
+                                             const std::string& provider, const ArithSpec& arith) {
+  if (!arith.native())
+    return Status::error(ErrorCode::kUnsupported, "--provider runs a kernel plan in f64 or f32 only, not --arith " +
+                                                      arith.name)
+        .with_field("arith");
   DENOTE_ASSIGN_OR_RETURN(PlanPolicy policy, policy_from_options("cpu", provider, "checked"));
   DENOTE_ASSIGN_OR_RETURN(GraphKernelPlan plan, plan_model(m, policy));
   DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bind_plan(plan, standard_handlers()));
-  if (arith == "f64") return execute_widened<double>(bound, m, inputs);
-  return execute_widened<float>(bound, m, inputs);
+  return visit_arith(arith, [&](auto& ctx) -> Result<std::vector<Tensor<double>>> {
+    using S = typename std::decay_t<decltype(ctx)>::Scalar;
+    if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) return execute_widened<S>(bound, m, inputs);
+    else return Status::error(ErrorCode::kInternal, "internal: a kernel plan runs in a native context only");
+  });
 }
 
 }  // namespace denote::cli

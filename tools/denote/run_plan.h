@@ -8,6 +8,7 @@
 #include "denote/base/status.h"
 #include "denote/ir/model.h"
 #include "denote/plan/planner.h"
+#include "denote/scalar/arith.h"
 #include "denote/tensor/tensor.h"
 
 namespace denote::cli {
@@ -19,8 +20,9 @@ Result<PlanPolicy> policy_from_options(const std::string& device, const std::str
 // Plans `m` with the available maintained modules of this build and machine.
 Result<GraphKernelPlan> plan_model(const Model& m, const PlanPolicy& policy);
 
-// Plans, binds and executes `m` in `arith` (f64 or f32); the value table widened to double.
+// Plans, binds and executes `m` in `arith` (f64 or f32 only: "--provider runs a kernel plan in f64
+// or f32 only, not --arith A"); the value table widened to double.
 Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<Tensor<double>>& inputs,
-                                             const std::string& provider, const std::string& arith);
+                                             const std::string& provider, const ArithSpec& arith);
 
 }  // namespace denote::cli

@@ -160,6 +160,11 @@ class BinaryEndpoints {
   FpWord cast(FpWord a, std::string_view dtype, std::string_view rounding, Dir d) const {
     return ctx(d).cast(a, dtype, rounding);
   }
+  // Rounding to the target is monotone, so the endpoints rounded in the node's mode bound it; the
+  // way back into the endpoint format rounds in direction d.
+  FpWord cast(FpWord a, const BinaryFormat& target, Rounding rounding, Dir d) const {
+    return ctx(d).cast(a, target, rounding);
+  }
   std::string take_error() const;
 
  private:
@@ -268,6 +273,11 @@ class IntervalContext {
 
   // A cast rounds monotonically: the endpoints' casts, rounded outward into the endpoint format.
   bool can_cast(std::string_view dtype, std::string_view rounding) const { return e_.can_cast(dtype, rounding); }
+  Scalar cast(const Scalar& a, const BinaryFormat& target, Rounding rounding) const
+    requires requires(const E& e, const typename E::Value& v) { e.cast(v, target, rounding, Dir::Down); }
+  {
+    return check({e_.cast(a.lo, target, rounding, Dir::Down), e_.cast(a.hi, target, rounding, Dir::Up)});
+  }
   Scalar cast(const Scalar& a, std::string_view dtype, std::string_view rounding) const {
     return check({e_.cast(a.lo, dtype, rounding, Dir::Down), e_.cast(a.hi, dtype, rounding, Dir::Up)});
   }

@@ -24,7 +24,8 @@ Status check_node_structure(const Graph& g, size_t i);
 
 Status check_shapes(const Graph& g);
 
-// Infers node i's shape from its parents' shapes; the op rule's own message on failure.
+// Infers node i's shape from its parents' shapes; the op rule's own error on failure (code kShape
+// or kStructure, no node attached: callers attach it).
 Result<Shape> infer_shape(const Node& node, std::span<const Shape> parent_shapes);
 
 // Inferred shape of every node (stops at the first error, like check_shapes).
@@ -33,6 +34,7 @@ Result<std::vector<Shape>> infer_shapes(const Graph& g);
 struct Diagnostic {
   int64_t node = -1;  // -1: graph-level
   std::string message;
+  Status status;      // the same error as a value: code, node, field, detail
 };
 
 // Every diagnostic of the graph: structural errors per node, then shape errors where the

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 
+#include "denote/base/eval_options.h"
 #include "denote/base/status.h"
 #include "denote/ir/graph.h"
 #include "denote/ir/payload.h"
@@ -22,11 +23,6 @@
 #include "denote/tensor/tensor.h"
 
 namespace denote {
-
-struct EvalOptions {
-  // Largest element count a single value may have; larger ones are an error, not an allocation.
-  int64_t max_elements = int64_t{1} << 31;
-};
 
 // `inputs` are given in the order of the graph's input nodes (Graph::input_ids()).
 template <class Ctx>

@@ -38,7 +38,8 @@ Result<Model> read_model_onnx(std::string_view bytes, const OnnxImportOptions& o
 Result<Model> load_model_onnx_file(const std::string& path, const OnnxImportOptions& options = {});
 
 // Serialized ModelProto (ir_version 8, opset 17, every tensor DOUBLE so values survive exactly);
-// an error naming the node for IR ops without an ONNX counterpart.
+// an error naming the node for IR ops without an ONNX counterpart. The model need not be checked:
+// check_shapes runs first and its error is returned (never a crash on a malformed graph).
 Result<std::string> write_model_onnx(const Model& model);
 Status write_model_onnx_file(const std::string& path, const Model& model);
 

@@ -12,7 +12,7 @@
 
 #include "denote/ir/attrs.h"
 #include "denote/ir/op.h"
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 
 namespace denote {
 

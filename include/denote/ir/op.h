@@ -18,11 +18,26 @@ enum OpFlag : uint32_t {
   kFlagMonotone = 1u << 1,
   kFlagStorageOnly = 1u << 2,
   kFlagPayload = 1u << 3,
-  kFlagTyped = 1u << 4,
+  kFlagInteger = 1u << 4,  // the typed interpreter's integer rules accept it (src/typed/int_ops.cc)
   kFlagRandom = 1u << 5,
   kFlagAxis = 1u << 6,
   kFlagParams = 1u << 7,  // parameters come from the payload by node id (listing: payload=node_id)
+  kFlagBool = 1u << 8,    // defined on bool too (logical or / and)
 };
+
+// The ONNX column of ops.def: how export writes the op and which ONNX op type imports back to it.
+enum class OnnxExport : uint8_t {
+  None,    // no ONNX counterpart
+  Direct,  // one node of type `name` on the same inputs, no attributes; imported back 1:1
+  Custom,  // its own export function; `name` is its main node type ("" when lowered to other ops)
+};
+struct OnnxName {
+  OnnxExport how;
+  std::string_view name;
+};
+inline constexpr OnnxName kOnnxNone{OnnxExport::None, ""};
+constexpr OnnxName onnx_direct(std::string_view name) { return {OnnxExport::Direct, name}; }
+constexpr OnnxName onnx_custom(std::string_view name) { return {OnnxExport::Custom, name}; }
 
 enum class OpFamily : uint8_t { Source, Misc, Layout, Binary, Unary, Reduction, Contraction, Window, Normalization };
 
@@ -33,13 +48,13 @@ enum class AttrKind : uint8_t {
 };
 
 enum class Op : uint8_t {
-#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) name,
+#define DENOTE_OP(name, ...) name,
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
 };
 
 inline constexpr int kNumOps = 0
-#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) +1
+#define DENOTE_OP(name, ...) +1
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
     ;
@@ -52,13 +67,14 @@ struct OpInfo {
   OpFamily family;
   AttrKind attr;
   uint32_t flags;
+  OnnxName onnx;
   std::string_view shape_rule;
   std::string_view meaning;
 };
 
 inline constexpr std::array<OpInfo, kNumOps> kOpTable = {{
-#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) \
-  {Op::name, tag, minp, maxp, OpFamily::family, AttrKind::attr, static_cast<uint32_t>(flags), shape, meaning},
+#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, onnx, shape, meaning) \
+  {Op::name, tag, minp, maxp, OpFamily::family, AttrKind::attr, static_cast<uint32_t>(flags), onnx, shape, meaning},
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
 }};
@@ -67,6 +83,9 @@ inline const OpInfo& op_info(Op op) { return kOpTable[static_cast<size_t>(op)]; 
 inline std::string_view op_tag(Op op) { return op_info(op).tag; }
 inline bool has_flag(Op op, OpFlag f) { return (op_info(op).flags & f) != 0; }
 inline bool is_elementwise(Op op) { return has_flag(op, kFlagElementwise); }
+// The ONNX op type the op exports as (ops.def's onnx column); "" when none or lowered to other ops.
+constexpr std::string_view onnx_name(Op op) { return kOpTable[static_cast<size_t>(op)].onnx.name; }
+constexpr OnnxExport onnx_export(Op op) { return kOpTable[static_cast<size_t>(op)].onnx.how; }
 
 std::optional<Op> op_from_tag(std::string_view tag);
 std::string_view family_name(OpFamily family);

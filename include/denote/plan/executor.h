@@ -64,10 +64,8 @@ struct BoundPlan {
 // Binds every entry to the handler named like its capsule. Error: "no handler for capsule `c`".
 Result<BoundPlan> bind_plan(const GraphKernelPlan& plan, const std::vector<KernelHandler>& handlers);
 
-// The handlers of the maintained providers that this build has (reference, openblas).
+// The handlers of every provider compiled into this build (the registration list, plan/registry.h).
 std::vector<KernelHandler> standard_handlers();
-std::vector<KernelHandler> reference_handlers();
-std::vector<KernelHandler> openblas_handlers();  // empty when OpenBLAS is not built
 
 // Runs the bound plan: the structural check, the input count, then every node in id order with the
 // evaluator's per-node driver (shape rule, element limit, produced-vs-declared check); nodes without

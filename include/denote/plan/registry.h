@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "denote/base/status.h"
@@ -31,8 +32,8 @@ struct Environment {
   std::vector<std::string> devices;
 };
 
-// The real environment: reference always, openblas when built with OpenBLAS, cuda when built with
-// nvcc (DENOTE_HAVE_CUDA) and cuda_device_count() > 0; devices: cpu, plus cuda under the same test.
+// The real environment: every compiled provider (reference always, openblas when built with
+// OpenBLAS ...); devices: cpu, plus whatever devices the providers report present.
 Environment detect_environment();
 
 class CapsuleRegistry {
@@ -51,13 +52,34 @@ class CapsuleRegistry {
   std::vector<CapsuleModule> modules_;
 };
 
-// The maintained modules in catalog order: reference.cpu, openblas.cpu (when built with OpenBLAS),
-// cuda.cuda (when built with nvcc). Registered, not yet filtered by availability.
-Result<CapsuleRegistry> standard_registry();
+struct KernelHandler;  // denote/plan/executor.h
 
-// The maintained modules themselves (src/providers/).
-CapsuleModule reference_module();
-bool openblas_built();
-CapsuleModule openblas_module();  // empty capsule list when OpenBLAS is not built
+// A kernel provider as it registers itself. plan/ names no provider: each provider file
+// (src/providers/<name>.cc) defines `void register_<name>_provider(ProviderList&)`, and the build
+// generates the list that calls them (CMakeLists.txt: DENOTE_PROVIDERS, provider_list.cc).
+//
+//   void register_reference_provider(ProviderList& out) {
+//     out.push_back({"reference", &reference_module, &reference_handlers, &cpu_only});
+//   }
+struct ProviderEntry {
+  std::string name;                          // the provider of its capsules, e.g. "openblas"
+  CapsuleModule (*module)() = nullptr;       // its capsule module
+  std::vector<KernelHandler> (*handlers)() = nullptr;  // its handlers (bind_plan)
+  std::vector<std::string> (*devices)() = nullptr;     // the devices present at run time, e.g. {"cpu"}
+};
+using ProviderList = std::vector<ProviderEntry>;
+
+// Calls every compiled-in provider's registration, in catalog order (defined by the generated list).
+void register_compiled_providers(ProviderList& out);
+
+// The providers compiled into this build, in catalog order (reference first).
+const ProviderList& compiled_providers();
+bool provider_built(std::string_view name);
+// The handlers of one compiled provider (empty when it is not built), e.g. handlers_of("reference").
+std::vector<KernelHandler> handlers_of(std::string_view provider);
+
+// The compiled providers' modules in catalog order: reference.cpu, then openblas.cpu (when built
+// with OpenBLAS) and any other registered provider. Registered, not yet filtered by availability.
+Result<CapsuleRegistry> standard_registry();
 
 }  // namespace denote

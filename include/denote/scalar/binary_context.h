@@ -101,6 +101,8 @@ class BinaryContext {
   // format, otherwise rounded again in the context's mode (a second rounding: the context holds
   // only its own format).
   Scalar cast(Scalar a, std::string_view dtype, std::string_view rounding) const;
+  // The same with the target already parsed (the cast rule parses once per node).
+  Scalar cast(Scalar a, const BinaryFormat& target, Rounding rounding) const;
 
  private:
   BinaryFormat format_;

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "denote/scalar/binary_format.h"
+
 namespace denote {
 
 // An owned MPFR number (copyable; a copy has the same precision and value).
@@ -94,6 +96,8 @@ class RealContext {
   // yet. the cast rule calls can_cast, then cast(x, dtype, rounding).
   bool can_cast(std::string_view dtype, std::string_view rounding) const;
   Scalar cast(const Scalar& a, std::string_view dtype, std::string_view rounding) const;
+  // The same with the target already parsed (the cast rule parses once per node).
+  Scalar cast(const Scalar& a, const BinaryFormat& target, Rounding rounding) const;
 
  private:
   Scalar make() const { return Scalar(bits_); }

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 
 namespace denote {
 

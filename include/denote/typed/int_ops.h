@@ -21,8 +21,12 @@
 
 namespace denote::typed {
 
-// Neg and Abs; the others listed above take two operands (clamp_min: x and the bound).
+// The ops with an integer meaning are the ops.def rows flagged kFlagInteger (kFlagBool: defined on
+// bool too); their rules are tables generated from ops.def (int_ops.cc, int_wide.cc).
+// Neg and Abs; the others take two operands (clamp_min: x and the bound).
 bool is_unary_int_op(Op op);
+// div_trunc, div_floor, remainder: the second operand may not be zero.
+bool is_int_division(Op op);
 // ok when `op` is defined on t (an int or bool dtype); otherwise an error naming the op and dtype
 // (for true division, exp, log, rsqrt, erf, gelu ... on ints: a cast to a binary format is needed).
 Status check_int_op(Op op, const DType& t);

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "denote/base/status.h"
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 #include "denote/typed/dtype.h"
 
 namespace denote::typed {

@@ -1,6 +1,6 @@
-#include "denote/ir/examples.h"
+#include "denote/program/examples.h"
 
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 
 namespace denote {
 

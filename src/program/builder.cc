@@ -1,4 +1,4 @@
-#include "denote/ir/builder.h"
+#include "denote/program/builder.h"
 
 #include "denote/check/check.h"
 

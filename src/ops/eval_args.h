@@ -3,9 +3,10 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "denote/base/status.h"
-#include "denote/eval/eval.h"
+#include "denote/base/eval_options.h"
 #include "denote/ir/graph.h"
 #include "denote/ir/payload.h"
 #include "denote/tensor/tensor.h"
@@ -24,14 +25,25 @@ struct EvalArgs {
   const Tensor<S>& in(size_t k = 0) const { return *parents[k]; }
 };
 
-#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, shape, meaning) \
+#define DENOTE_OP(name, ...) \
   template <class Ctx>                                                        \
   Result<Tensor<typename Ctx::Scalar>> eval_##name(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a);
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
 
-// "IR eval: {what}"
-inline Status eval_error(const std::string& what) { return error_status("IR eval: " + what); }
+// A rule's error, without node context: the walker (src/eval/walk.h) renders it as
+// "IR eval: node {i}: {what} ({summary})". `field` names the attribute, payload record field or
+// parent the error is about.
+inline Status eval_error(const std::string& what, std::string_view field = {}) {
+  Status s = Status::error(ErrorCode::kEval, what);
+  return field.empty() ? s : s.with_field(std::string(field));
+}
+
+// An error whose text is the seed's own and names its node itself ("IR eval: linear 1: ..."): kept
+// exactly, attributed to the node so the walker leaves it as it is.
+inline Status seed_node_error(const Node& node, const std::string& text, std::string_view field = {}) {
+  return eval_error(text, field).with_node(node.id, text);
+}
 
 // Applies `f` to every element of a unary op's parent.
 template <class S, class F>

@@ -1,5 +1,6 @@
 // GraphBuilder: appends nodes with their shapes inferred by the op table, records payload
-// parameters, and returns the first error (if any) from build().
+// parameters, and returns the first error (if any) from build(). It lives in program/, above
+// check/, because it checks and infers each node as it is added.
 //
 //   GraphBuilder b;
 //   int64_t x = b.input({4});

@@ -1,4 +1,4 @@
-#include "denote/ir/shape.h"
+#include "denote/tensor/shape.h"
 
 #include "denote/base/checked.h"
 
