@@ -5,13 +5,51 @@
 
 namespace denote::rules {
 
+namespace {
+
+// The shape rule the table generates for an elementwise op without attributes: one parent keeps
+// its shape; two parents must have equal shapes (no implicit broadcasting; importers insert
+// broadcast_to). Such ops have no infer_<Op> of their own.
+template <Op op>
+Result<Shape> elementwise_infer(const Node& node, std::span<const Shape> parents) {
+  if constexpr (op_info_c(op).max_parents == 2) {
+    DENOTE_RETURN_IF_ERROR(check_same_shape(node, parents[0], parents[1]));
+  }
+  return parents[0];
+}
+
+template <Op op>
+constexpr bool kGeneratedShapeRule =
+    (op_info_c(op).flags & kFlagElementwise) != 0 && op_info_c(op).attr == AttrKind::None &&
+    op_info_c(op).min_parents == op_info_c(op).max_parents && op_info_c(op).max_parents >= 1 &&
+    op_info_c(op).max_parents <= 2;
+
+// `own` names the op's infer_<Op>; it is only instantiated (and so only needs a definition) for
+// ops whose rule the table does not generate.
+template <Op op, class Own>
+constexpr InferFn pick_infer(Own own) {
+  if constexpr (kGeneratedShapeRule<op>) return &elementwise_infer<op>;
+  else return own(0);
+}
+
+}  // namespace
+
 InferFn infer_fn(Op op) {
   static constexpr InferFn kInfer[] = {
-#define DENOTE_OP(name, ...) &infer_##name,
+#define DENOTE_OP(name, ...) pick_infer<Op::name>([](auto) { return &infer_##name; }),
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
   };
   return kInfer[static_cast<size_t>(op)];
+}
+
+bool shape_rule_generated(Op op) {
+  static constexpr bool kGenerated[] = {
+#define DENOTE_OP(name, ...) kGeneratedShapeRule<Op::name>,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  return kGenerated[static_cast<size_t>(op)];
 }
 
 Status op_error(const Node& node, const std::string& what) {

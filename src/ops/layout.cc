@@ -32,7 +32,7 @@ Result<Shape> infer_Transpose(const Node& node, std::span<const Shape> parents) 
   return out;
 }
 
-Result<Shape> infer_Detach(const Node&, std::span<const Shape> parents) { return parents[0]; }
+// detach: the elementwise shape rule generated from the op table (src/ops/common.cc).
 
 Result<Shape> infer_BroadcastTo(const Node& node, std::span<const Shape> parents) {
   const auto& a = std::get<BroadcastAttrs>(node.attrs);

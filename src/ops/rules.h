@@ -20,8 +20,10 @@ using InferFn = Result<Shape> (*)(const Node&, std::span<const Shape>);
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
 
-// infer column of the op table, indexed by Op.
+// infer column of the op table, indexed by Op. Elementwise ops without attributes get the rule the
+// table generates from their flags and arity (see common.cc); every other op has infer_<Op>.
 InferFn infer_fn(Op op);
+bool shape_rule_generated(Op op);
 
 // ---- helpers shared by the shape rules (all messages lower-case, no node context: callers add it)
 

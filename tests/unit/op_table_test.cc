@@ -13,6 +13,7 @@
 #include "denote/program/builder.h"
 #include "denote/typed/int_ops.h"
 #include "io/onnx_import.h"
+#include "ops/rules.h"
 
 namespace denote {
 namespace {
@@ -123,6 +124,31 @@ TEST(OpTable, DirectOpsExportAndImportOneToOne) {
     for (const Node& n : back->graph.nodes) found |= n.op == info.op;
     if (info.op == Op::Detach) found = true;  // Identity imports as an alias of its input (no node)
     EXPECT_TRUE(found) << info.tag << " did not import back to itself";
+  }
+}
+
+// The elementwise shape rule is generated from the table: every elementwise op without attributes
+// (one or two parents) gets it, and no other op does; every op has a rule.
+TEST(OpTable, ElementwiseShapeRulesComeFromTheTable) {
+  for (const OpInfo& info : kOpTable) {
+    SCOPED_TRACE(std::string(info.tag));
+    ASSERT_NE(rules::infer_fn(info.op), nullptr);
+    const bool expect_generated = (info.flags & kFlagElementwise) && info.attr == AttrKind::None &&
+                                  info.min_parents == info.max_parents && info.max_parents >= 1 &&
+                                  info.max_parents <= 2;
+    EXPECT_EQ(rules::shape_rule_generated(info.op), expect_generated);
+    if (!expect_generated) continue;
+    const Node n{2, info.max_parents == 2 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}, info.op,
+                 NoAttrs{}, {2, 3}};
+    const std::vector<Shape> same(static_cast<size_t>(info.max_parents), Shape{2, 3});
+    auto ok = rules::infer_fn(info.op)(n, same);
+    ASSERT_TRUE(ok.ok()) << ok.message();
+    EXPECT_EQ(*ok, (Shape{2, 3}));
+    if (info.max_parents == 2) {
+      const std::vector<Shape> differ = {{2, 3}, {3, 2}};
+      EXPECT_EQ(rules::infer_fn(info.op)(n, differ).message(),
+                std::string(info.tag) + ": shape mismatch: [2, 3] vs [3, 2]");
+    }
   }
 }
 

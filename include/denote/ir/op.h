@@ -80,6 +80,8 @@ inline constexpr std::array<OpInfo, kNumOps> kOpTable = {{
 }};
 
 inline const OpInfo& op_info(Op op) { return kOpTable[static_cast<size_t>(op)]; }
+// The same row in constant expressions (tables generated at compile time).
+constexpr const OpInfo& op_info_c(Op op) { return kOpTable[static_cast<size_t>(op)]; }
 inline std::string_view op_tag(Op op) { return op_info(op).tag; }
 inline bool has_flag(Op op, OpFlag f) { return (op_info(op).flags & f) != 0; }
 inline bool is_elementwise(Op op) { return has_flag(op, kFlagElementwise); }
