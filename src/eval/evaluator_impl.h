@@ -75,6 +75,13 @@ struct EvalPass {
 
   static const Shape& shape_of(const Value& v) { return v.shape; }
   static bool well_sized(const Value& v) { return v.data.size() == static_cast<size_t>(numel(v.shape)); }
+  // An MPFR scalar owns its limbs besides the struct; the others are plain values.
+  int64_t bytes_per_element() const {
+    if constexpr (std::is_same_v<S, RealScalar>)
+      return static_cast<int64_t>(sizeof(S)) + (static_cast<int64_t>(ctx.bits()) + 63) / 64 * 8;
+    else
+      return static_cast<int64_t>(sizeof(S));
+  }
 
   Result<Value> visit(const Node& n, std::span<const Value* const> parents, const Shape& out_shape,
                       const Value* supplied) {
@@ -147,6 +154,28 @@ Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typena
   return std::move(table[static_cast<size_t>(output_id)]);
 }
 
+template <class Ctx>
+Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                                        std::span<const Tensor<typename Ctx::Scalar>> inputs,
+                                                        std::span<const int64_t> output_ids, Ctx& ctx,
+                                                        const EvalOptions& options) {
+  DENOTE_RETURN_IF_ERROR(check_well_formed(g));
+  std::vector<bool> needed(g.nodes.size(), false), keep(g.nodes.size(), false);
+  for (int64_t id : output_ids) {
+    if (id < 0 || static_cast<size_t>(id) >= g.nodes.size())
+      return error_status(ErrorCode::kInvalidInput, fmt::format("IR eval: outputId out of bounds: {}", id));
+    const std::vector<bool> a = walk::ancestors(g, id);
+    for (size_t i = 0; i < a.size(); ++i) needed[i] = needed[i] || a[i];
+    keep[static_cast<size_t>(id)] = true;
+  }
+  walk::Config cfg;
+  cfg.options = options;
+  cfg.structure_checked = true;
+  cfg.needed = &needed;
+  cfg.keep = &keep;
+  return detail::run(g, payload, inputs, ctx, cfg);
+}
+
 }  // namespace denote
 
 #define DENOTE_INSTANTIATE_EVAL(Ctx)                                                                             \
@@ -156,4 +185,7 @@ Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typena
   template Result<Tensor<Ctx::Scalar>> denote<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,                    \
                                                    std::span<const Tensor<Ctx::Scalar>>, int64_t, Ctx&,          \
                                                    const EvalOptions&);                                  \
+  template Result<ValueTable<Ctx::Scalar>> denote_outputs<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,        \
+                                                               std::span<const Tensor<Ctx::Scalar>>,             \
+                                                               std::span<const int64_t>, Ctx&, const EvalOptions&); \
   template Result<Tensor<Ctx::Scalar>> detail::apply_table_rule<Ctx>(Ctx&, const rules::EvalArgs<Ctx::Scalar>&);

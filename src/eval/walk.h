@@ -14,6 +14,7 @@
 // and optionally
 //   Status on_error(const Node&, const Status& attached); // ok: the node gets no value, go on
 //                                                         // (IBP); an error: stop (the default)
+//   int64_t bytes_per_element() const;                    // for the memory budget (default 8)
 //
 //   EvalPass<Ctx> pass{...};
 //   walk::Config cfg;                    // layer "IR eval", every node, keep every value
@@ -25,7 +26,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <iterator>
 #include <optional>
+#include <string>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -80,6 +84,45 @@ inline Result<Shape> check_node_shape(const Node& n, std::span<const Shape> pare
   return inferred;
 }
 
+// "17179869184 bytes (16.0 GiB)"
+inline std::string bytes_text(int64_t b) {
+  if (b < 1024) return fmt::format("{} bytes", b);
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(b) / 1024;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < std::size(units)) {
+    v /= 1024;
+    ++u;
+  }
+  return fmt::format("{} bytes ({:.1f} {})", b, v, units[u]);
+}
+
+// The memory the values alive at once take, against the budget (EvalOptions::max_bytes).
+struct MemoryBudget {
+  int64_t max = 0;
+  int64_t live = 0;
+  std::vector<int64_t> held;  // bytes of each node's value while it is alive
+
+  // Reserves node n's value, or an error naming the bytes needed, before anything is allocated.
+  Status reserve(const Node& n, int64_t elements, int64_t per_element, std::string_view layer) {
+    const int64_t need =
+        elements > 0 && per_element > INT64_MAX / elements ? INT64_MAX : elements * per_element;
+    if (need > max - live)
+      return node_error(n, ErrorCode::kResource, layer,
+                        fmt::format("the value needs {} ({} elements of {} bytes) with {} alive; the memory budget "
+                                    "is {} (--max-memory)",
+                                    bytes_text(need), elements, per_element, bytes_text(live), bytes_text(max)),
+                        "outShape");
+    live += need;
+    held[static_cast<size_t>(n.id)] = need;
+    return ok_status();
+  }
+  void release(int64_t id) {
+    live -= held[static_cast<size_t>(id)];
+    held[static_cast<size_t>(id)] = 0;
+  }
+};
+
 // For each node, the largest id of a node that reads it (-1: none).
 inline std::vector<int64_t> last_reader(const Graph& g) {
   std::vector<int64_t> last(g.nodes.size(), -1);
@@ -115,7 +158,7 @@ inline std::vector<bool> ancestors(const Graph& g, int64_t id) {
 template <class Pass>
 Status visit_node(const Graph& g, Pass& pass, const Node& n, const typename Pass::Value* supplied, const Config& cfg,
                   std::vector<typename Pass::Value>& table, std::vector<bool>& present, std::vector<Shape>& shapes,
-                  std::vector<const typename Pass::Value*>& parents) {
+                  std::vector<const typename Pass::Value*>& parents, MemoryBudget& budget) {
   shapes.clear();
   parents.clear();
   for (int64_t p : n.parents) {
@@ -125,13 +168,21 @@ Status visit_node(const Graph& g, Pass& pass, const Node& n, const typename Pass
     parents.push_back(&table[static_cast<size_t>(p)]);
   }
   DENOTE_ASSIGN_OR_RETURN(Shape out_shape, check_node_shape(n, shapes, cfg));
+  int64_t per_element = 8;
+  if constexpr (requires { pass.bytes_per_element(); }) per_element = pass.bytes_per_element();
+  DENOTE_RETURN_IF_ERROR(budget.reserve(n, numel(out_shape), per_element, cfg.layer));
   auto value = pass.visit(n, std::span<const typename Pass::Value* const>(parents), out_shape, supplied);
-  if (!value.ok()) return attach_node(n, value.status(), cfg.layer);
-  if (Pass::shape_of(*value) != n.out_shape || !Pass::well_sized(*value))
+  if (!value.ok()) {
+    budget.release(n.id);
+    return attach_node(n, value.status(), cfg.layer);
+  }
+  if (Pass::shape_of(*value) != n.out_shape || !Pass::well_sized(*value)) {
+    budget.release(n.id);
     return node_error(n, ErrorCode::kShape, cfg.layer,
                       "produced shape mismatch: produced=" + to_string(Pass::shape_of(*value)) +
                           ", declared=" + to_string(n.out_shape),
                       "outShape");
+  }
   table[static_cast<size_t>(n.id)] = std::move(*value);
   present[static_cast<size_t>(n.id)] = true;
   (void)g;
@@ -155,11 +206,12 @@ Status forward(const Graph& g, Pass& pass, std::span<const typename Pass::Value>
   const std::vector<int64_t> last = cfg.keep ? last_reader(g) : std::vector<int64_t>{};
   std::vector<Shape> shapes;
   std::vector<const Value*> parents;
+  MemoryBudget budget{effective_max_bytes(cfg.options), 0, std::vector<int64_t>(g.nodes.size(), 0)};
   size_t next_input = 0;
   for (const Node& n : g.nodes) {
     const Value* supplied = n.op == Op::Input ? &inputs[next_input++] : nullptr;
     if (cfg.needed && !(*cfg.needed)[static_cast<size_t>(n.id)]) continue;
-    Status s = visit_node(g, pass, n, supplied, cfg, table, present, shapes, parents);
+    Status s = visit_node(g, pass, n, supplied, cfg, table, present, shapes, parents, budget);
     if (!s.ok()) {
       if constexpr (requires { pass.on_error(n, s); }) {
         DENOTE_RETURN_IF_ERROR(pass.on_error(n, s));
@@ -172,6 +224,7 @@ Status forward(const Graph& g, Pass& pass, std::span<const typename Pass::Value>
         if (last[static_cast<size_t>(p)] == n.id && !(*cfg.keep)[static_cast<size_t>(p)]) {
           table[static_cast<size_t>(p)] = Value{};
           present[static_cast<size_t>(p)] = false;
+          budget.release(p);
         }
   }
   return ok_status();

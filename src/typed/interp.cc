@@ -4,6 +4,7 @@
 // which then pick the element words; binary ops run over BinaryContext.
 #include "denote/typed/interp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -168,6 +169,14 @@ struct TypedPass {
   static const Shape& shape_of(const Value& v) { return v.shape; }
   static bool well_sized(const Value& v) {
     return v.limbs.size() == static_cast<size_t>(numel(v.shape)) * limb_count(v.dtype);
+  }
+  // The widest dtype of the model's inputs and constants bounds every value's limbs (casts can
+  // widen, so at least one limb per element is counted).
+  int64_t bytes_per_element() const {
+    size_t limbs = 1;
+    for (const auto& [id, t] : m.input_dtypes) limbs = std::max(limbs, limb_count(t));
+    for (const auto& [id, c] : m.consts) limbs = std::max(limbs, limb_count(c.dtype));
+    return static_cast<int64_t>(limbs * sizeof(uint64_t));
   }
   Result<Value> visit(const Node& n, Parents parents, const Shape& out_shape, const Value* supplied) {
     if (n.op == Op::Input || n.op == Op::Const) return eval_source(m, n, supplied);

@@ -170,5 +170,85 @@ TEST(Walk, IbpNotesKeepWalkingPastANodeWithoutABox) {
   EXPECT_EQ(r->notes[1].rfind("IR eval: node 1: ", 0), 0u) << r->notes[1];
 }
 
+// A chain x -> relu -> relu -> ... of `length` nodes over [n] doubles.
+Model relu_chain(int64_t n, int length) {
+  GraphBuilder b;
+  int64_t x = b.input({n});
+  for (int i = 0; i < length; ++i) x = b.add(Op::Relu, {x});
+  auto m = b.build({x});
+  EXPECT_TRUE(m.ok()) << m.message();
+  return *m;
+}
+
+TEST(Walk, MemoryBudgetIsCheckedBeforeAllocating) {
+  // rand_uniform [2^30] doubles: 8 GiB, refused under a 1 MiB budget before anything is allocated.
+  Graph g;
+  g.nodes.push_back(Node{0, {}, Op::RandUniform, SeedAttrs{1}, {int64_t{1} << 30}});
+  F64Context ctx;
+  EvalOptions o;
+  o.max_bytes = 1 << 20;
+  auto r = denote_all(g, Payload<double>{}, std::span<const Tensor<double>>(), ctx, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kResource);
+  EXPECT_EQ(r.status().node(), 0);
+  EXPECT_NE(r.message().find("needs 8589934592 bytes (8.0 GiB)"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("the memory budget is 1048576 bytes (1.0 MiB)"), std::string::npos) << r.message();
+}
+
+TEST(Walk, LivenessKeepsTheLiveSetUnderTheBudget) {
+  // 10 values of 1 MiB: the whole table needs 11 MiB, the live set at most 2 MiB.
+  const Model m = relu_chain(int64_t{1} << 17, 10);
+  const std::vector<Tensor<double>> in = {Tensor<double>::filled({int64_t{1} << 17}, -1.0)};
+  F64Context ctx;
+  EvalOptions o;
+  o.max_bytes = 3 << 20;
+  auto all = denote_all(m.graph, m.payload, std::span<const Tensor<double>>(in), ctx, o);
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().code(), ErrorCode::kResource);
+  EXPECT_EQ(all.status().node(), 3);  // nodes 0..2 fill 3 MiB
+  const std::vector<int64_t> out = {10};
+  auto live = denote_outputs(m.graph, m.payload, std::span<const Tensor<double>>(in), out, ctx, o);
+  ASSERT_TRUE(live.ok()) << live.message();
+  EXPECT_EQ((*live)[10].data.size(), size_t{1} << 17);
+  EXPECT_TRUE((*live)[5].data.empty());
+  auto one = denote(m.graph, m.payload, std::span<const Tensor<double>>(in), 10, ctx, o);
+  ASSERT_TRUE(one.ok()) << one.message();
+  EXPECT_EQ(one->data, (*live)[10].data);
+}
+
+TEST(Walk, DoublingConcatChainStopsAtTheBudget) {
+  // A 242-byte file can ask for 2^k copies; the node where the budget runs out is named.
+  GraphBuilder b;
+  int64_t x = b.input({1024});
+  for (int i = 0; i < 30; ++i) x = b.add(Op::Concat, {x, x}, AxisAttrs{0});
+  auto m = b.build({x});
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::vector<Tensor<double>> in = {Tensor<double>::filled({1024}, 1.0)};
+  F64Context ctx;
+  EvalOptions o;
+  o.max_bytes = 64 << 20;
+  const std::vector<int64_t> out = {30};
+  auto r = denote_outputs(m->graph, m->payload, std::span<const Tensor<double>>(in), out, ctx, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kResource);
+  EXPECT_GT(r.status().node(), 10);
+  EXPECT_LT(r.status().node(), 14);
+}
+
+TEST(Walk, RealPrecisionCountsAgainstTheBudget) {
+  // 1024 MPFR values at 10^6 bits take about 128 MB: refused under 64 MiB, naming the node.
+  const Model m = relu_chain(1024, 1);
+  RealContext ctx(1000000);
+  std::vector<RealScalar> data;
+  for (int i = 0; i < 1024; ++i) data.push_back(ctx.from_double(1.0));
+  const std::vector<Tensor<RealScalar>> in = {Tensor<RealScalar>({1024}, data)};
+  EvalOptions o;
+  o.max_bytes = 64 << 20;
+  auto r = denote_all(m.graph, convert_payload<RealScalar>(m.payload, [&](double v) { return ctx.from_double(v); }),
+                      std::span<const Tensor<RealScalar>>(in), ctx, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kResource);
+}
+
 }  // namespace
 }  // namespace denote

@@ -36,12 +36,24 @@ Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typena
                                             std::span<const Tensor<typename Ctx::Scalar>> inputs, int64_t output_id,
                                             Ctx& ctx, const EvalOptions& options = {});
 
+// Evaluates what `output_ids` depend on and frees every other value after its last reader, so
+// peak memory is the live set, not the whole table. The result has one entry per node; only the
+// outputs hold values (the others are empty).
+template <class Ctx>
+Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                                        std::span<const Tensor<typename Ctx::Scalar>> inputs,
+                                                        std::span<const int64_t> output_ids, Ctx& ctx,
+                                                        const EvalOptions& options = {});
+
 #define DENOTE_DECLARE_EVAL(Ctx)                                                                               \
   extern template Result<ValueTable<Ctx::Scalar>> denote_all<Ctx>(                                             \
       const Graph&, const Payload<Ctx::Scalar>&, std::span<const Tensor<Ctx::Scalar>>, Ctx&, const EvalOptions&); \
   extern template Result<Tensor<Ctx::Scalar>> denote<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,           \
                                                           std::span<const Tensor<Ctx::Scalar>>, int64_t, Ctx&,   \
-                                                          const EvalOptions&);
+                                                          const EvalOptions&);                           \
+  extern template Result<ValueTable<Ctx::Scalar>> denote_outputs<Ctx>(                                         \
+      const Graph&, const Payload<Ctx::Scalar>&, std::span<const Tensor<Ctx::Scalar>>, std::span<const int64_t>, \
+      Ctx&, const EvalOptions&);
 DENOTE_DECLARE_EVAL(F64Context)
 DENOTE_DECLARE_EVAL(F32Context)
 DENOTE_DECLARE_EVAL(BinaryContext)
