@@ -135,26 +135,6 @@ Result<ValueTable<typename Ctx::Scalar>> denote_all(const Graph& g, const Payloa
 }
 
 template <class Ctx>
-Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
-                                            std::span<const Tensor<typename Ctx::Scalar>> inputs, int64_t output_id,
-                                            Ctx& ctx, const EvalOptions& options) {
-  if (output_id < 0 || static_cast<size_t>(output_id) >= g.nodes.size())
-    return error_status(ErrorCode::kInvalidInput, fmt::format("IR eval: outputId out of bounds: {}", output_id));
-  DENOTE_RETURN_IF_ERROR(check_well_formed(g));
-  // Only the ancestors of output_id run, and each value is freed after its last reader.
-  const std::vector<bool> needed = walk::ancestors(g, output_id);
-  std::vector<bool> keep(g.nodes.size(), false);
-  keep[static_cast<size_t>(output_id)] = true;
-  walk::Config cfg;
-  cfg.options = options;
-  cfg.structure_checked = true;
-  cfg.needed = &needed;
-  cfg.keep = &keep;
-  DENOTE_ASSIGN_OR_RETURN(auto table, detail::run(g, payload, inputs, ctx, cfg));
-  return std::move(table[static_cast<size_t>(output_id)]);
-}
-
-template <class Ctx>
 Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
                                                         std::span<const Tensor<typename Ctx::Scalar>> inputs,
                                                         std::span<const int64_t> output_ids, Ctx& ctx,
@@ -174,6 +154,15 @@ Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Pa
   cfg.needed = &needed;
   cfg.keep = &keep;
   return detail::run(g, payload, inputs, ctx, cfg);
+}
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                            std::span<const Tensor<typename Ctx::Scalar>> inputs, int64_t output_id,
+                                            Ctx& ctx, const EvalOptions& options) {
+  const int64_t ids[] = {output_id};
+  DENOTE_ASSIGN_OR_RETURN(auto table, denote_outputs(g, payload, inputs, std::span<const int64_t>(ids), ctx, options));
+  return std::move(table[static_cast<size_t>(output_id)]);
 }
 
 }  // namespace denote
