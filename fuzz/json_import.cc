@@ -59,6 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const denote::Graph& g = model->graph;
   const std::vector<denote::Diagnostic> diagnostics = denote::diagnose(g);
   if (diagnostics.empty() != denote::check_shapes(g).ok()) __builtin_trap();
+  // The model check adds payload diagnostics to the graph's, never fewer.
+  if (denote::diagnose_model(*model).size() < diagnostics.size()) __builtin_trap();
   (void)denote::format_listing(g);
   (void)denote::format_dot(g);
 

@@ -17,6 +17,7 @@
 #include "denote/io/json_typed.h"
 #include "denote/typed/cast.h"
 #include "denote/typed/int_ops.h"
+#include "denote/typed/check.h"
 #include "denote/typed/interp.h"
 
 namespace {
@@ -62,6 +63,11 @@ void words_case(std::string_view dtype, std::string_view shape_text, std::string
 void model_case(std::string_view text) {
   auto tm = read_typed_model_json(text);
   if (!tm.ok()) return;
+  (void)diagnose_typed_model(*tm);
+  // The typed writer's document reads back to the same typed model (convert keeps dtypes/words).
+  const std::string once = write_typed_model_json(*tm);
+  auto back = parse_typed_model_json(once);
+  if (!back.ok() || write_typed_model_json(*back) != once || back->input_dtypes != tm->input_dtypes) __builtin_trap();
   std::vector<typed::TypedTensor> inputs;
   int64_t total = 0;
   for (int64_t id : tm->model.graph.input_ids()) {

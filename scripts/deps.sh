@@ -10,6 +10,7 @@ packages=(
   libmpfr-dev libgmp-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
   clang
+  graphviz  # dot, for the README tour (print --dot | dot -Tpng)
 )
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(python3-torch python3-numpy)

@@ -17,6 +17,8 @@ template <class E>
 struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>> {
   std::vector<std::string>* notes;
   Status on_error(const Node& n, const Status& s) {
+    // Running out of the memory budget is no property of the box: the run stops.
+    if (s.code() == ErrorCode::kResource) return s;
     // A missing parent box is a short note; the rule errors keep their full text.
     (*notes)[static_cast<size_t>(n.id)] = s.field() == "parents" ? s.detail() : s.message();
     return ok_status();

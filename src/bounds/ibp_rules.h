@@ -1,8 +1,9 @@
 // Internal: the interval context's rule overrides. run_ibp evaluates each node with the op table's
 // generic rule over IntervalContext, except for the ops listed here, whose dedicated rules are
-// tighter (softmax family, layernorm: dependency-free exact ranges; mse_loss: a proper square) or
-// faster (linear on hardware endpoints: midpoint-radius). The table is built from ops.def, one
-// entry per op, so a new op automatically gets the generic rule.
+// tighter (softmax family, layernorm: dependency-free exact ranges; mse_loss: a proper square),
+// faster (linear on hardware endpoints: midpoint-radius) or stricter (sqrt: no box where it can be
+// NaN). The table is built from ops.def, one entry per op, so a new op automatically gets the
+// generic rule.
 #pragma once
 
 #include <type_traits>
@@ -21,6 +22,15 @@ using IbpFn = detail::EvalFn<IntervalContext<E>>;
 template <class E>
 inline constexpr bool kHardwareEndpoints =
     std::is_same_v<E, NativeEndpoints<double>> || std::is_same_v<E, NativeEndpoints<float>>;
+
+// The sqrt op: unlike the square roots inside rules (variances, whose computed value is >= 0), a
+// graph's sqrt of a box reaching below 0 is NaN at some point, so the node gets no box.
+template <class E>
+Result<Tensor<Interval<typename E::Value>>> ibp_sqrt(IntervalContext<E>& ctx,
+                                                     const rules::EvalArgs<Interval<typename E::Value>>& a) {
+  using S = Interval<typename E::Value>;
+  return rules::map_unary(a.in(), [&](const S& x) { return ctx.sqrt_of_value(x); });
+}
 
 // The dedicated rule of op O over endpoints E (nullptr: the generic rule).
 template <class E, Op O>
@@ -46,6 +56,10 @@ struct Dedicated<E, Op::Layernorm> {
 template <class E>
 struct Dedicated<E, Op::MseLoss> {
   static constexpr IbpFn<E> fn = &ibp_mse_loss<E>;
+};
+template <class E>
+struct Dedicated<E, Op::Sqrt> {
+  static constexpr IbpFn<E> fn = &ibp_sqrt<E>;
 };
 template <class E>
 struct Dedicated<E, Op::Linear> {

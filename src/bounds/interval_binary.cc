@@ -44,8 +44,9 @@ double BinaryEndpoints::to_double(FpWord x, Dir d) const {
   return d == Dir::Down ? -inf : inf;
 }
 
-// Besides the contexts' own errors: in a format without infinity an overflow saturates to the
-// largest finite value (or a conversion saturates), which is no bound of the real value.
+// Besides the contexts' own errors: in a format without infinity an overflow gives NaN (fn, fnuz,
+// e8m0: the nearest-even evaluator's value is NaN) or saturates to the largest finite value (finite
+// formats, or a saturating conversion), neither of which bounds the real value.
 std::string BinaryEndpoints::take_error() const {
   std::string a = down_.take_error(), b = up_.take_error();
   const uint32_t flags = down_.flags() | up_.flags();
@@ -53,9 +54,11 @@ std::string BinaryEndpoints::take_error() const {
   up_.clear_flags();
   if (!a.empty()) return a;
   if (!b.empty()) return b;
-  if (!format().has_inf() && (flags & (kFpOverflow | kFpSaturated)) != 0)
-    return "interval: overflow in " + format().name + " saturates, which bounds nothing";
-  return "";
+  const BinaryFormat& f = format();
+  if (f.has_inf() || (flags & (kFpOverflow | kFpSaturated)) == 0) return "";
+  if ((flags & kFpSaturated) != 0 || f.encoding == Encoding::Finite)
+    return "interval: overflow in " + f.name + " saturates to the largest finite value, which bounds nothing";
+  return "interval: the value can be nan (overflow in " + f.name + " gives nan)";
 }
 
 }  // namespace denote

@@ -7,17 +7,23 @@
 //   write_record(a, out);                                        // writes "axis"
 #pragma once
 
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
 #include "denote/ir/attrs.h"
+#include "denote/ir/model.h"
 #include "json_fields.h"
 
 namespace denote::jsonio {
 
 using ojson = nlohmann::ordered_json;
+
+// write_model_json, with `extra` (when set) adding fields to each node's object (json_write.cc).
+using NodeFields = std::function<void(const Node&, ojson&)>;
+std::string write_model_json_with(const Model& model, const NodeFields& extra);
 
 template <class R>
 Status read_record(const json& j, const Where& w, R& r);

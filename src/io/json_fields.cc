@@ -140,6 +140,14 @@ Result<std::vector<double>> get_tensor(const json& obj, const char* key, const S
   return out;
 }
 
+std::string quote(const json& v, size_t max_chars) {
+  if (v.is_array()) return fmt::format("an array of {} elements", v.size());
+  if (v.is_object()) return fmt::format("an object of {} members", v.size());
+  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > max_chars) text = text.substr(0, max_chars) + "...";
+  return text;
+}
+
 json number_json(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";

@@ -36,6 +36,13 @@ Result<Shape> get_shape(const json& obj, const char* key, const Where& w);
 // row-major list of the right length. Numbers, or "nan"/"inf"/"-inf".
 Result<std::vector<double>> get_tensor(const json& obj, const char* key, const Shape& shape, const Where& w);
 
+// A short quote of a value for an error text, never recursive: a scalar's JSON text (invalid UTF-8
+// replaced) cut to `max_chars`, or "an array of {n} elements" / "an object of {n} members".
+std::string quote(const json& v, size_t max_chars = 40);
+
+// Nesting deeper than this is refused by the readers (a tensor nests once per axis).
+inline constexpr size_t kMaxJsonDepth = 512;
+
 // Writers: numbers with round-trip precision, non-finite values as strings.
 json number_json(double v);
 json tensor_json(const std::vector<double>& flat, const Shape& shape);

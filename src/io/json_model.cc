@@ -42,7 +42,13 @@ Status read_conv(const Node& n, const json& j, const Where& w, Payload<double>& 
   ConvRecord<double> r;
   r.config = std::get<ConvConfig>(n.attrs);
   DENOTE_ASSIGN_OR_RETURN(r.input_spatial, jsonio::get_shape(j, "input_spatial", w));
-  Shape ws{r.config.out_channels, r.config.groups > 0 ? r.config.in_channels / r.config.groups : 0};
+  const ConvConfig& c = r.config;
+  // The weight's shape depends on groups: a bad groups value is named as such, not as a weight error.
+  if (c.groups < 1 || c.in_channels < 0 || c.out_channels < 0 || c.in_channels % c.groups != 0 ||
+      c.out_channels % c.groups != 0)
+    return w.error("groups", fmt::format("expected >= 1 dividing in_channels {} and out_channels {}, got {}",
+                                         c.in_channels, c.out_channels, c.groups));
+  Shape ws{c.out_channels, c.in_channels / c.groups};
   for (int64_t k : r.config.window.kernel) ws.push_back(k);
   if (auto c = checked_numel(ws); !c.ok()) return w.error("weight", c.message());
   DENOTE_ASSIGN_OR_RETURN(r.weight, jsonio::get_tensor(j, "weight", ws, w));
@@ -138,12 +144,25 @@ Result<Node> read_node(const json& j, size_t index, Payload<double>& payload, bo
 class DomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
  public:
   explicit DomBuilder(json& root) : nlohmann::detail::json_sax_dom_parser<json>(root, /*allow_exceptions=*/false) {}
+  // Nesting is bounded (kMaxJsonDepth): deeper documents are refused before they are built.
+  bool start_object(std::size_t len) { return enter() && json_sax_dom_parser::start_object(len); }
+  bool start_array(std::size_t len) { return enter() && json_sax_dom_parser::start_array(len); }
+  bool end_object() { --depth_; return json_sax_dom_parser::end_object(); }
+  bool end_array() { --depth_; return json_sax_dom_parser::end_array(); }
   template <class Exception>
   bool parse_error(std::size_t position, const std::string& /*token*/, const Exception& e) {
     error = error_status(fmt::format("torchlean.ir.v1: malformed JSON at byte {}: {}", position, e.what()));
     return false;
   }
   Status error;
+
+ private:
+  bool enter() {
+    if (++depth_ <= jsonio::kMaxJsonDepth) return true;
+    error = error_status(fmt::format("torchlean.ir.v1: JSON nested deeper than {} levels", jsonio::kMaxJsonDepth));
+    return false;
+  }
+  size_t depth_ = 0;
 };
 
 Result<std::vector<int64_t>> read_ids(const json& root, const char* key) {

@@ -7,6 +7,7 @@
 
 #include "denote/check/check.h"
 #include "denote/io/json.h"
+#include "json_attrs.h"
 #include "json_fields.h"
 
 namespace denote {
@@ -21,7 +22,7 @@ Result<Word> word_of(const json& v) {
   if (v.is_number_unsigned()) return Word::of(v.get<uint64_t>());
   if (v.is_number_integer() && v.get<int64_t>() >= 0) return Word::of(static_cast<uint64_t>(v.get<int64_t>()));
   return error_status(fmt::format("expected a hex string, a decimal string or a nonnegative integer, got {}",
-                                  v.dump().substr(0, 40)));
+                                  jsonio::quote(v)));
 }
 
 Result<std::vector<Word>> words_of(const json& arr) {
@@ -36,9 +37,7 @@ Result<std::vector<Word>> words_of(const json& arr) {
   return out;
 }
 
-Status read_typed_node(const json& j, const Node& n, size_t index, TypedModel& tm) {
-  if (n.op != Op::Input && n.op != Op::Const) return ok_status();
-  const Where w{fmt::format("nodes[{}] (id {}, kind {})", index, n.id, op_tag(n.op))};
+Status read_typed_fields(const json& j, const Node& n, const Where& w, TypedModel& tm) {
   if (!jsonio::has(j, "dtype")) {
     if (n.op == Op::Const && jsonio::has(j, "words")) return w.error("dtype", "words need a dtype");
     return ok_status();
@@ -57,6 +56,14 @@ Status read_typed_node(const json& j, const Node& n, size_t index, TypedModel& t
   if (!v.ok()) return w.error("words", v.message());
   tm.consts[n.id] = std::move(*v);
   return ok_status();
+}
+
+// The dtype/words fields of node n (input and const nodes only); an error is attributed to n.
+Status read_typed_node(const json& j, const Node& n, size_t index, TypedModel& tm) {
+  if (n.op != Op::Input && n.op != Op::Const) return ok_status();
+  const Where w{fmt::format("nodes[{}] (id {}, kind {})", index, n.id, op_tag(n.op))};
+  const Status s = read_typed_fields(j, n, w, tm);
+  return s.ok() ? s : s.with_node(n.id, s.message());
 }
 
 json parse_quietly(std::string_view text) { return json::parse(text.begin(), text.end(), nullptr, false); }
@@ -81,6 +88,19 @@ Result<TypedModel> read_typed_model_json(std::string_view text) {
   DENOTE_ASSIGN_OR_RETURN(TypedModel tm, parse_typed_model_json(text));
   DENOTE_RETURN_IF_ERROR(check_shapes(tm.model.graph));
   return tm;
+}
+
+std::string write_typed_model_json(const TypedModel& tm) {
+  return jsonio::write_model_json_with(tm.model, [&tm](const Node& n, jsonio::ojson& j) {
+    if (auto t = tm.input_dtypes.find(n.id); t != tm.input_dtypes.end() && n.op == Op::Input)
+      j["dtype"] = typed::dtype_name(t->second);
+    if (auto c = tm.consts.find(n.id); c != tm.consts.end() && n.op == Op::Const) {
+      j["dtype"] = typed::dtype_name(c->second.dtype);
+      jsonio::ojson words = jsonio::ojson::array();
+      for (const Word& w : typed::words(c->second)) words.push_back(to_hex(w));
+      j["words"] = std::move(words);
+    }
+  });
 }
 
 bool has_typed_nodes(std::string_view text) {

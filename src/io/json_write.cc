@@ -50,7 +50,9 @@ void write_payload(const Node& n, const Payload<double>& p, ojson& j) {
 
 }  // namespace
 
-std::string write_model_json(const Model& model) {
+std::string write_model_json(const Model& model) { return jsonio::write_model_json_with(model, nullptr); }
+
+std::string jsonio::write_model_json_with(const Model& model, const NodeFields& extra) {
   ojson root;
   root["format"] = kIrFormat;
   const std::vector<int64_t> inputs = model.graph.input_ids();
@@ -74,13 +76,16 @@ std::string write_model_json(const Model& model) {
       j.erase("axis");
     }
     write_payload(n, model.payload, j);
+    if (extra) extra(n, j);
     nodes.push_back(std::move(j));
   }
   // One field per line and one node per line: readable, diffable, compact for large weights.
   std::string text = "{\n";
-  for (const auto& [key, value] : root.items()) text += " \"" + key + "\": " + value.dump() + ",\n";
+  // (Invalid UTF-8 in a string is replaced, never a throw.)
+  auto dump = [](const ojson& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  for (const auto& [key, value] : root.items()) text += " \"" + key + "\": " + dump(value) + ",\n";
   text += " \"nodes\": [";
-  for (size_t i = 0; i < nodes.size(); ++i) text += (i ? ",\n  " : "\n  ") + nodes[i].dump();
+  for (size_t i = 0; i < nodes.size(); ++i) text += (i ? ",\n  " : "\n  ") + dump(nodes[i]);
   text += nodes.empty() ? "]\n}\n" : "\n ]\n}\n";
   return text;
 }

@@ -183,6 +183,10 @@ Status map_binary(Importer& im) {
   return im.set_output(0, y);
 }
 
+// The ONNX element type the typed import gives IR node `id` (onnx_typed.cc): input / const types
+// as recorded, a cast's target, else parent 0's.
+Result<int32_t> typed_value_type(Importer& im, int64_t id);
+
 // The import driver (onnx_read.cc), shared with the typed import: parse, opset, op support, name
 // checks, then initializers, graph inputs, nodes and outputs. With `dispatch` set (typed import)
 // every node is mapped by it, `extra_ops` are accepted besides the table's, and Importer::typed is

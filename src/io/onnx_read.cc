@@ -153,12 +153,29 @@ bool default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; 
 
 Result<int64_t> find_opset(const onnx::ModelProto& m) {
   int64_t opset = -1;
-  for (const auto& o : m.opset_import())
-    if (default_domain(o.domain())) opset = o.version();
+  for (const auto& o : m.opset_import()) {
+    if (!default_domain(o.domain())) continue;
+    if (opset >= 0)
+      return error_status(fmt::format("onnx: opset_import lists the default domain twice (versions {} and {})", opset,
+                                      o.version()));
+    opset = o.version();
+  }
   if (opset < 0) return error_status("onnx: the model imports no opset of the default domain (opset_import)");
   if (opset < 1 || opset > kOnnxMaxOpset)
     return error_status(fmt::format("onnx: opset {} is not supported (supported: 1 to {})", opset, kOnnxMaxOpset));
   return opset;
+}
+
+// ModelProto.ir_version is required; IR versions run from 1 (ONNX 1.0) upward by one per format
+// change, so anything outside 1..kOnnxMaxIrVersion is not an ONNX file denote can read.
+constexpr int64_t kOnnxMaxIrVersion = 64;
+
+Status check_ir_version(const onnx::ModelProto& m) {
+  if (!m.has_ir_version()) return error_status("onnx: the model has no ir_version (ModelProto.ir_version is required)");
+  if (m.ir_version() < 1 || m.ir_version() > kOnnxMaxIrVersion)
+    return error_status(fmt::format("onnx: ir_version {} is not an ONNX IR version (expected 1 to {})", m.ir_version(),
+                                    kOnnxMaxIrVersion));
+  return ok_status();
 }
 
 std::string node_label(const onnx::NodeProto& n, int i) {
@@ -184,8 +201,18 @@ Status check_ops(const onnx::GraphProto& g, const std::set<std::string>& extra_o
 // produced once.
 Status check_names(const onnx::GraphProto& g) {
   std::map<std::string, int> producer;  // -1: initializer or graph input
-  for (const auto& t : g.initializer()) producer[t.name()] = -1;
-  for (const auto& v : g.input()) producer[v.name()] = -1;
+  for (int k = 0; k < g.initializer_size(); ++k) {
+    const std::string& name = g.initializer(k).name();
+    if (name.empty()) return error_status(fmt::format("onnx: initializer {} has no name", k));
+    if (!producer.emplace(name, -1).second) return error_status(fmt::format("onnx: initializer '{}' is defined twice", name));
+  }
+  std::set<std::string> inputs;
+  for (int k = 0; k < g.input_size(); ++k) {
+    const std::string& name = g.input(k).name();
+    if (name.empty()) return error_status(fmt::format("onnx: graph input {} has no name", k));
+    if (!inputs.insert(name).second) return error_status(fmt::format("onnx: graph input '{}' is listed twice", name));
+    producer.emplace(name, -1);  // an initializer may also be listed as an input (a constant)
+  }
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& out : g.node(i).output()) {
       if (out.empty()) continue;
@@ -315,6 +342,26 @@ Status map_nodes(Importer& im, const onnx::GraphProto& g, MapFn dispatch) {
   return ok_status();
 }
 
+bool is_float_type(int32_t et) {
+  return onnxio::is_real_dtype(et) || et == onnx::TensorProto::FLOAT16 || et == onnx::TensorProto::BFLOAT16;
+}
+
+// A graph output's declared element type (0: not declared) against the value the import computes:
+// the float import computes real values (a float type); the typed import knows each node's type
+// (floating types are not told apart: any float type fits a float value).
+Status check_output_type(Importer& im, int32_t declared, int64_t id) {
+  if (declared == onnx::TensorProto::UNDEFINED) return ok_status();
+  if (!im.typed) {
+    if (is_float_type(declared)) return ok_status();
+    return error_status(fmt::format("declared element type {} but the float import computes floating-point values",
+                                    onnxio::dtype_name(declared)));
+  }
+  DENOTE_ASSIGN_OR_RETURN(int32_t computed, onnxio::typed_value_type(im, id));
+  if (computed == declared || (is_float_type(computed) && is_float_type(declared))) return ok_status();
+  return error_status(fmt::format("declared element type {} but the graph computes {}", onnxio::dtype_name(declared),
+                                  onnxio::dtype_name(computed)));
+}
+
 Status add_outputs(Importer& im, const onnx::GraphProto& g) {
   if (g.output_size() == 0) return error_status("onnx: the graph has no outputs");
   std::set<std::string> seen;
@@ -324,7 +371,9 @@ Status add_outputs(Importer& im, const onnx::GraphProto& g) {
     if (!im.defined(v.name())) return error_status(where + "not produced by any node, initializer or input");
     DENOTE_ASSIGN_OR_RETURN(int64_t id, im.value_node(v.name()));
     im.model().output_ids.push_back(id);
-    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
+    if (!v.type().has_tensor_type()) continue;
+    DENOTE_RETURN_IF_ERROR(check_output_type(im, v.type().tensor_type().elem_type(), id).with_prefix(where));
+    if (!v.type().tensor_type().has_shape()) continue;
     auto declared = static_shape(v, OnnxImportOptions{});
     if (declared.ok() && *declared != im.shape(id))
       return error_status(where + fmt::format("declared shape {} but the graph computes {}", to_string(*declared),
@@ -349,6 +398,7 @@ Result<std::unique_ptr<Importer>> import_graph(std::string_view bytes, const Onn
     return error_status("onnx: not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
   if (!mp.has_graph()) return error_status("onnx: the model has no graph (not an ONNX model?)");
   DENOTE_ASSIGN_OR_RETURN(int64_t opset, find_opset(mp));
+  DENOTE_RETURN_IF_ERROR(check_ir_version(mp));
   const onnx::GraphProto& g = mp.graph();
   DENOTE_RETURN_IF_ERROR(check_ops(g, extra_ops));
   DENOTE_RETURN_IF_ERROR(check_names(g));

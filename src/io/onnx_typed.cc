@@ -327,6 +327,10 @@ Result<typed::DType> onnx_dtype(int32_t data_type) {
   }
 }
 
+namespace onnxio {
+Result<int32_t> typed_value_type(Importer& im, int64_t id) { return node_type(im, id); }
+}  // namespace onnxio
+
 Result<TypedModel> read_typed_model_onnx(std::string_view bytes, const OnnxImportOptions& options) {
   const std::set<std::string> typed_only(std::begin(onnxio::kTypedOnlyOps), std::end(onnxio::kTypedOnlyOps));
   DENOTE_ASSIGN_OR_RETURN(std::unique_ptr<onnxio::Importer> im,

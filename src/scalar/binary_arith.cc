@@ -466,10 +466,11 @@ FpOrder fp_compare(const BinaryFormat& f, FpEnv& env, uint64_t a, uint64_t b) {
 
 namespace {
 
-// A NaN of `from` as a NaN of `to`: IEEE to IEEE keeps the sign and the top payload bits.
+// A NaN of `from` as a NaN of `to`: IEEE to IEEE keeps the sign and the top payload bits; an fn
+// NaN keeps its sign (0xff is -NaN); the fnuz NaN (the -0 pattern) and e8m0's have no sign: +NaN.
 uint64_t convert_nan(const BinaryFormat& from, const BinaryFormat& to, FpEnv& env, uint64_t a) {
   if (classify(from, a) == FloatClass::SignalingNaN) env.flags |= kFpInvalid;
-  bool neg = sign_bit(from, a);
+  const bool neg = from.encoding != Encoding::Fnuz && sign_bit(from, a);
   if (to.encoding == Encoding::Fn) return canonical_nan(to) | (neg ? sign_mask_of(to) : 0);
   if (to.encoding != Encoding::Ieee) return canonical_nan(to);
   uint64_t out = canonical_nan(to) | (neg ? sign_mask_of(to) : 0);

@@ -190,6 +190,7 @@ Result<TypedRun> eval_typed(const TypedModel& m, std::span<const TypedTensor> in
   TypedRun run;
   walk::Config cfg;
   cfg.options.max_elements = o.max_elements;
+  cfg.options.max_bytes = o.max_bytes;
   TypedPass pass{m, o, cfg.options, run.flags};
   std::vector<bool> present;
   DENOTE_RETURN_IF_ERROR(walk::forward(m.model.graph, pass, inputs, cfg, run.table, present));

@@ -52,7 +52,7 @@ const char* kCenter = "--center '[0.3,-0.2,0.1,0.4]' --eps 0.05";
 
 TEST(CliBounds, SixNodeBoxesInBinary32AreTheSeeds) {
   const std::string m = model_file(six_node_model(), "six.json");
-  CliOut r = cli("bounds " + m + " " + kCenter + " --arith binary32");
+  CliOut r = cli("bounds " + m + " " + kCenter + " --arith binary32 --all-nodes");
   ASSERT_EQ(r.code, 0) << r.err;
   // The seed document's lines (SPEC-IR.md: the six-node example).
   for (const char* line :
@@ -70,7 +70,7 @@ TEST(CliBounds, BoxRepeatsOncePerInput) {
   ASSERT_TRUE(m.ok()) << m.message();
   const std::string path = model_file(*m, "two_inputs.json");
   // [0, 1] + [10, 11] = [10, 12]; [1, 2] + [10, 12] = [11, 14].
-  CliOut r = cli("bounds " + path + " --box '[0,1]' '[1,2]' --box '[10,10]' '[11,12]'");
+  CliOut r = cli("bounds " + path + " --box '[0,1]' '[1,2]' --box '[10,10]' '[11,12]' --all-nodes");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("node 2: [10.000000, 11.000000] .. [12.000000, 14.000000]"), std::string::npos) << r.out;
   EXPECT_EQ(cli("bounds " + path + " --box '[0,1]' '[1,2]'").code, 1);
@@ -84,18 +84,28 @@ TEST(CliBounds, JsonHasOneEntryPerNodeAndNullForNoBox) {
   auto m = b.build({l, t});
   ASSERT_TRUE(m.ok());
   const std::string path = model_file(*m, "log.json");
-  CliOut r = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]' --json --arith f32");
+  CliOut r = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]' --json --arith f32 --all-nodes");
   ASSERT_EQ(r.code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["method"], "ibp");
   EXPECT_EQ(doc["arith"], "f32");
+  EXPECT_EQ(doc["nodes"], "all");
   ASSERT_EQ(doc["boxes"].size(), 3u);
   EXPECT_TRUE(doc["boxes"][1]["box"].is_null());
   EXPECT_EQ(doc["boxes"][2]["id"], 2);
   EXPECT_LE(doc["boxes"][2]["lo"][0].get<double>(), std::tanh(-1.0));
   EXPECT_GE(doc["boxes"][2]["hi"][1].get<double>(), std::tanh(2.0));
   CliOut text = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]'");
-  EXPECT_NE(text.out.find("node 1: none"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("node 1: none"), std::string::npos) << text.out;  // node 1 is an output
+  // Without --all-nodes only the output nodes (1 and 2) are listed (issue 13).
+  CliOut outputs = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]' --json");
+  ASSERT_EQ(outputs.code, 0) << outputs.err;
+  auto only = nlohmann::json::parse(outputs.out);
+  EXPECT_EQ(only["nodes"], "outputs");
+  ASSERT_EQ(only["boxes"].size(), 2u);
+  EXPECT_EQ(only["boxes"][0]["id"], 1);
+  EXPECT_EQ(only["boxes"][1]["id"], 2);
+  EXPECT_EQ(text.out.find("node 0:"), std::string::npos) << text.out;
 }
 
 TEST(CliBounds, SampleReportsContainment) {
@@ -115,12 +125,12 @@ TEST(CliBounds, SampleReportsContainment) {
 
 TEST(CliBounds, BadInputIsReported) {
   const std::string m = model_file(six_node_model(), "six3.json");
-  EXPECT_EQ(cli("bounds " + m + " --center '[0.3,-0.2,0.1,0.4]' --eps -0.1").code, 1);
+  EXPECT_EQ(cli("bounds " + m + " --center '[0.3,-0.2,0.1,0.4]' --eps -0.1").code, 2);  // a usage error
   EXPECT_EQ(cli("bounds " + m + " --box '[0,0,0,0]' '[1,-1,1,1]'").code, 1);
   EXPECT_EQ(cli("bounds " + m + " --box '[0,0,0]' '[1,1,1]'").code, 1);
-  EXPECT_EQ(cli("bounds " + m + " " + kCenter + " --arith f16x").code, 1);
+  EXPECT_EQ(cli("bounds " + m + " " + kCenter + " --arith f16x").code, 2);
   EXPECT_EQ(cli("bounds " + m + " " + kCenter + " --method crown").code, 2);
-  EXPECT_EQ(cli("bounds " + m).code, 1);  // neither --center nor --box
+  EXPECT_EQ(cli("bounds " + m).code, 2);  // neither --center nor --box
   EXPECT_EQ(cli("sample " + m + " " + kCenter + " --samples 0").code, 2);
 }
 

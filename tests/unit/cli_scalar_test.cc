@@ -161,6 +161,65 @@ TEST(CliScalar, IntegersBoolAndCasts) {
   EXPECT_NE(errors[4].find("unsupported"), std::string::npos) << errors[4];
 }
 
+// cast_sat (issue 13): the saturating conversion between binary formats; 1e6 is 0x49742400.
+TEST(CliScalar, SaturatingCast) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"cast_sat binary32->e4m3fn nearest-even 0x49742400", "0x7e overflow,inexact,saturated"},  // 448
+      {"cast binary32->e4m3fn nearest-even 0x49742400", "0x7f overflow,inexact"},                // NaN
+      {"cast_sat binary32->e4m3fn toward-zero 0x49742400", "0x7e overflow,inexact"},  // 448 is the mode's result
+      {"cast_sat binary32->e4m3fn nearest-even 0xff800000", "0xfe saturated"},        // -inf -> -448
+      {"cast_sat binary32->e5m2 nearest-even 0x7f800000", "0x7c -"},                  // inf stays inf
+      {"cast_sat binary32->e4m3fnuz nearest-even 0x49742400", "0x7f overflow,inexact,saturated"},  // 240
+      {"cast_sat binary32->bfloat16 nearest-even 0x3f800001", "0x3f80 inexact"},
+      {"cast_sat e4m3fnuz->binary32 nearest-even 0x80", "0x7fc00000 -"},  // the fnuz NaN is +NaN
+      {"cast e4m3fn->binary32 nearest-even 0xff", "0xffc00000 -"},       // an fn NaN keeps its sign
+  };
+  std::vector<std::string> in;
+  for (const auto& c : cases) in.push_back(c.first);
+  const auto out = scalar(in);
+  ASSERT_EQ(out.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(out[i], cases[i].second) << cases[i].first;
+  const auto errors = scalar({"cast_sat int8->e4m3fn nearest-even 0x1", "cast_sat binary32 nearest-even 0x1",
+                              "cast_sat binary32->e2m1fn nearest-even 0x7fc00000"});
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0], "error: cast_sat: a saturating conversion is between binary formats, got int8->e4m3fn");
+  EXPECT_EQ(errors[1], "error: cast_sat: expected SRC->DST, got 'binary32'");
+  EXPECT_EQ(errors[2], "error: e2m1fn: nan has no value in a format without nan");
+}
+
+// The work of a line is bounded (issue 13: a 32 KB line, pow int(65536) with a 65536-bit exponent,
+// took 14 s; sin/cos of huge binary(E,F) arguments took hours): such lines and over-long lines are
+// error lines, and the batch goes on.
+TEST(CliScalar, WorkPerLineIsBounded) {
+  const std::string all_ones(16384, 'f');
+  const std::string big_pow = "pow uint(65536) nearest-even 0x3 0x" + all_ones;  // 32.8 KB
+  const std::string long_line = "add bfloat16 nearest-even 0x3f80 " + std::string(70000, ' ') + "0x3f80";
+  // sin of the largest binary(30,33) number, about 2^(2^29): argument reduction would take hours.
+  const auto trig = scalar({"sin binary(30,33) nearest-even 0x7ffffffdffffffff", "cos binary(30,33) nearest-even 0x1",
+                            "cos binary(20,33) nearest-even 0x1ffffdffffffff"});
+  ASSERT_EQ(trig.size(), 3u);
+  EXPECT_EQ(trig[0],
+            "error: sin: the argument is about 2^536870911, above the scalar line limit of 2^2097152 (its argument "
+            "reduction needs that many bits)");
+  EXPECT_EQ(trig[1].rfind("0x", 0), 0u) << trig[1];  // cos of the smallest subnormal: 1
+  EXPECT_EQ(trig[2].rfind("0x", 0), 0u) << trig[2];  // a large allowed argument, about 2^(2^19)
+  const auto out = scalar({big_pow, "pow int(65536) nearest-even 0x3 0x7" + all_ones.substr(1),
+                           "pow int(65536) nearest-even 0x3 0x" + all_ones,  // exponent -1: 0, no squarings
+                           "pow int(65536) nearest-even 0x3 0x" + std::string(256, 'f'),
+                           "pow uint(8192) nearest-even 0x3 0x" + std::string(2048, 'f'), long_line,
+                           "add bfloat16 nearest-even 0x3f80 0x3f80"});
+  ASSERT_EQ(out.size(), 7u);
+  EXPECT_EQ(out[0],
+            "error: pow: a 65536-bit exponent in uint(65536) is 4294967296 bit-squarings, above the scalar line limit "
+            "of 2^26 (exponent bits x width)");
+  EXPECT_EQ(out[1].rfind("error: pow: a 65535-bit exponent in int(65536)", 0), 0u) << out[1].substr(0, 80);
+  EXPECT_EQ(out[2], "0x0 -");
+  EXPECT_EQ(out[3].rfind("0x", 0), 0u) << out[3].substr(0, 80);  // a 1024-bit exponent: allowed
+  EXPECT_EQ(out[4].rfind("0x", 0), 0u) << out[4].substr(0, 80);  // every exponent of uint(8192)
+  EXPECT_EQ(out[5], "error: line of " + std::to_string(long_line.size()) + " characters exceeds the limit of 65536");
+  EXPECT_EQ(out[6], "0x4000 -");
+}
+
 // denote run on a typed model with --input-words: words and decoded values in text and JSON.
 TEST(CliRunTyped, InputWordsAndOutputs) {
   const auto path = temp_dir() / "typed.json";

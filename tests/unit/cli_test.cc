@@ -146,7 +146,9 @@ TEST(Cli, RunJsonGivesTheSeedValue) {
   EXPECT_EQ(f32.code, 0) << f32.err;
   CliRun wrong = run_cli("run " + path + " --input '[0.3,-0.2,0.1]'");
   EXPECT_EQ(wrong.code, 1);
-  EXPECT_NE(wrong.err.find("IR eval: node 0: input shape mismatch: expected [4], got [3]"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("--input for input node 0: expected shape [4] (4 elements), got shape [3] (3 elements)"),
+            std::string::npos)
+      << wrong.err;
 }
 
 TEST(Cli, OpsMarkdownIsTheCommittedOpsDoc) {

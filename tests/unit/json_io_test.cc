@@ -509,6 +509,13 @@ TEST(JsonIo, PayloadErrorsNameNodeAndField) {
                            "kernel": [2], "stride": [1], "padding": [0], "channel_axis": 0, "in_channels": 2,
                            "out_channels": 3, "weight": [1, 2, 3, 4, 5, 6]})"),
             "torchlean.ir.v1: nodes[1] (id 1, kind conv): field 'input_spatial': missing");
+  // A bad groups value is named as such, not as a weight of shape [3, 0, 2].
+  EXPECT_EQ(node_error(R"({"id": 1, "kind": "conv", "parents": [0], "shape": [2, 3], "spatial_rank": 1,
+                           "kernel": [2], "stride": [1], "padding": [0], "channel_axis": 0, "in_channels": 2,
+                           "out_channels": 3, "groups": -1, "input_spatial": [4], "weight": [1, 2, 3, 4, 5, 6],
+                           "bias": [0, 0, 0]})"),
+            "torchlean.ir.v1: nodes[1] (id 1, kind conv): field 'groups': expected >= 1 dividing in_channels 2 and "
+            "out_channels 3, got -1");
 }
 
 // Structural problems parse (so `denote check` can list them) and fail in read_model_json.

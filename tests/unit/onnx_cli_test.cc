@@ -117,5 +117,24 @@ TEST(OnnxCli, ConvertErrors) {
   EXPECT_EQ(cli("convert").code, 2);
 }
 
+// `check --json` quotes ONNX node names from the file: invalid UTF-8 in one is replaced, never a
+// throw from the JSON writer.
+TEST(OnnxCli, CheckJsonWithInvalidUtf8NodeName) {
+  testing::OnnxBuilder b;
+  b.input("x", {2});
+  b.node("NoSuchOp", {"x"}, {"y"}, std::string("bad\xff\xfe name"));
+  b.output("y");
+  const auto path = dir() / "bad_utf8.onnx";
+  std::ofstream(path, std::ios::binary) << b.bytes();
+  CliResult r = cli("check --json " + path.string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  auto doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  EXPECT_FALSE(doc["ok"].get<bool>());
+  ASSERT_EQ(doc["diagnostics"].size(), 1u);
+  EXPECT_NE(doc["diagnostics"][0]["message"].get<std::string>().find("unsupported ops: NoSuchOp"), std::string::npos);
+  EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace denote

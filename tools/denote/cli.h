@@ -1,9 +1,12 @@
 // Shared pieces of the denote CLI: subcommand registration, exit codes, model and tensor loading.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -42,8 +45,40 @@ int fail(const std::string& message);
 Result<Model> load_model(const std::string& path);
 
 // Parses `--input` values for the graph's input nodes: each is a JSON array / number or @file.npy,
-// optionally prefixed "ID=". A flat list (or 1-D file) with the right element count takes the node's shape.
-Result<std::vector<Tensor<double>>> parse_inputs(const Graph& g, const std::vector<std::string>& specs);
+// optionally prefixed "ID=". A flat list (or 1-D file) with the right element count takes the node's shape;
+// any other shape than the declared one is an error. `option` names the option in every message
+// ("--input", "--center", "--box LO", "--box HI").
+Result<std::vector<Tensor<double>>> parse_inputs(const Graph& g, const std::vector<std::string>& specs,
+                                                 std::string_view option = "--input");
+
+// A decimal node id, the whole of `text` (no sign, no junk, no overflow); nullopt otherwise.
+std::optional<int64_t> parse_node_id(std::string_view text);
+
+// A byte count: digits with an optional suffix K, M, G, T (powers of 1024; also KB/KiB etc.,
+// case-insensitive), e.g. 512M, 4G, 1024K, 1000000. At least 1, at most 2^62.
+Result<int64_t> parse_size(std::string_view text);
+
+// The default of --max-memory: half of the machine's physical memory (denote::default_max_bytes).
+int64_t default_max_memory();
+
+// Registers --max-memory SIZE on `sub`, storing the text in `text`.
+void add_max_memory_option(CLI::App* sub, std::string& text);
+
+// The --max-memory text as bytes: "auto" (the default) gives default_max_memory(); a bad SIZE (the
+// empty text too) is an error naming the option.
+Result<int64_t> max_memory_bytes(const std::string& text);
+
+// Stores the budget in any options struct that has a `max_bytes` field (EvalOptions, typed options).
+template <class Options>
+void set_max_bytes(Options& options, int64_t bytes) {
+  if constexpr (requires { options.max_bytes = bytes; }) options.max_bytes = bytes;
+}
+
+// Prints "error: MESSAGE" to stderr and returns kExitUsage.
+int usage_error(const std::string& message);
+
+// Levenshtein distance (for "did you mean").
+size_t edit_distance(std::string_view a, std::string_view b);
 
 // A number for JSON output: round-trip precision, non-finite values as "nan"/"inf"/"-inf".
 std::string json_number(double v);

@@ -1,6 +1,7 @@
 // Shared pieces of `denote bounds` and `denote sample`: the input-box options and their parsing.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -14,16 +15,26 @@ namespace denote::cli {
 struct BoxOptions {
   std::string path;
   std::vector<std::string> center;  // --center, one per graph input
-  double eps = std::numeric_limits<double>::quiet_NaN();  // --eps (required with --center)
+  std::string eps_text;             // --eps (required with --center), parsed by check_box_usage
+  bool eps_given = false;
+  double eps = 0;                   // set by check_box_usage
   std::vector<std::string> box;     // --box LO HI, repeated per graph input
   std::string arith = "f64";
+  std::string max_memory = "auto";  // --max-memory SIZE or auto
   bool json = false;
+  bool all_nodes = false;           // bounds: every node, not only the outputs
 };
 
-// Registers model, --center, --eps, --box, --arith, --json on `sub`.
+// Registers model, --center, --eps, --box, --arith, --max-memory, --json on `sub`.
 void add_box_options(CLI::App* sub, BoxOptions& o);
 
-// The input boxes the options describe (usage problems are errors too).
+// The usage checks of the box options that need no model (exit 2): exactly one of --center/--box,
+// --eps present with --center and a finite number >= 0 (stored in o.eps), --arith a known name,
+// --max-memory a SIZE. Returns the memory budget in bytes.
+Result<int64_t> check_box_usage(BoxOptions& o);
+
+// The input boxes the options describe (after check_box_usage); every message names the option,
+// the corner (LO/HI) and the input node and element it concerns.
 Result<std::vector<DoubleBox>> parse_boxes(const Graph& g, const BoxOptions& o);
 
 // A string for inside JSON quotes.
@@ -48,8 +59,19 @@ struct SampleOutcome {
   double y = 0;           // the value outside its box
   std::string error;      // an evaluation error at the failing point ("" if the value was outside)
 };
+// `progress(k, n)` (if set) is called after each sample; `options` bounds each evaluation.
+// Point coordinates are lo*(1-t) + hi*t (exact corners at t = 0, 1), so a box wider than the
+// largest double still gives finite points inside it.
 Result<SampleOutcome> sample_containment(const Graph& g, const Payload<double>& payload,
                                          const std::vector<DoubleBox>& inputs, const DoubleIbp& boxes,
-                                         std::string_view arith, int64_t n, uint64_t seed);
+                                         std::string_view arith, int64_t n, uint64_t seed,
+                                         const EvalOptions& options = {},
+                                         const std::function<void(int64_t, int64_t)>& progress = {});
+
+// The most samples `denote sample --samples` accepts.
+inline constexpr int64_t kMaxSamples = 10'000'000;
+
+// Point k of the boxes (exposed for tests): corners, midpoint, then uniform draws inside [lo, hi].
+std::vector<Tensor<double>> sample_point(const std::vector<DoubleBox>& boxes, int64_t k, uint64_t seed);
 
 }  // namespace denote::cli

@@ -1,10 +1,15 @@
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "denote/base/eval_options.h"
 #include "denote/io/json.h"
 #include "denote/io/npy.h"
 
@@ -23,16 +28,118 @@ std::string json_number(double v) {
   return fmt::format("{}", v);
 }
 
+int usage_error(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return kExitUsage;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::optional<int64_t> parse_node_id(std::string_view text) {
+  int64_t v = 0;
+  if (text.empty() || text[0] < '0' || text[0] > '9') return std::nullopt;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+Result<int64_t> parse_size(std::string_view text) {
+  auto bad = [&](std::string_view why) {
+    return Status::error(ErrorCode::kInvalidInput,
+                         fmt::format("--max-memory '{}': {}; expected a byte count such as 512M, 4G, 1024K or 1000000",
+                                     text, why))
+        .with_field("max-memory");
+  };
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return bad("no digits");
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + digits, n);
+  if (ec != std::errc() || end != text.data() + digits) return bad("too large");
+  std::string suffix;
+  for (char c : text.substr(digits)) suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (!suffix.empty() && suffix != "B") {
+    static constexpr std::string_view kUnits = "KMGT";
+    const size_t unit = kUnits.find(suffix[0]);
+    const std::string_view rest = std::string_view(suffix).substr(1);
+    if (unit == std::string_view::npos || !(rest.empty() || rest == "B" || rest == "IB"))
+      return bad("unknown suffix '" + std::string(text.substr(digits)) + "'");
+    shift = 10 * static_cast<int>(unit + 1);
+  }
+  constexpr uint64_t kMax = uint64_t{1} << 62;
+  if (n > (kMax >> shift)) return bad("more than 2^62 bytes");
+  n <<= shift;
+  if (n == 0) return bad("must be at least 1 byte");
+  return static_cast<int64_t>(n);
+}
+
+int64_t default_max_memory() { return default_max_bytes(); }
+
+void add_max_memory_option(CLI::App* sub, std::string& text) {
+  sub->add_option("--max-memory", text,
+                  "memory budget of the evaluation: bytes, or with K/M/G/T (e.g. 512M, 4G); default: half of the "
+                  "machine's physical memory (auto)");
+}
+
+Result<int64_t> max_memory_bytes(const std::string& text) {
+  if (text == "auto") return default_max_memory();
+  return parse_size(text);
+}
+
 namespace {
 
-// A tensor from a JSON literal: a number (shape []) or nested lists (shape from the nesting).
-Result<Tensor<double>> parse_json_tensor(const std::string& text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return error_status(fmt::format("--input: malformed JSON at byte {}", e.byte));
+// A first, validating pass over a JSON literal: counts the numbers so that an overflow (1e400)
+// or a syntax error is reported with the element and byte it concerns, never thrown.
+class NumberCounter : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit NumberCounter(std::string label) : label_(std::move(label)) {}
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return ++count_, true; }
+  bool number_unsigned(number_unsigned_t) override { return ++count_, true; }
+  bool number_float(number_float_t, const string_t&) override { return ++count_, true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t byte, const std::string& token, const nlohmann::detail::exception& e) override {
+    if (e.id == 406)
+      error_ = fmt::format("{}: element {}: {} overflows a double (largest finite magnitude {})", label_, count_,
+                           token, std::numeric_limits<double>::max());
+    else
+      error_ = fmt::format("{}: malformed JSON at byte {}", label_, byte);
+    return false;
   }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string label_, error_;
+  int64_t count_ = 0;
+};
+
+// A tensor from a JSON literal: a number (shape []) or nested lists (shape from the nesting).
+Result<Tensor<double>> parse_json_tensor(const std::string& text, const std::string& label) {
+  NumberCounter counter(label);
+  if (!nlohmann::json::sax_parse(text, &counter)) return error_status(counter.error());
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return error_status(label + ": malformed JSON");
   Tensor<double> t;
   const nlohmann::json* level = &j;
   while (level->is_array()) {
@@ -46,28 +153,32 @@ Result<Tensor<double>> parse_json_tensor(const std::string& text) {
     auto [v, depth] = stack.back();
     stack.pop_back();
     if (depth == t.shape.size()) {
-      if (!v->is_number()) return error_status("--input: expected numbers, got " + std::string(v->type_name()));
+      if (!v->is_number())
+        return error_status(fmt::format("{}: element {}: expected a number, got {}", label, t.data.size(),
+                                        v->type_name()));
       t.data.push_back(v->get<double>());
       continue;
     }
     if (!v->is_array() || static_cast<int64_t>(v->size()) != t.shape[depth])
-      return error_status("--input: nested lists are not rectangular");
+      return error_status(label + ": nested lists are not rectangular");
     for (size_t i = v->size(); i > 0; --i) stack.push_back({&(*v)[i - 1], depth + 1});
   }
   return t;
 }
 
-Result<Tensor<double>> parse_tensor(const std::string& text) {
+Result<Tensor<double>> parse_tensor(const std::string& text, const std::string& label) {
   if (!text.empty() && text[0] == '@') {
-    DENOTE_ASSIGN_OR_RETURN(NpyArray a, read_npy_file(text.substr(1)));
-    return a.tensor;
+    auto a = read_npy_file(text.substr(1));
+    if (!a.ok()) return error_status(label + ": " + a.message());
+    return a->tensor;
   }
-  return parse_json_tensor(text);
+  return parse_json_tensor(text, label);
 }
 
 }  // namespace
 
-Result<std::vector<Tensor<double>>> parse_inputs(const Graph& g, const std::vector<std::string>& specs) {
+Result<std::vector<Tensor<double>>> parse_inputs(const Graph& g, const std::vector<std::string>& specs,
+                                                 std::string_view option) {
   const std::vector<int64_t> ids = g.input_ids();
   std::vector<Tensor<double>> out(ids.size());
   std::vector<bool> given(ids.size(), false);
@@ -75,30 +186,34 @@ Result<std::vector<Tensor<double>>> parse_inputs(const Graph& g, const std::vect
   for (const std::string& spec : specs) {
     size_t slot = positional;
     std::string text = spec;
-    if (auto eq = spec.find('='); eq != std::string::npos && spec[0] != '[' && spec[0] != '@') {
-      int64_t id = -1;
-      try {
-        id = std::stoll(spec.substr(0, eq));
-      } catch (...) {
-        return error_status("--input " + spec + ": expected ID=TENSOR");
-      }
-      auto it = std::find(ids.begin(), ids.end(), id);
-      if (it == ids.end()) return error_status(fmt::format("--input: node {} is not an input node", id));
+    if (auto eq = spec.find('='); eq != std::string::npos && !spec.empty() && spec[0] != '[' && spec[0] != '@') {
+      const std::string prefix = spec.substr(0, eq);
+      const std::optional<int64_t> id = parse_node_id(prefix);
+      if (!id)
+        return error_status(fmt::format("{} '{}': expected ID=TENSOR with a decimal node id, got '{}'", option,
+                                        spec.substr(0, 80), prefix.substr(0, 40)));
+      auto it = std::find(ids.begin(), ids.end(), *id);
+      if (it == ids.end()) return error_status(fmt::format("{}: node {} is not an input node", option, *id));
       slot = static_cast<size_t>(it - ids.begin());
       text = spec.substr(eq + 1);
     } else {
       ++positional;
     }
-    if (slot >= ids.size()) return error_status(fmt::format("--input: the graph has only {} input node(s)", ids.size()));
-    DENOTE_ASSIGN_OR_RETURN(Tensor<double> t, parse_tensor(text));
+    if (slot >= ids.size())
+      return error_status(fmt::format("{}: the graph has only {} input node(s)", option, ids.size()));
+    const std::string label = fmt::format("{} for input node {}", option, ids[slot]);
+    DENOTE_ASSIGN_OR_RETURN(Tensor<double> t, parse_tensor(text, label));
     const Shape& declared = g.nodes[ids[slot]].out_shape;
     if (t.shape != declared && t.shape.size() <= 1 && static_cast<int64_t>(t.data.size()) == numel(declared))
       t.shape = declared;  // a flat list with the right count takes the declared shape
+    if (t.shape != declared)
+      return error_status(fmt::format("{}: expected shape {} ({} elements), got shape {} ({} elements)", label,
+                                      to_string(declared), numel(declared), to_string(t.shape), t.data.size()));
     out[slot] = std::move(t);
     given[slot] = true;
   }
   for (size_t k = 0; k < ids.size(); ++k)
-    if (!given[k]) return error_status(fmt::format("missing --input for input node {}", ids[k]));
+    if (!given[k]) return error_status(fmt::format("missing {} for input node {}", option, ids[k]));
   return out;
 }
 

@@ -1,5 +1,6 @@
 // denote bounds MODEL (--center T --eps E | --box LO HI) [--method ibp] [--arith A] [--json]:
 // interval bound propagation; one box per node (none where no sound rule applies).
+#include <charconv>
 #include <cmath>
 #include <iostream>
 
@@ -7,44 +8,96 @@
 
 #include "cli_bounds.h"
 #include "denote/check/check.h"
+#include "denote/scalar/arith.h"
 
 namespace denote::cli {
 
 void add_box_options(CLI::App* sub, BoxOptions& o) {
-  sub->add_option("model", o.path, "model file (.json torchlean.ir.v1)")->required();
+  sub->add_option("model", o.path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
   sub->add_option("--center", o.center, "center of the input box: JSON array, @file.npy or ID=T; repeat per input")
       ->allow_extra_args(false);
-  sub->add_option("--eps", o.eps, "l-infinity radius around --center (>= 0)");
+  sub->add_option("--eps", o.eps_text, "l-infinity radius around --center (a finite number >= 0)")
+      ->each([&o](const std::string&) { o.eps_given = true; });
   sub->add_option("--box", o.box, "LO HI: the input box's corners (JSON arrays or @file.npy); repeat per input")
       ->expected(2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)  // repeated: one LO HI pair per input
       ->allow_extra_args(false);
   sub->add_option("--arith", o.arith, "endpoint arithmetic: f64 (default), f32, or a binary format name / binary(E,F)");
+  add_max_memory_option(sub, o.max_memory);
   sub->add_flag("--json", o.json, "one JSON document on stdout");
 }
 
-Result<std::vector<DoubleBox>> parse_boxes(const Graph& g, const BoxOptions& o) {
+namespace {
+
+Status parse_eps(BoxOptions& o) {
+  const std::string& t = o.eps_text;
+  const std::string expected = "; expected a finite number >= 0";
+  if (!o.eps_given) return error_status("--center needs --eps E (the l-infinity radius, a finite number >= 0)");
+  if (t.empty()) return error_status("--eps '': empty" + expected);
+  double v = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec == std::errc::result_out_of_range) return error_status("--eps " + t + ": overflows a double" + expected);
+  if (ec != std::errc() || end != t.data() + t.size()) return error_status("--eps '" + t + "': not a number" + expected);
+  if (std::isnan(v)) return error_status("--eps " + t + ": eps is NaN" + expected);
+  if (std::isinf(v)) return error_status("--eps " + t + ": eps is infinite" + expected);
+  if (v < 0) return error_status("--eps " + t + ": eps is negative" + expected);
+  o.eps = v;
+  return ok_status();
+}
+
+// Every element of a center is finite; LO and HI are not NaN and LO <= HI.
+Status check_corners(const Graph& g, const std::vector<Tensor<double>>& lo, const std::vector<Tensor<double>>& hi) {
+  const std::vector<int64_t> ids = g.input_ids();
+  for (size_t k = 0; k < lo.size(); ++k)
+    for (size_t i = 0; i < lo[k].data.size(); ++i) {
+      const double a = lo[k].data[i], b = hi[k].data[i];
+      if (std::isnan(a) || std::isnan(b))
+        return error_status(fmt::format("--box {} for input node {}: element {} is nan", std::isnan(a) ? "LO" : "HI",
+                                        ids[k], i));
+      if (a > b)
+        return error_status(fmt::format("--box for input node {}: element {} has LO {} > HI {}", ids[k], i, a, b));
+    }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<int64_t> check_box_usage(BoxOptions& o) {
   const bool by_center = !o.center.empty();
   if (by_center == !o.box.empty()) return error_status("give either --center T --eps E or --box LO HI");
+  if (by_center) DENOTE_RETURN_IF_ERROR(parse_eps(o));
+  else if (o.eps_given) return error_status("--eps goes with --center, not with --box");
+  if (o.box.size() % 2 != 0) return error_status("--box takes two values, LO and HI");
+  auto spec = parse_arith_name(o.arith, /*allow_real=*/false);
+  if (!spec.ok())
+    return error_status(fmt::format("--arith {}: expected f64, f32 or a binary format ({})", o.arith, spec.message()));
+  return max_memory_bytes(o.max_memory);
+}
+
+Result<std::vector<DoubleBox>> parse_boxes(const Graph& g, const BoxOptions& o) {
   std::vector<DoubleBox> boxes;
-  if (by_center) {
-    if (std::isnan(o.eps)) return error_status("--center needs --eps E");
-    if (!(o.eps >= 0) || !std::isfinite(o.eps)) return error_status(fmt::format("--eps {}: expected a finite number >= 0", o.eps));
-    DENOTE_ASSIGN_OR_RETURN(auto centers, parse_inputs(g, o.center));
-    for (const auto& c : centers) {
-      DENOTE_ASSIGN_OR_RETURN(auto b, box_around(c, o.eps));
-      boxes.push_back(std::move(b));
+  if (!o.center.empty()) {
+    DENOTE_ASSIGN_OR_RETURN(auto centers, parse_inputs(g, o.center, "--center"));
+    const std::vector<int64_t> ids = g.input_ids();
+    for (size_t k = 0; k < centers.size(); ++k) {
+      for (size_t i = 0; i < centers[k].data.size(); ++i)
+        if (!std::isfinite(centers[k].data[i]))
+          return error_status(fmt::format("--center for input node {}: element {} is {}; expected a finite number",
+                                          ids[k], i, json_number(centers[k].data[i])));
+      auto b = box_around(centers[k], o.eps);
+      if (!b.ok()) return error_status(fmt::format("--center for input node {}: {}", ids[k], b.message()));
+      boxes.push_back(std::move(*b));
     }
     return boxes;
   }
-  if (o.box.size() % 2 != 0) return error_status("--box takes two values, LO and HI");
   std::vector<std::string> los, his;
-  for (size_t i = 0; i < o.box.size(); i += 2) {
+  for (size_t i = 0; i + 1 < o.box.size(); i += 2) {
     los.push_back(o.box[i]);
     his.push_back(o.box[i + 1]);
   }
-  DENOTE_ASSIGN_OR_RETURN(auto lo, parse_inputs(g, los));
-  DENOTE_ASSIGN_OR_RETURN(auto hi, parse_inputs(g, his));
+  DENOTE_ASSIGN_OR_RETURN(auto lo, parse_inputs(g, los, "--box LO"));
+  DENOTE_ASSIGN_OR_RETURN(auto hi, parse_inputs(g, his, "--box HI"));
+  DENOTE_RETURN_IF_ERROR(check_corners(g, lo, hi));
   for (size_t k = 0; k < lo.size(); ++k) boxes.push_back(DoubleBox{lo[k].shape, lo[k].data, hi[k].data});
   return boxes;
 }
@@ -63,10 +116,20 @@ std::string json_list(const std::vector<double>& v) {
   return out + "]";
 }
 
-void print_bounds(const DoubleIbp& r, const BoxOptions& o) {
+// The nodes to print: the model's outputs, or every node with --all-nodes.
+std::vector<int64_t> shown_nodes(const Model& m, const DoubleIbp& r, bool all) {
+  if (!all) return m.output_ids;
+  std::vector<int64_t> ids(r.boxes.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
+  return ids;
+}
+
+void print_bounds(const Model& m, const DoubleIbp& r, const BoxOptions& o) {
+  const std::vector<int64_t> ids = shown_nodes(m, r, o.all_nodes);
   if (!o.json) {
-    std::cout << "method: ibp, arith: " << o.arith << "\n";
-    for (size_t i = 0; i < r.boxes.size(); ++i) {
+    std::cout << "method: ibp, arith: " << o.arith << (o.all_nodes ? "" : ", output nodes (--all-nodes for every node)")
+              << "\n";
+    for (int64_t i : ids) {
       if (r.boxes[i])
         std::cout << fmt::format("node {}: {} .. {}\n", i, six_decimals(r.boxes[i]->lo), six_decimals(r.boxes[i]->hi));
       else
@@ -74,9 +137,11 @@ void print_bounds(const DoubleIbp& r, const BoxOptions& o) {
     }
     return;
   }
-  std::string out = fmt::format("{{\"method\": \"ibp\", \"arith\": \"{}\", \"boxes\": [", o.arith);
-  for (size_t i = 0; i < r.boxes.size(); ++i) {
-    out += i ? ", " : "";
+  std::string out = fmt::format("{{\"method\": \"ibp\", \"arith\": \"{}\", \"nodes\": \"{}\", \"boxes\": [", o.arith,
+                                o.all_nodes ? "all" : "outputs");
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const int64_t i = ids[k];
+    out += k ? ", " : "";
     if (r.boxes[i])
       out += fmt::format("{{\"id\": {}, \"shape\": [{}], \"lo\": {}, \"hi\": {}}}", i, join_ints(r.boxes[i]->shape),
                          json_list(r.boxes[i]->lo), json_list(r.boxes[i]->hi));
@@ -86,19 +151,20 @@ void print_bounds(const DoubleIbp& r, const BoxOptions& o) {
   std::cout << out << "]}\n";
 }
 
-int run_bounds(const BoxOptions& o, const std::string& method) {
-  if (method != "ibp") {
-    std::cerr << "error: --method " << method << ": only ibp is available\n";
-    return kExitUsage;
-  }
+int run_bounds(BoxOptions& o, const std::string& method) {
+  if (method != "ibp") return usage_error("--method " + method + ": only ibp is available");
+  auto budget = check_box_usage(o);
+  if (!budget.ok()) return usage_error(budget.message());
   auto m = load_model(o.path);
   if (!m.ok()) return fail(m.message());
   if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
   auto boxes = parse_boxes(m->graph, o);
   if (!boxes.ok()) return fail(boxes.message());
-  auto r = run_ibp_double(m->graph, m->payload, *boxes, o.arith);
+  EvalOptions options;
+  set_max_bytes(options, *budget);
+  auto r = run_ibp_double(m->graph, m->payload, *boxes, o.arith, options);
   if (!r.ok()) return fail(r.message());
-  print_bounds(*r, o);
+  print_bounds(*m, *r, o);
   return kExitOk;
 }
 
@@ -123,6 +189,7 @@ void add_bounds(CLI::App& app, Command& cmd) {
   auto method = std::make_shared<std::string>("ibp");
   add_box_options(sub, *o);
   sub->add_option("--method", *method, "bounding method: ibp (default; the only one so far)");
+  sub->add_flag("--all-nodes", o->all_nodes, "print every node's box, not only the output nodes'");
   sub->callback([&cmd, o, method] { cmd.run = [o, method] { return run_bounds(*o, *method); }; });
 }
 

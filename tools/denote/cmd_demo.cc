@@ -1,4 +1,5 @@
 // denote demo: the seed's walkthrough on the built-in six-node graph, with no files.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -132,6 +133,9 @@ void show_axis_ops() {
 // Writes the six-node model and x0 so the other subcommands can be tried on files.
 int save_example(const std::string& dir) {
   const std::string model_path = dir + "/six_node.json", x0_path = dir + "/x0.npy";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);  // mkdir -p
+  if (ec) return fail("--save " + dir + ": cannot create the directory (" + ec.message() + ")");
   std::ofstream out(model_path);
   out << write_model_json(six_node_model());
   if (!out) return fail("cannot write " + model_path);
@@ -219,7 +223,7 @@ int run_demo() {
 void add_demo(CLI::App& app, Command& cmd) {
   auto* sub = app.add_subcommand("demo", "the seed's walkthrough on the built-in six-node graph (no files needed)");
   auto save = std::make_shared<std::string>();
-  sub->add_option("--save", *save, "instead, write six_node.json and x0.npy into this directory");
+  sub->add_option("--save", *save, "instead, write six_node.json and x0.npy into this directory (created if missing)");
   sub->callback([&cmd, save] { cmd.run = [save] { return save->empty() ? run_demo() : save_example(*save); }; });
 }
 

@@ -36,7 +36,7 @@ int run_plan_command(const PlanOptions& o) {
 void add_plan(CLI::App& app, Command& cmd) {
   auto* sub = app.add_subcommand("plan", "choose a kernel capsule for every node with runtime work");
   auto o = std::make_shared<PlanOptions>();
-  sub->add_option("model", o->path, "model file (.json torchlean.ir.v1)")->required();
+  sub->add_option("model", o->path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
   sub->add_option("--device", o->device, "device: cpu (default) or cuda");
   sub->add_option("--provider", o->provider, "provider policy: auto (default), prefer:P or only:P");
   sub->add_option("--assurance", o->assurance,

@@ -10,7 +10,7 @@ void add_print(CLI::App& app, Command& cmd) {
   auto* sub = app.add_subcommand("print", "print the graph listing, or GraphViz DOT with --dot");
   auto path = std::make_shared<std::string>();
   auto dot = std::make_shared<bool>(false);
-  sub->add_option("model", *path, "model file (.json torchlean.ir.v1)")->required();
+  sub->add_option("model", *path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
   sub->add_flag("--dot", *dot, "GraphViz DOT instead of the listing");
   sub->callback([&cmd, path, dot] {
     cmd.run = [path, dot]() -> int {

@@ -26,7 +26,9 @@ struct RunOptions {
   long precision = 256;
   bool trace = false;
   bool json = false;
-  std::string provider;  // non-empty: run through a kernel plan (run_plan.cc)
+  std::string provider;  // run through a kernel plan (run_plan.cc) when provider_given
+  bool provider_given = false;
+  std::string max_memory = "auto";  // --max-memory SIZE or auto
 };
 
 // The value table widened to double, and the flags the context raised (binary formats only).
@@ -49,7 +51,8 @@ std::string entry_json(int64_t id, const Tensor<double>& t) {
 // Inputs and parameters enter the context through from_double (rounded in the context's mode);
 // values leave it through to_double (exact for every format up to binary64).
 template <class Ctx>
-Result<Evaluated> evaluate(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs) {
+Result<Evaluated> evaluate(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs,
+                           const EvalOptions& options) {
   using S = typename Ctx::Scalar;
   auto in_ctx = [&](double v) { return ctx.from_double(v); };
   std::vector<Tensor<S>> in;
@@ -60,7 +63,7 @@ Result<Evaluated> evaluate(Ctx& ctx, const Model& m, const std::vector<Tensor<do
     in.emplace_back(t.shape, std::move(data));
   }
   Payload<S> payload = convert_payload<S>(m.payload, in_ctx);
-  DENOTE_ASSIGN_OR_RETURN(auto table, denote_all(m.graph, payload, std::span<const Tensor<S>>(in), ctx));
+  DENOTE_ASSIGN_OR_RETURN(auto table, denote_all(m.graph, payload, std::span<const Tensor<S>>(in), ctx, options));
   Evaluated out;
   for (const auto& t : table) {
     std::vector<double> data;
@@ -116,25 +119,31 @@ void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
 }
 
 int run(const RunOptions& o) {
+  auto budget = max_memory_bytes(o.max_memory);
+  if (!budget.ok()) return usage_error(budget.message());
   if (wants_typed_run(o.path, o.input_words))
-    return run_typed({o.path, o.input_words, o.rounding, o.trace, o.json});
-  // --arith/--rounding/--precision are checked before any file is read (usage errors, exit 2).
+    return run_typed({o.path, o.input_words, o.rounding, o.trace, o.json, *budget});
+  // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
-  if (!spec.ok()) {
-    std::cerr << "error: " << spec.message() << "\n";
-    return kExitUsage;
+  if (!spec.ok()) return usage_error(spec.message());
+  if (o.provider_given) {
+    if (o.provider.empty()) return usage_error("--provider '': expected auto, prefer:P or only:P");
+    auto policy = policy_from_options("cpu", o.provider, "checked");
+    if (!policy.ok()) return usage_error("--provider: " + policy.message());
   }
   auto m = load_model(o.path);
   if (!m.ok()) return fail(m.message());
   if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
   auto inputs = parse_inputs(m->graph, o.inputs);
   if (!inputs.ok()) return fail(inputs.message());
+  EvalOptions options;
+  set_max_bytes(options, *budget);
   Result<Evaluated> e = error_status("unreachable");
-  if (!o.provider.empty()) {
-    auto table = run_plan(*m, *inputs, o.provider, *spec);
+  if (o.provider_given) {
+    auto table = run_plan(*m, *inputs, o.provider, *spec, options);
     e = table.ok() ? Result<Evaluated>(Evaluated{std::move(*table)}) : Result<Evaluated>(table.status());
   } else {
-    e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, *m, *inputs); });
+    e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, *m, *inputs, options); });
   }
   if (!e.ok()) return fail(e.message());
   if (o.json) print_json(*m, *e, o);
@@ -147,7 +156,7 @@ int run(const RunOptions& o) {
 void add_run(CLI::App& app, Command& cmd) {
   auto* sub = app.add_subcommand("run", "denote the graph at the given inputs");
   auto o = std::make_shared<RunOptions>();
-  sub->add_option("model", o->path, "model file (.json torchlean.ir.v1)")->required();
+  sub->add_option("model", o->path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
   sub->add_option("--input", o->inputs,
                   "input tensor: JSON array, @file.npy, or ID=TENSOR; repeat in the order of the input nodes")
       ->allow_extra_args(false);  // a JSON array is one value, not a CLI11 list
@@ -163,7 +172,9 @@ void add_run(CLI::App& app, Command& cmd) {
                   "nearest-away");
   sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
   sub->add_option("--provider", o->provider,
-                  "run through a kernel plan: auto, prefer:P or only:P (P: reference, openblas); f64/f32 only");
+                  "run through a kernel plan: auto, prefer:P or only:P (P: reference, openblas); f64/f32 only")
+      ->each([o](const std::string&) { o->provider_given = true; });
+  add_max_memory_option(sub, o->max_memory);
   sub->add_flag("--trace", o->trace, "print the whole value table");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([&cmd, o] { cmd.run = [o] { return run(*o); }; });

@@ -1,6 +1,10 @@
 // denote sample MODEL (--center T --eps E | --box LO HI) [--samples N] [--seed S] [--arith A] [--json]:
 // sampled containment of point evaluations in the IBP boxes; exit 1 with the counterexample.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -13,29 +17,38 @@
 
 namespace denote::cli {
 
-namespace {
-
-// Point k of the boxes: corners, midpoint, then uniform draws, always inside [lo, hi].
-std::vector<Tensor<double>> point(const std::vector<DoubleBox>& boxes, int64_t k, uint64_t seed) {
+// lo*(1-t) + hi*t rather than lo + t*(hi - lo): hi - lo overflows on a box wider than the largest
+// double (and inf - inf is NaN at the corners), the weighted form does not.
+std::vector<Tensor<double>> sample_point(const std::vector<DoubleBox>& boxes, int64_t k, uint64_t seed) {
   std::vector<Tensor<double>> out;
   uint64_t counter = 0;
   for (const DoubleBox& b : boxes) {
     std::vector<double> v;
     for (size_t i = 0; i < b.lo.size(); ++i, ++counter) {
-      double t = 0.5;
-      if (k == 0) t = 0;
-      else if (k == 1) t = 1;
-      else if (k > 2) t = static_cast<double>(splitmix64(splitmix64(seed + static_cast<uint64_t>(k)) + counter) >> 11) * 0x1p-53;
-      v.push_back(std::clamp(b.lo[i] + t * (b.hi[i] - b.lo[i]), b.lo[i], b.hi[i]));
+      const double lo = b.lo[i], hi = b.hi[i];
+      double x;
+      if (k == 0) x = lo;
+      else if (k == 1) x = hi;
+      else {
+        const double t = k == 2 ? 0.5
+                                : static_cast<double>(splitmix64(splitmix64(seed + static_cast<uint64_t>(k)) + counter) >> 11) *
+                                      0x1p-53;
+        x = lo == hi ? lo : lo * (1 - t) + hi * t;
+        if (std::isinf(lo) || std::isinf(hi) || !std::isfinite(x)) x = std::isinf(lo) ? (std::isinf(hi) ? 0.0 : hi) : lo;
+      }
+      v.push_back(std::clamp(x, lo, hi));
     }
     out.emplace_back(b.shape, std::move(v));
   }
   return out;
 }
 
+namespace {
+
 template <class Ctx>
 Status check_point(Ctx& ctx, const Graph& g, const Payload<typename Ctx::Scalar>& payload,
-                   const std::vector<Tensor<double>>& x, const DoubleIbp& boxes, SampleOutcome& o) {
+                   const std::vector<Tensor<double>>& x, const DoubleIbp& boxes, const EvalOptions& options,
+                   SampleOutcome& o) {
   using S = typename Ctx::Scalar;
   std::vector<Tensor<S>> in;
   for (const auto& t : x) {
@@ -43,8 +56,10 @@ Status check_point(Ctx& ctx, const Graph& g, const Payload<typename Ctx::Scalar>
     for (double v : t.data) d.push_back(ctx.from_double(v));
     in.emplace_back(t.shape, std::move(d));
   }
-  auto table = denote_all(g, payload, std::span<const Tensor<S>>(in), ctx);
+  auto table = denote_all(g, payload, std::span<const Tensor<S>>(in), ctx, options);
   if (!table.ok()) {
+    // Running out of the memory budget says nothing about the boxes: an error, not a counterexample.
+    if (table.status().code() == ErrorCode::kResource) return table.status();
     o.failed = true;
     o.error = table.message();
     return ok_status();
@@ -67,31 +82,37 @@ Status check_point(Ctx& ctx, const Graph& g, const Payload<typename Ctx::Scalar>
 }
 
 template <class Ctx>
-void sample_with(Ctx& ctx, const Graph& g, const Payload<double>& payload, const std::vector<DoubleBox>& inputs,
-                 const DoubleIbp& boxes, int64_t n, uint64_t seed, SampleOutcome& o) {
+Status sample_with(Ctx& ctx, const Graph& g, const Payload<double>& payload, const std::vector<DoubleBox>& inputs,
+                 const DoubleIbp& boxes, int64_t n, uint64_t seed, const EvalOptions& options,
+                 const std::function<void(int64_t, int64_t)>& progress, SampleOutcome& o) {
   using S = typename Ctx::Scalar;
   const Payload<S> p = convert_payload<S>(payload, [&](double v) { return ctx.from_double(v); });
   for (int64_t k = 0; k < n; ++k) {
-    const auto x = point(inputs, k, seed);
-    (void)check_point(ctx, g, p, x, boxes, o);
+    const auto x = sample_point(inputs, k, seed);
+    DENOTE_RETURN_IF_ERROR(check_point(ctx, g, p, x, boxes, options, o));
     ++o.samples;
+    if (progress) progress(k + 1, n);
     if (o.failed) {
       o.index = k;
       for (const auto& t : x) o.x.insert(o.x.end(), t.data.begin(), t.data.end());
-      return;
+      return ok_status();
     }
     ++o.contained;
   }
+  return ok_status();
 }
 
 }  // namespace
 
 Result<SampleOutcome> sample_containment(const Graph& g, const Payload<double>& payload,
                                          const std::vector<DoubleBox>& inputs, const DoubleIbp& boxes,
-                                         std::string_view arith, int64_t n, uint64_t seed) {
+                                         std::string_view arith, int64_t n, uint64_t seed,
+                                         const EvalOptions& options,
+                                         const std::function<void(int64_t, int64_t)>& progress) {
   SampleOutcome o;
   DENOTE_ASSIGN_OR_RETURN(ArithSpec spec, parse_arith_name(arith, /*allow_real=*/false));
-  visit_arith(spec, [&](auto& ctx) { sample_with(ctx, g, payload, inputs, boxes, n, seed, o); });
+  DENOTE_RETURN_IF_ERROR(visit_arith(
+      spec, [&](auto& ctx) { return sample_with(ctx, g, payload, inputs, boxes, n, seed, options, progress, o); }));
   return o;
 }
 
@@ -128,19 +149,49 @@ void print_outcome(const SampleOutcome& s, const SampleOptions& o) {
   else std::cout << fmt::format("  node {} element {}: y = {} lies outside its box\n", s.node, s.element, json_number(s.y));
 }
 
-int run_sample(const SampleOptions& o) {
-  if (o.samples < 1) {
-    std::cerr << "error: --samples must be >= 1\n";
-    return kExitUsage;
+// A progress bar on stderr when it is a terminal (quiet when piped): redrawn at most every 1/8 s.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool on) : on_(on), last_(std::chrono::steady_clock::now()) {}
+  void operator()(int64_t k, int64_t n) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (k < n && now - last_ < std::chrono::milliseconds(125)) return;
+    last_ = now;
+    const int width = 30, filled = static_cast<int>(width * k / n);
+    std::cerr << fmt::format("\rsample [{}{}] {}/{}", std::string(filled, '#'), std::string(width - filled, '.'), k, n)
+              << (k == n ? "\n" : "") << std::flush;
+    drawn_ = k < n;
   }
+  ~ProgressBar() {
+    if (drawn_) std::cerr << "\n";
+  }
+
+ private:
+  bool on_, drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+int run_sample(SampleOptions& o) {
+  if (o.samples < 1 || o.samples > kMaxSamples)
+    return usage_error(fmt::format("--samples {}: expected 1 to {}", o.samples, kMaxSamples));
+  auto budget = check_box_usage(o.box);
+  if (!budget.ok()) return usage_error(budget.message());
   auto m = load_model(o.box.path);
   if (!m.ok()) return fail(m.message());
   if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
   auto boxes = parse_boxes(m->graph, o.box);
   if (!boxes.ok()) return fail(boxes.message());
-  auto r = run_ibp_double(m->graph, m->payload, *boxes, o.box.arith);
+  EvalOptions options;
+  set_max_bytes(options, *budget);
+  auto r = run_ibp_double(m->graph, m->payload, *boxes, o.box.arith, options);
   if (!r.ok()) return fail(r.message());
-  auto s = sample_containment(m->graph, m->payload, *boxes, *r, o.box.arith, o.samples, o.seed);
+  Result<SampleOutcome> s = error_status("unreachable");
+  {
+    ProgressBar bar(::isatty(STDERR_FILENO) != 0);
+    s = sample_containment(m->graph, m->payload, *boxes, *r, o.box.arith, o.samples, o.seed, options,
+                           [&bar](int64_t k, int64_t n) { bar(k, n); });
+  }
   if (!s.ok()) return fail(s.message());
   print_outcome(*s, o);
   return s->failed ? kExitInvalid : kExitOk;
@@ -152,7 +203,8 @@ void add_sample(CLI::App& app, Command& cmd) {
   auto* sub = app.add_subcommand("sample", "sampled containment of point evaluations in the IBP boxes");
   auto o = std::make_shared<SampleOptions>();
   add_box_options(sub, o->box);
-  sub->add_option("--samples", o->samples, "number of points (default 1000)");
+  sub->add_option("--samples", o->samples,
+                  fmt::format("number of points (default 1000, at most {}); a progress bar on a terminal", kMaxSamples));
   sub->add_option("--seed", o->seed, "seed of the points (default 0)");
   sub->callback([&cmd, o] { cmd.run = [o] { return run_sample(*o); }; });
 }

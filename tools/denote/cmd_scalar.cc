@@ -30,6 +30,7 @@ struct OpEntry {
   Binary binary = nullptr;
   bool fma = false;
   bool cast = false;
+  bool saturate = false;  // cast_sat: overflow gives +-max (flag saturated), ONNX Cast saturate=1
 };
 
 const OpEntry kOps[] = {
@@ -42,6 +43,7 @@ const OpEntry kOps[] = {
     {"cos", fp_cos},                {"rsqrt", fp_rsqrt},            {"div_trunc", nullptr, fp_div_trunc},
     {"div_floor", nullptr, fp_div_floor}, {"remainder", nullptr, fp_remainder}, {"pow", nullptr, fp_pow},
     {"clamp_min", nullptr, clamp_min},    {"cast", nullptr, nullptr, false, true},
+    {"cast_sat", nullptr, nullptr, false, true, true},
 };
 
 const OpEntry* find_op(std::string_view name) {
@@ -72,9 +74,42 @@ std::optional<Op> int_op_of(std::string_view name) {
   return op_from_tag(name);
 }
 
+// Integer pow modulo 2^W costs one W-bit squaring per exponent bit (int(65536) with a 65536-bit
+// exponent: seconds). A line may ask for at most kMaxPowWork = exponent bits x W: every width up to
+// 8192 bits is unrestricted, int(65536) takes exponents below 2^1024.
+constexpr int64_t kMaxPowWork = int64_t{1} << 26;
+
+std::string pow_work_error(const typed::DType& t, const Word& exponent) {
+  const bool negative = t.is_signed && exponent.bit_length() == t.width;  // cheap rule: no squarings
+  const int64_t bits = exponent.bit_length();
+  if (negative || t.width <= 64 || bits * t.width <= kMaxPowWork) return "";
+  return fmt::format("error: pow: a {}-bit exponent in {} is {} bit-squarings, above the scalar line limit of 2^26 "
+                     "(exponent bits x width)",
+                     bits, typed::dtype_name(t), bits * t.width);
+}
+
+// sin/cos reduce the argument modulo pi with about log2|x| extra bits: binary(30,F) reaches 2^(2^29),
+// hours of MPFR. A line may ask for |x| < 2^(2^21 + 1) (binary(E,F) with E <= 22 entirely: about a
+// second on the build machine).
+constexpr int64_t kMaxTrigExponent = int64_t{1} << 21;
+
+std::string trig_work_error(const OpEntry& op, const BinaryFormat& f, uint64_t w) {
+  if (op.name != "sin" && op.name != "cos") return "";
+  const FloatClass c = classify(f, w);
+  if (c != FloatClass::Normal) return "";
+  const int64_t field = static_cast<int64_t>((w >> f.frac_bits) & ((uint64_t{1} << f.exp_bits) - 1));
+  const int64_t e = field - f.bias;
+  if (e <= kMaxTrigExponent) return "";
+  return fmt::format("error: {}: the argument is about 2^{}, above the scalar line limit of 2^{} (its argument "
+                     "reduction needs that many bits)",
+                     op.name, e, kMaxTrigExponent);
+}
+
 std::string int_answer(const OpEntry& op, const typed::DType& t, const Word* a) {
   const std::optional<Op> iop = int_op_of(op.name);
   if (!iop) return fmt::format("error: {} is not defined on {}", op.name, typed::dtype_name(t));
+  if (*iop == Op::Pow)
+    if (std::string e = pow_work_error(t, a[1]); !e.empty()) return e;
   auto r = typed::apply_words(*iop, t, a[0], a[1]);
   if (!r.ok()) return "error: " + r.message();
   return to_hex(*r) + " -";
@@ -97,7 +132,7 @@ std::string evaluate_line(const std::string& line) {
   std::string src = tok[1], dst;
   if (op->cast) {
     const size_t arrow = tok[1].find("->");
-    if (arrow == std::string::npos) return fmt::format("error: cast: expected SRC->DST, got '{}'", tok[1]);
+    if (arrow == std::string::npos) return fmt::format("error: {}: expected SRC->DST, got '{}'", op->name, tok[1]);
     src = tok[1].substr(0, arrow);
     dst = tok[1].substr(arrow + 2);
   }
@@ -115,6 +150,13 @@ std::string evaluate_line(const std::string& line) {
     if (!w.ok()) return "error: " + w.message();
     a[k] = *w;
   }
+  if (op->saturate) {
+    if (!from->is_binary() || !to->is_binary())
+      return fmt::format("error: cast_sat: a saturating conversion is between binary formats, got {}->{}",
+                         typed::dtype_name(*from), typed::dtype_name(*to));
+    FpEnv env{*mode, 0, {}};
+    return answer(fp_convert(from->format, to->format, env, a[0].low(), /*saturate=*/true), env);
+  }
   if (op->cast) {
     auto r = typed::cast_word(*from, *to, *mode, a[0]);
     if (!r.ok()) return "error: " + r.message();
@@ -125,13 +167,35 @@ std::string evaluate_line(const std::string& line) {
   const BinaryFormat& f = from->format;
   if (op->fma) return answer(fp_fma(f, env, a[0].low(), a[1].low(), a[2].low()), env);
   if (op->binary) return answer(op->binary(f, env, a[0].low(), a[1].low()), env);
+  if (std::string e = trig_work_error(*op, f, a[0].low()); !e.empty()) return e;
   return answer(op->unary(f, env, a[0].low()), env);
 }
 
+// The longest useful line: op, SRC->DST, mode and two int(65536) words (2 x 16386 characters), with
+// room to spare; a longer line is answered by an error without being kept in memory.
+constexpr size_t kMaxLineChars = 65536;
+
+// Reads one line (without its '\n') into `line`, keeping at most kMaxLineChars characters;
+// `length` is the full length. False at the end of the input.
+bool read_line(std::istream& in, std::string& line, size_t& length) {
+  line.clear();
+  length = 0;
+  std::streambuf* buf = in.rdbuf();
+  for (int c = buf->sbumpc(); c != std::char_traits<char>::eof(); c = buf->sbumpc()) {
+    if (c == '\n') return true;
+    if (++length <= kMaxLineChars) line.push_back(static_cast<char>(c));
+  }
+  return length > 0;
+}
+
 int run_scalar() {
-  for (std::string line; std::getline(std::cin, line);) {
+  std::string line;
+  for (size_t length = 0; read_line(std::cin, line, length);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::cout << evaluate_line(line) << std::endl;  // flushed: a driver may wait for each answer
+    const std::string out = length > kMaxLineChars
+                                ? fmt::format("error: line of {} characters exceeds the limit of {}", length, kMaxLineChars)
+                                : evaluate_line(line);
+    std::cout << out << std::endl;  // flushed: a driver may wait for each answer
   }
   return kExitOk;
 }

@@ -1,6 +1,8 @@
 // Planning and plan execution for the CLI (see run_plan.h).
 #include "run_plan.h"
 
+#include <algorithm>
+#include <iterator>
 #include <type_traits>
 
 #include "denote/plan/executor.h"
@@ -12,7 +14,8 @@ namespace {
 
 template <class S>
 Result<std::vector<Tensor<double>>> execute_widened(const BoundPlan& bound, const Model& m,
-                                                    const std::vector<Tensor<double>>& inputs) {
+                                                    const std::vector<Tensor<double>>& inputs,
+                                                    const EvalOptions& options) {
   auto narrow = [](double v) { return static_cast<S>(v); };
   std::vector<Tensor<S>> in;
   for (const auto& t : inputs) {
@@ -22,7 +25,7 @@ Result<std::vector<Tensor<double>>> execute_widened(const BoundPlan& bound, cons
     in.emplace_back(t.shape, std::move(data));
   }
   const Payload<S> payload = convert_payload<S>(m.payload, narrow);
-  DENOTE_ASSIGN_OR_RETURN(auto table, execute_plan<S>(bound, m.graph, payload, std::span<const Tensor<S>>(in)));
+  DENOTE_ASSIGN_OR_RETURN(auto table, execute_plan<S>(bound, m.graph, payload, std::span<const Tensor<S>>(in), options));
   std::vector<Tensor<double>> out;
   out.reserve(table.size());
   for (const auto& t : table) out.emplace_back(t.shape, std::vector<double>(t.data.begin(), t.data.end()));
@@ -34,6 +37,12 @@ Result<std::vector<Tensor<double>>> execute_widened(const BoundPlan& bound, cons
 Result<PlanPolicy> policy_from_options(const std::string& device, const std::string& provider,
                                        const std::string& assurance) {
   PlanPolicy policy;
+  if (std::find(std::begin(kKnownDevices), std::end(kKnownDevices), device) == std::end(kKnownDevices)) {
+    std::string known;
+    for (const char* d : kKnownDevices) known += (known.empty() ? "" : ", ") + std::string(d);
+    return Status::error(ErrorCode::kInvalidInput, "--device " + device + ": unknown device (known: " + known + ")")
+        .with_field("device");
+  }
   policy.device = device;
   DENOTE_RETURN_IF_ERROR(parse_provider_policy(provider, policy));
   DENOTE_RETURN_IF_ERROR(parse_assurance(assurance, policy));
@@ -46,7 +55,8 @@ Result<GraphKernelPlan> plan_model(const Model& m, const PlanPolicy& policy) {
 }
 
 Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<Tensor<double>>& inputs,
-                                             const std::string& provider, const ArithSpec& arith) {
+                                             const std::string& provider, const ArithSpec& arith,
+                                             const EvalOptions& options) {
   if (!arith.native())
     return Status::error(ErrorCode::kUnsupported, "--provider runs a kernel plan in f64 or f32 only, not --arith " +
                                                       arith.name)
@@ -56,7 +66,7 @@ Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<T
   DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bind_plan(plan, standard_handlers()));
   return visit_arith(arith, [&](auto& ctx) -> Result<std::vector<Tensor<double>>> {
     using S = typename std::decay_t<decltype(ctx)>::Scalar;
-    if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) return execute_widened<S>(bound, m, inputs);
+    if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) return execute_widened<S>(bound, m, inputs, options);
     else return Status::error(ErrorCode::kInternal, "internal: a kernel plan runs in a native context only");
   });
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "denote/base/eval_options.h"
 #include "denote/base/status.h"
 #include "denote/ir/model.h"
 #include "denote/plan/planner.h"
@@ -13,7 +14,11 @@
 
 namespace denote::cli {
 
-// The policy from --device / --provider / --assurance; a malformed string is an error.
+// The devices a plan can name (--device).
+inline constexpr const char* kKnownDevices[] = {"cpu", "cuda"};
+
+// The policy from --device / --provider / --assurance; a malformed string or an unknown device is
+// an error naming the option.
 Result<PlanPolicy> policy_from_options(const std::string& device, const std::string& provider,
                                        const std::string& assurance);
 
@@ -23,6 +28,7 @@ Result<GraphKernelPlan> plan_model(const Model& m, const PlanPolicy& policy);
 // Plans, binds and executes `m` in `arith` (f64 or f32 only: "--provider runs a kernel plan in f64
 // or f32 only, not --arith A"); the value table widened to double.
 Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<Tensor<double>>& inputs,
-                                             const std::string& provider, const ArithSpec& arith);
+                                             const std::string& provider, const ArithSpec& arith,
+                                             const EvalOptions& options = {});
 
 }  // namespace denote::cli

@@ -29,7 +29,9 @@ Result<WordsSpec> parse_spec(const std::string& spec) {
   std::string rest = spec;
   const size_t eq = rest.find('=');
   if (eq != std::string::npos && eq > 0 && rest.find_first_not_of("0123456789") == eq) {
-    s.id = std::stoll(rest.substr(0, eq));
+    const std::optional<int64_t> id = parse_node_id(std::string_view(rest).substr(0, eq));
+    if (!id) return error_status(fmt::format("--input-words {}: node id {} is too large", spec, rest.substr(0, eq)));
+    s.id = *id;
     rest = rest.substr(eq + 1);
   }
   const size_t colon = rest.find(':');
@@ -147,6 +149,7 @@ int run_typed(const TypedRunRequest& r) {
   if (!inputs.ok()) return fail(inputs.message());
   typed::TypedOptions o;
   o.rounding = *mode;
+  set_max_bytes(o, r.max_bytes);
   auto run = typed::eval_typed(*tm, *inputs, o);
   if (!run.ok()) return fail(run.message());
   if (r.json) print_json(*tm, *run, r);

@@ -2,6 +2,7 @@
 // (--input-words ID=DTYPE:[w0,w1,...]), outputs printed as words plus decoded values and flags.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ struct TypedRunRequest {
   std::string rounding = "nearest-even";
   bool trace = false;
   bool json = false;
+  int64_t max_bytes = int64_t{1} << 30;  // --max-memory
 };
 
 // Whether `denote run` should take the typed path: --input-words given, or the model file has

@@ -5,6 +5,9 @@
 // NativeEndpoints<float>, BinaryEndpoints (exact directed rounding of a binary format). An
 // operation without a sound box (a divisor containing 0, log of a box reaching 0, an uncertain
 // comparison, pow ...) records an error (take_error()); the evaluator then gives the node no box.
+// So does an operation whose value can be NaN in the endpoint arithmetic at some point of its
+// argument boxes (inf - inf, inf * 0, inf / inf, sin/cos of inf; the sqrt op below 0): a box never
+// stands for a NaN value (docs/NUMERICS.md, "What a box promises about NaN").
 // See docs/NUMERICS.md ("Intervals") for the soundness argument and the widening of each function.
 //
 //   IntervalContext<NativeEndpoints<float>> ctx;
@@ -80,6 +83,7 @@ struct NativeEndpoints {
   T one() const { return T(1); }
   bool less(T a, T b) const { return a < b; }
   bool is_nan(T a) const { return std::isnan(a); }
+  bool is_inf(T a) const { return std::isinf(a); }
   T neg(T a) const { return -a; }
 
   T add(T a, T b, Dir d) const {
@@ -150,6 +154,7 @@ class BinaryEndpoints {
   FpWord one() const { return down_.one(); }
   bool less(FpWord a, FpWord b) const { return down_.less(a, b); }
   bool is_nan(FpWord a) const { return down_.is_nan(a); }
+  bool is_inf(FpWord a) const { return classify(format(), a.bits) == FloatClass::Infinite; }
   FpWord neg(FpWord a) const { return down_.neg(a); }
   FpWord add(FpWord a, FpWord b, Dir d) const { return ctx(d).add(a, b); }
   FpWord sub(FpWord a, FpWord b, Dir d) const { return ctx(d).sub(a, b); }
@@ -182,11 +187,13 @@ class IntervalContext {
 
   explicit IntervalContext(E e = E()) : e_(std::move(e)) {}
   const E& endpoints() const { return e_; }
+  // The first error; the endpoints' own (an overflow to NaN in e4m3fn ...) replaces the generic
+  // "an endpoint is nan" that it caused.
   std::string take_error() const {
-    std::string err = error_.empty() ? e_.take_error() : error_;
-    if (!error_.empty()) e_.take_error();
+    std::string own = std::move(error_), ends = e_.take_error();
     error_.clear();
-    return err;
+    if (own.empty() || (own == "interval: an endpoint is nan" && !ends.empty())) return ends;
+    return own;
   }
 
   // [lo, hi] of doubles rounded outward to the endpoints.
@@ -199,10 +206,17 @@ class IntervalContext {
   Scalar one() const { return {e_.one(), e_.one()}; }
   Scalar nan() const { return fail("nan value"); }
 
-  Scalar add(const Scalar& a, const Scalar& b) const { return check({e_.add(a.lo, b.lo, Dir::Down), e_.add(a.hi, b.hi, Dir::Up)}); }
-  Scalar sub(const Scalar& a, const Scalar& b) const { return check({e_.sub(a.lo, b.hi, Dir::Down), e_.sub(a.hi, b.lo, Dir::Up)}); }
+  Scalar add(const Scalar& a, const Scalar& b) const {
+    if ((pos_inf(a) && neg_inf(b)) || (neg_inf(a) && pos_inf(b))) return fail(kNanNote + "inf - inf)");
+    return check({e_.add(a.lo, b.lo, Dir::Down), e_.add(a.hi, b.hi, Dir::Up)});
+  }
+  Scalar sub(const Scalar& a, const Scalar& b) const {
+    if ((pos_inf(a) && pos_inf(b)) || (neg_inf(a) && neg_inf(b))) return fail(kNanNote + "inf - inf)");
+    return check({e_.sub(a.lo, b.hi, Dir::Down), e_.sub(a.hi, b.lo, Dir::Up)});
+  }
   Scalar neg(const Scalar& a) const { return {e_.neg(a.hi), e_.neg(a.lo)}; }
   Scalar mul(const Scalar& a, const Scalar& b) const {
+    if ((any_inf(a) && has_zero(b)) || (any_inf(b) && has_zero(a))) return fail(kNanNote + "inf * 0)");
     const T lo = min4(e_.mul(a.lo, b.lo, Dir::Down), e_.mul(a.lo, b.hi, Dir::Down), e_.mul(a.hi, b.lo, Dir::Down),
                       e_.mul(a.hi, b.hi, Dir::Down));
     const T hi = max4(e_.mul(a.lo, b.lo, Dir::Up), e_.mul(a.lo, b.hi, Dir::Up), e_.mul(a.hi, b.lo, Dir::Up),
@@ -211,6 +225,7 @@ class IntervalContext {
   }
   Scalar div(const Scalar& a, const Scalar& b) const {
     if (!(e_.less(e_.zero(), b.lo) || e_.less(b.hi, e_.zero()))) return fail("div: the divisor's interval contains 0");
+    if (any_inf(a) && any_inf(b)) return fail(kNanNote + "inf / inf)");
     const T lo = min4(e_.div(a.lo, b.lo, Dir::Down), e_.div(a.lo, b.hi, Dir::Down), e_.div(a.hi, b.lo, Dir::Down),
                       e_.div(a.hi, b.hi, Dir::Down));
     const T hi = max4(e_.div(a.lo, b.lo, Dir::Up), e_.div(a.lo, b.hi, Dir::Up), e_.div(a.hi, b.lo, Dir::Up),
@@ -259,6 +274,12 @@ class IntervalContext {
     const T lo = e_.less(a.lo, e_.zero()) ? e_.zero() : a.lo;
     return check({e_.fn(Fn::Sqrt, lo, Dir::Down), e_.fn(Fn::Sqrt, a.hi, Dir::Up)});
   }
+  // The sqrt op of a graph (not a rule's variance): a box reaching below 0 contains points where the
+  // evaluator's square root is NaN, so it has no box.
+  Scalar sqrt_of_value(const Scalar& a) const {
+    if (e_.less(a.lo, e_.zero())) return fail(kNanNote + "sqrt of a negative number)");
+    return sqrt(a);
+  }
   Scalar rsqrt(const Scalar& a) const {
     if (!e_.less(e_.zero(), a.lo)) return fail("rsqrt: the interval reaches 0");
     return check({e_.fn(Fn::Rsqrt, a.hi, Dir::Down), e_.fn(Fn::Rsqrt, a.lo, Dir::Up)});
@@ -287,6 +308,11 @@ class IntervalContext {
   T min2(T a, T b) const { return e_.less(b, a) ? b : a; }
   T min4(T a, T b, T c, T d) const { return min2(min2(a, b), min2(c, d)); }
   T max4(T a, T b, T c, T d) const { return max2(max2(a, b), max2(c, d)); }
+  inline static const std::string kNanNote = "the value can be nan (";
+  bool pos_inf(const Scalar& a) const { return e_.is_inf(a.hi) && e_.less(e_.zero(), a.hi); }
+  bool neg_inf(const Scalar& a) const { return e_.is_inf(a.lo) && e_.less(a.lo, e_.zero()); }
+  bool any_inf(const Scalar& a) const { return pos_inf(a) || neg_inf(a); }
+  bool has_zero(const Scalar& a) const { return !e_.less(e_.zero(), a.lo) && !e_.less(a.hi, e_.zero()); }
   Scalar fail(const std::string& what) const {
     if (error_.empty()) error_ = "interval: " + what;
     return {e_.zero(), e_.zero()};
@@ -339,6 +365,7 @@ typename IntervalContext<E>::Scalar IntervalContext<E>::gelu(const Scalar& a) co
 template <class E>
 typename IntervalContext<E>::Scalar IntervalContext<E>::periodic(const Scalar& a, Fn f) const {
   if (is_nan(a)) return fail("an endpoint is nan");
+  if (any_inf(a)) return fail(kNanNote + (f == Fn::Sin ? "sin of inf)" : "cos of inf)"));
   const Scalar unit{e_.neg(e_.one()), e_.one()};
   const double lo = e_.to_double(a.lo, Dir::Down), hi = e_.to_double(a.hi, Dir::Up);
   if (!(std::fabs(lo) <= 1e6 && std::fabs(hi) <= 1e6) || hi - lo >= 6.0) return unit;

@@ -5,6 +5,7 @@
 //
 //   Result<TypedModel> tm = parse_typed_model_json(text);
 //   tm->input_dtypes.at(0);   // the dtype of input node 0
+//   write_typed_model_json(*tm);  // the same document back (words as hex)
 #pragma once
 
 #include <string>
@@ -20,6 +21,9 @@ namespace denote {
 Result<TypedModel> parse_typed_model_json(std::string_view text);
 // Also runs check_shapes.
 Result<TypedModel> read_typed_model_json(std::string_view text);
+// The document parse_typed_model_json reads back: write_model_json plus "dtype" on typed inputs
+// and "dtype" + "words" (hex) on typed consts.
+std::string write_typed_model_json(const TypedModel& tm);
 // Whether any input or const node of the document has a "dtype" field (false for malformed JSON).
 bool has_typed_nodes(std::string_view text);
 // A JSON array of words (strings or nonnegative integers) as Words; errors name the index.

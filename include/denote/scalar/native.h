@@ -43,7 +43,15 @@ struct NativeContext {
   Scalar log(Scalar a) const { return std::log(a); }
   Scalar log1p(Scalar a) const { return std::log1p(a); }
   Scalar tanh(Scalar a) const { return std::tanh(a); }
-  Scalar sigmoid(Scalar a) const { return T(1) / (T(1) + std::exp(-a)); }
+  // For a < 0 as e^a / (1 + e^a): 1 / (1 + e^-a) overflows e^-a for large -a and returns 0 where
+  // the exact value is a (subnormal) positive number (sigmoid(-90) in f32 is 8.2e-40, not 0).
+  Scalar sigmoid(Scalar a) const {
+    if (a < T(0)) {
+      const T e = std::exp(a);
+      return e / (T(1) + e);
+    }
+    return T(1) / (T(1) + std::exp(-a));
+  }
   Scalar sqrt(Scalar a) const { return std::sqrt(a); }
   Scalar rsqrt(Scalar a) const { return T(1) / std::sqrt(a); }
   Scalar erf(Scalar a) const { return std::erf(a); }

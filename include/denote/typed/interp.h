@@ -42,6 +42,7 @@ namespace typed {
 struct TypedOptions {
   Rounding rounding = Rounding::NearestEven;  // of binary-format arithmetic (casts name their own)
   int64_t max_elements = int64_t{1} << 31;    // per value
+  int64_t max_bytes = 0;                      // memory budget of the live values (0: half the machine)
 };
 
 struct TypedRun {
