@@ -1,6 +1,5 @@
 // End-to-end tests of `denote bounds` and `denote sample` on the seed's six-node model: the seed's
 // printed IBP boxes, the JSON shape of CLI.md, nodes without a box, sampled containment, bad input.
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,37 +12,17 @@
 #include "denote/io/json.h"
 #include "denote/program/builder.h"
 #include "denote/program/examples.h"
+#include "unit/cli_run.h"
 
 namespace denote {
 namespace {
 
-struct CliOut {
-  int code = -1;
-  std::string out, err;
-};
-
-std::filesystem::path dir() {
-  auto d = std::filesystem::temp_directory_path() / ("denote_cli_bounds_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(d);
-  return d;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-CliOut cli(const std::string& args) {
-  const auto out = dir() / "stdout", err = dir() / "stderr";
-  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+using testing::CliRun;
+using testing::run_cli;
+using testing::temp_dir;
 
 std::string model_file(const Model& m, const std::string& name) {
-  const auto p = dir() / name;
+  const auto p = temp_dir() / name;
   std::ofstream(p) << write_model_json(m);
   return p.string();
 }
@@ -52,7 +31,7 @@ const char* kCenter = "--center '[0.3,-0.2,0.1,0.4]' --eps 0.05";
 
 TEST(CliBounds, SixNodeBoxesInBinary32AreTheSeeds) {
   const std::string m = model_file(six_node_model(), "six.json");
-  CliOut r = cli("bounds " + m + " " + kCenter + " --arith binary32 --all-nodes");
+  CliRun r = run_cli("bounds " + m + " " + kCenter + " --arith binary32 --all-nodes");
   ASSERT_EQ(r.code, 0) << r.err;
   // The seed document's lines (SPEC-IR.md: the six-node example).
   for (const char* line :
@@ -70,10 +49,10 @@ TEST(CliBounds, BoxRepeatsOncePerInput) {
   ASSERT_TRUE(m.ok()) << m.message();
   const std::string path = model_file(*m, "two_inputs.json");
   // [0, 1] + [10, 11] = [10, 12]; [1, 2] + [10, 12] = [11, 14].
-  CliOut r = cli("bounds " + path + " --box '[0,1]' '[1,2]' --box '[10,10]' '[11,12]' --all-nodes");
+  CliRun r = run_cli("bounds " + path + " --box '[0,1]' '[1,2]' --box '[10,10]' '[11,12]' --all-nodes");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("node 2: [10.000000, 11.000000] .. [12.000000, 14.000000]"), std::string::npos) << r.out;
-  EXPECT_EQ(cli("bounds " + path + " --box '[0,1]' '[1,2]'").code, 1);
+  EXPECT_EQ(run_cli("bounds " + path + " --box '[0,1]' '[1,2]'").code, 1);
 }
 
 TEST(CliBounds, JsonHasOneEntryPerNodeAndNullForNoBox) {
@@ -84,7 +63,7 @@ TEST(CliBounds, JsonHasOneEntryPerNodeAndNullForNoBox) {
   auto m = b.build({l, t});
   ASSERT_TRUE(m.ok());
   const std::string path = model_file(*m, "log.json");
-  CliOut r = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]' --json --arith f32 --all-nodes");
+  CliRun r = run_cli("bounds " + path + " --box '[-1,0.5]' '[1,2]' --json --arith f32 --all-nodes");
   ASSERT_EQ(r.code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["method"], "ibp");
@@ -95,10 +74,10 @@ TEST(CliBounds, JsonHasOneEntryPerNodeAndNullForNoBox) {
   EXPECT_EQ(doc["boxes"][2]["id"], 2);
   EXPECT_LE(doc["boxes"][2]["lo"][0].get<double>(), std::tanh(-1.0));
   EXPECT_GE(doc["boxes"][2]["hi"][1].get<double>(), std::tanh(2.0));
-  CliOut text = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]'");
+  CliRun text = run_cli("bounds " + path + " --box '[-1,0.5]' '[1,2]'");
   EXPECT_NE(text.out.find("node 1: none"), std::string::npos) << text.out;  // node 1 is an output
   // Without --all-nodes only the output nodes (1 and 2) are listed (issue 13).
-  CliOut outputs = cli("bounds " + path + " --box '[-1,0.5]' '[1,2]' --json");
+  CliRun outputs = run_cli("bounds " + path + " --box '[-1,0.5]' '[1,2]' --json");
   ASSERT_EQ(outputs.code, 0) << outputs.err;
   auto only = nlohmann::json::parse(outputs.out);
   EXPECT_EQ(only["nodes"], "outputs");
@@ -111,11 +90,11 @@ TEST(CliBounds, JsonHasOneEntryPerNodeAndNullForNoBox) {
 TEST(CliBounds, SampleReportsContainment) {
   const std::string m = model_file(six_node_model(), "six2.json");
   for (const char* arith : {"f64", "f32", "binary32", "bfloat16", "e4m3fn"}) {
-    CliOut r = cli("sample " + m + " " + kCenter + " --samples 300 --seed 7 --arith " + arith);
+    CliRun r = run_cli("sample " + m + " " + kCenter + " --samples 300 --seed 7 --arith " + arith);
     EXPECT_EQ(r.code, 0) << arith << r.err << r.out;
     EXPECT_NE(r.out.find("consistency: 300/300 samples"), std::string::npos) << r.out;
   }
-  CliOut j = cli("sample " + m + " " + kCenter + " --samples 20 --json");
+  CliRun j = run_cli("sample " + m + " " + kCenter + " --samples 20 --json");
   ASSERT_EQ(j.code, 0) << j.err;
   auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["samples"], 20);
@@ -125,13 +104,13 @@ TEST(CliBounds, SampleReportsContainment) {
 
 TEST(CliBounds, BadInputIsReported) {
   const std::string m = model_file(six_node_model(), "six3.json");
-  EXPECT_EQ(cli("bounds " + m + " --center '[0.3,-0.2,0.1,0.4]' --eps -0.1").code, 2);  // a usage error
-  EXPECT_EQ(cli("bounds " + m + " --box '[0,0,0,0]' '[1,-1,1,1]'").code, 1);
-  EXPECT_EQ(cli("bounds " + m + " --box '[0,0,0]' '[1,1,1]'").code, 1);
-  EXPECT_EQ(cli("bounds " + m + " " + kCenter + " --arith f16x").code, 2);
-  EXPECT_EQ(cli("bounds " + m + " " + kCenter + " --method crown").code, 2);
-  EXPECT_EQ(cli("bounds " + m).code, 2);  // neither --center nor --box
-  EXPECT_EQ(cli("sample " + m + " " + kCenter + " --samples 0").code, 2);
+  EXPECT_EQ(run_cli("bounds " + m + " --center '[0.3,-0.2,0.1,0.4]' --eps -0.1").code, 2);  // a usage error
+  EXPECT_EQ(run_cli("bounds " + m + " --box '[0,0,0,0]' '[1,-1,1,1]'").code, 1);
+  EXPECT_EQ(run_cli("bounds " + m + " --box '[0,0,0]' '[1,1,1]'").code, 1);
+  EXPECT_EQ(run_cli("bounds " + m + " " + kCenter + " --arith f16x").code, 2);
+  EXPECT_EQ(run_cli("bounds " + m + " " + kCenter + " --method crown").code, 2);
+  EXPECT_EQ(run_cli("bounds " + m).code, 2);  // neither --center nor --box
+  EXPECT_EQ(run_cli("sample " + m + " " + kCenter + " --samples 0").code, 2);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // `denote check` finds what `run` refuses for the model itself (payloads, typed dtypes and words,
 // cast targets), prints `error:` before each diagnostic, never crashes on hostile JSON (deep
 // nesting, invalid UTF-8 with --json); `denote convert` keeps a typed model's dtypes and words.
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -14,45 +13,16 @@
 
 #include "denote/io/json.h"
 #include "denote/program/examples.h"
+#include "unit/cli_run.h"
 
 namespace denote {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::filesystem::path temp_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("denote_cli_check_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-CliRun run_cli(const std::string& args) {
-  const auto dir = temp_dir();
-  const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-  CliRun r;
-  const int status = std::system(cmd.c_str());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const auto path = temp_dir() / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
-}
+using testing::CliRun;
+using testing::run_cli;
+using testing::slurp;
+using testing::temp_dir;
+using testing::write_file;
 
 std::string typed_doc(const std::string& nodes, const std::string& outputs) {
   return R"({"format": "torchlean.ir.v1", "input_ids": [0], "output_ids": [)" + outputs + R"(], "nodes": [)" + nodes +

@@ -2,7 +2,6 @@
 // the software binary formats and MPFR. Expected words are hand-computed: 1 + 1 = 2 is 0x4000 in
 // bfloat16; e = 2.71828... lies between the bfloat16 values 2.7109375 and 2.71875 (0x402e), nearer
 // the second; 1 + 2^-23 rounds upward to 1 + 2^-7 (0x3f81) in bfloat16.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -16,40 +15,14 @@
 
 #include "denote/io/json.h"
 #include "denote/program/examples.h"
+#include "unit/cli_run.h"
 
 namespace denote {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-std::filesystem::path temp_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("denote_cli_scalar_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-CliRun run_cli(const std::string& args, const std::string& stdin_text = "") {
-  const auto dir = temp_dir();
-  std::ofstream(dir / "stdin") << stdin_text;
-  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + (dir / "stdout").string() + " 2>" +
-                          (dir / "stderr").string() + " <" + (dir / "stdin").string();
-  CliRun r;
-  const int status = std::system(cmd.c_str());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir / "stdout");
-  r.err = slurp(dir / "stderr");
-  return r;
-}
+using testing::CliRun;
+using testing::run_cli;
+using testing::temp_dir;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

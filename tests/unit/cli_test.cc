@@ -1,6 +1,5 @@
 // End-to-end tests of build/bin/denote: exit codes, the demo against the seed's own texts, and
 // the JSON outputs.
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -12,45 +11,15 @@
 
 #include "denote/io/json.h"
 #include "denote/program/examples.h"
+#include "unit/cli_run.h"
 
 namespace denote {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::filesystem::path temp_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("denote_cli_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-CliRun run_cli(const std::string& args) {
-  const auto dir = temp_dir();
-  const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-  CliRun r;
-  int status = std::system(cmd.c_str());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const auto path = temp_dir() / name;
-  std::ofstream(path) << text;
-  return path.string();
-}
+using testing::CliRun;
+using testing::run_cli;
+using testing::slurp;
+using testing::write_file;
 
 std::vector<std::string> stripped_lines(const std::string& text) {
   std::vector<std::string> lines;

@@ -3,7 +3,6 @@
 // when e^-x overflowed; (2) once a box reaches an infinity, the endpoint arithmetic can compute NaN
 // (sin(inf), inf * 0, inf - inf, inf / inf, and sqrt below 0) where the box claimed a number. Each case is checked
 // against MPFR (exact values) and the point arithmetic (the value the evaluator computes).
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -21,6 +20,7 @@
 #include "denote/io/json.h"
 #include "denote/program/builder.h"
 #include "mpfr_test_util.h"
+#include "unit/cli_run.h"
 
 namespace denote {
 namespace {
@@ -57,7 +57,7 @@ DoubleIbp ibp(const Model& m, double lo, double hi, const char* arith) {
 // context's value lie in the box.
 template <class T>
 void check_sigmoid_box(double lo, double hi, const char* arith) {
-  SCOPED_TRACE(testing::Message() << arith << " sigmoid over [" << lo << ", " << hi << "]");
+  SCOPED_TRACE(::testing::Message() << arith << " sigmoid over [" << lo << ", " << hi << "]");
   const DoubleIbp r = ibp(unary_chain({Op::Sigmoid}), lo, hi, arith);
   ASSERT_EQ(r.boxes.size(), 2u);
   ASSERT_TRUE(r.boxes[1]) << r.notes[1];
@@ -155,7 +155,7 @@ TEST(IbpNan, AnInfiniteEndpointThatCanTurnIntoNanGivesNoBox) {
                         {Op::Div, false, "interval: the value can be nan (inf / inf)"}};
   for (const Case& c : cases) {
     for (const char* arith : {"f32", "binary32", "bfloat16"}) {
-      SCOPED_TRACE(testing::Message() << arith << " " << c.note);
+      SCOPED_TRACE(::testing::Message() << arith << " " << c.note);
       const Outcome o = exp_then(c.op, c.zero, arith, 88, 90);
       EXPECT_FALSE(o.has_box);
       EXPECT_NE(o.note.find(c.note), std::string::npos) << o.note;
@@ -244,35 +244,16 @@ TEST(IbpNan, PrimitivesRefuseTheCombinationsThatMakeNan) {
 }
 
 // `denote sample` over the exp -> sin model in f32 no longer finds a value outside a box.
-std::filesystem::path dir() {
-  auto d = std::filesystem::temp_directory_path() / ("denote_ibp_nan_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(d);
-  return d;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(IbpNan, CliSampleOfExpThenSinNoLongerFails) {
-  const auto model = dir() / "exp_sin.json";
-  std::ofstream(model) << write_model_json(unary_chain({Op::Exp, Op::Sin}));
-  const auto out = dir() / "stdout";
-  const std::string cmd = std::string(DENOTE_CLI_PATH) + " sample " + model.string() +
-                          " --box '[88]' '[90]' --arith f32 >" + out.string() + " 2>&1 </dev/null";
-  const int status = std::system(cmd.c_str());
-  const std::string text = slurp(out);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << text;
+  const std::string model = testing::write_file("exp_sin.json", write_model_json(unary_chain({Op::Exp, Op::Sin})));
+  const testing::CliRun r = testing::run_cli("sample " + model + " --box '[88]' '[90]' --arith f32");
+  const std::string text = r.out + r.err;
+  ASSERT_NE(r.code, -1) << text;  // exited normally
+  EXPECT_EQ(r.code, 0) << text;
   EXPECT_EQ(text.find("FAILED"), std::string::npos) << text;
-  const auto bounds = dir() / "bounds";
-  const std::string cmd2 = std::string(DENOTE_CLI_PATH) + " bounds " + model.string() +
-                           " --box '[88]' '[90]' --arith f32 >" + bounds.string() + " 2>&1 </dev/null";
-  std::system(cmd2.c_str());
-  EXPECT_NE(slurp(bounds).find("the value can be nan (sin of inf)"), std::string::npos) << slurp(bounds);
+  const testing::CliRun b = testing::run_cli("bounds " + model + " --box '[88]' '[90]' --arith f32");
+  const std::string bounds = b.out + b.err;
+  EXPECT_NE(bounds.find("the value can be nan (sin of inf)"), std::string::npos) << bounds;
 }
 
 }  // namespace

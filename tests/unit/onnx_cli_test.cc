@@ -1,6 +1,5 @@
 // `denote convert` between JSON and ONNX, and ONNX files accepted by the other commands
 // (check, run) through the model loader's extension dispatch.
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -15,54 +14,30 @@
 #include "denote/program/examples.h"
 
 #include "onnx_test_util.h"
+#include "unit/cli_run.h"
 
 namespace denote {
 namespace {
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-std::filesystem::path dir() {
-  auto d = std::filesystem::temp_directory_path() / ("denote_onnx_cli_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(d);
-  return d;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-CliResult cli(const std::string& args) {
-  const auto out = dir() / "stdout", err = dir() / "stderr";
-  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
-  CliResult r;
-  const int status = std::system(cmd.c_str());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+using testing::CliRun;
+using testing::run_cli;
+using testing::temp_dir;
 
 const std::string kAcas = std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx";
 
 std::vector<double> run_values(const std::string& model) {
-  CliResult r = cli("run " + model + " --input '[0.2,-0.1,0.3,0.4,-0.3]' --json");
+  CliRun r = run_cli("run " + model + " --input '[0.2,-0.1,0.3,0.4,-0.3]' --json");
   EXPECT_EQ(r.code, 0) << r.err;
   if (r.code != 0) return {};
   return nlohmann::json::parse(r.out).at("outputs").at(0).at("values").get<std::vector<double>>();
 }
 
 TEST(OnnxCli, ConvertOnnxToJsonAndBackKeepsValues) {
-  const std::string json = (dir() / "acas.json").string(), onnx = (dir() / "acas.onnx").string();
-  CliResult a = cli("convert " + kAcas + " " + json);
+  const std::string json = (temp_dir() / "acas.json").string(), onnx = (temp_dir() / "acas.onnx").string();
+  CliRun a = run_cli("convert " + kAcas + " " + json);
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_EQ(a.out, "wrote " + json + " (17 nodes)\n");
-  CliResult b = cli("convert " + json + " " + onnx);
+  CliRun b = run_cli("convert " + json + " " + onnx);
   ASSERT_EQ(b.code, 0) << b.err;
   // Golden value from tests/data/acasxu/golden.json (python3-onnx + numpy), network 1_1, input 1.
   const std::vector<double> want{-0.021542088193970094, -0.01824592282520721, -0.018059241315832957,
@@ -72,14 +47,14 @@ TEST(OnnxCli, ConvertOnnxToJsonAndBackKeepsValues) {
     ASSERT_EQ(got.size(), want.size()) << model;
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << model;
   }
-  CliResult check = cli("check " + onnx);
+  CliRun check = run_cli("check " + onnx);
   EXPECT_EQ(check.code, 0) << check.err;
 }
 
 TEST(OnnxCli, ConvertJsonModelToOnnx) {
-  const std::string json = (dir() / "six.json").string(), onnx = (dir() / "six.onnx").string();
+  const std::string json = (temp_dir() / "six.json").string(), onnx = (temp_dir() / "six.onnx").string();
   std::ofstream(json) << write_model_json(six_node_model());
-  ASSERT_EQ(cli("convert " + json + " " + onnx).code, 0);
+  ASSERT_EQ(run_cli("convert " + json + " " + onnx).code, 0);
   auto m = load_model_onnx_file(onnx);
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_EQ(m->payload.linear.size(), 2u);
@@ -91,30 +66,31 @@ TEST(OnnxCli, IntegerModelsRunThroughTheTypedImport) {
   b.input("b", {2}, onnx::TensorProto::INT8);
   b.node("Add", {"a", "b"}, {"y"}, "add");
   b.output("y");
-  const std::string path = (dir() / "int8_add.onnx").string();
+  const std::string path = (temp_dir() / "int8_add.onnx").string();
   std::ofstream(path, std::ios::binary) << b.bytes();
   // int8: 127 + 1 wraps to -128 (0x80).
-  CliResult r = cli("run " + path + " --input-words '0=int8:[127,1]' --input-words '1=int8:[1,1]'");
+  CliRun r = run_cli("run " + path + " --input-words '0=int8:[127,1]' --input-words '1=int8:[1,1]'");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("words [0x80, 0x2] values [-128, 2]"), std::string::npos) << r.out;
-  CliResult floats = cli("run " + path + " --input '[1,2]' --input '[1,1]'");
+  CliRun floats = run_cli("run " + path + " --input '[1,2]' --input '[1,1]'");
   EXPECT_EQ(floats.code, 1);
   EXPECT_NE(floats.err.find("--input-words"), std::string::npos) << floats.err;
 }
 
 TEST(OnnxCli, ConvertErrors) {
-  CliResult bad_out = cli("convert " + kAcas + " " + (dir() / "x.txt").string());
+  CliRun bad_out = run_cli("convert " + kAcas + " " + (temp_dir() / "x.txt").string());
   EXPECT_EQ(bad_out.code, 1);
-  EXPECT_EQ(bad_out.err, "error: '" + (dir() / "x.txt").string() + "': unsupported output format (expected .json or .onnx)\n");
-  const std::string junk = (dir() / "junk.onnx").string();
+  EXPECT_EQ(bad_out.err,
+            "error: '" + (temp_dir() / "x.txt").string() + "': unsupported output format (expected .json or .onnx)\n");
+  const std::string junk = (temp_dir() / "junk.onnx").string();
   std::ofstream(junk) << "not a model";
-  CliResult bad_in = cli("convert " + junk + " " + (dir() / "y.json").string());
+  CliRun bad_in = run_cli("convert " + junk + " " + (temp_dir() / "y.json").string());
   EXPECT_EQ(bad_in.code, 1);
   EXPECT_EQ(bad_in.err, "error: " + junk + ": onnx: not a valid ONNX model (protobuf parse failed: truncated or not a "
                         "ModelProto)\n");
-  CliResult check = cli("check " + junk);
+  CliRun check = run_cli("check " + junk);
   EXPECT_EQ(check.code, 1);
-  EXPECT_EQ(cli("convert").code, 2);
+  EXPECT_EQ(run_cli("convert").code, 2);
 }
 
 // `check --json` quotes ONNX node names from the file: invalid UTF-8 in one is replaced, never a
@@ -124,9 +100,9 @@ TEST(OnnxCli, CheckJsonWithInvalidUtf8NodeName) {
   b.input("x", {2});
   b.node("NoSuchOp", {"x"}, {"y"}, std::string("bad\xff\xfe name"));
   b.output("y");
-  const auto path = dir() / "bad_utf8.onnx";
+  const auto path = temp_dir() / "bad_utf8.onnx";
   std::ofstream(path, std::ios::binary) << b.bytes();
-  CliResult r = cli("check --json " + path.string());
+  CliRun r = run_cli("check --json " + path.string());
   EXPECT_EQ(r.code, 1) << r.err;
   auto doc = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << r.out;

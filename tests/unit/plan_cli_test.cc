@@ -1,6 +1,5 @@
 // End-to-end tests of `denote plan` and `denote run --provider` on the seed's six-node graph
 // (written by `denote demo --save`). Expected plan lines are SPEC-PLANNING.md's.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,42 +12,21 @@
 
 #include "denote/plan/registry.h"
 #include "denote/providers/providers.h"
+#include "unit/cli_run.h"
 
 namespace denote {
 namespace {
 
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::filesystem::path work_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("denote_plan_cli_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-Ran cli(const std::string& args) {
-  const auto dir = work_dir();
-  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                          (dir / "err").string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  return Ran{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(dir / "out"), read_all(dir / "err")};
-}
+using testing::CliRun;
+using testing::run_cli;
+using testing::temp_dir;
 
 // Writes six_node.json and x0.npy once; returns the directory.
 std::string example() {
-  const auto dir = work_dir() / "example";
+  const auto dir = temp_dir() / "example";
   std::filesystem::create_directories(dir);
   if (!std::filesystem::exists(dir / "six_node.json")) {
-    Ran r = cli("demo --save " + dir.string());
+    CliRun r = run_cli("demo --save " + dir.string());
     EXPECT_EQ(r.code, 0) << r.err;
   }
   return dir.string();
@@ -56,7 +34,7 @@ std::string example() {
 
 TEST(PlanCli, DefaultPlanIsTheSeeds) {
   const std::string dir = example();
-  Ran r = cli("plan " + dir + "/six_node.json");
+  CliRun r = run_cli("plan " + dir + "/six_node.json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "1: linear -> reference.linear provider=reference device=cpu trust=checked reduction=fixed-left\n"
@@ -69,7 +47,7 @@ TEST(PlanCli, DefaultPlanIsTheSeeds) {
 TEST(PlanCli, JsonAndPreferOpenblas) {
   if (!openblas_built()) GTEST_SKIP() << "built without OpenBLAS";
   const std::string dir = example();
-  Ran r = cli("plan " + dir + "/six_node.json --provider prefer:openblas --json");
+  CliRun r = run_cli("plan " + dir + "/six_node.json --provider prefer:openblas --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["device"], "cpu");
@@ -86,36 +64,36 @@ TEST(PlanCli, JsonAndPreferOpenblas) {
 
 TEST(PlanCli, ErrorsAndExitCodes) {
   const std::string dir = example();
-  Ran cuda = cli("plan " + dir + "/six_node.json --provider only:cuda");
+  CliRun cuda = run_cli("plan " + dir + "/six_node.json --provider only:cuda");
   EXPECT_EQ(cuda.code, 1);
   EXPECT_EQ(cuda.err, "error: no admissible kernel capsule for op linear on device cpu\n");
   EXPECT_EQ(cuda.out, "");
-  Ran device = cli("plan " + dir + "/six_node.json --device cuda");
+  CliRun device = run_cli("plan " + dir + "/six_node.json --device cuda");
   EXPECT_EQ(device.code, 1);
   EXPECT_EQ(device.err, "error: no admissible kernel capsule for op linear on device cuda\n");
-  EXPECT_EQ(cli("plan " + dir + "/six_node.json --provider openblas").code, 2);
-  EXPECT_EQ(cli("plan " + dir + "/six_node.json --assurance none").code, 2);
-  EXPECT_EQ(cli("plan " + dir + "/missing.json").code, 1);
-  Ran external = cli("plan " + dir + "/six_node.json --assurance external");
+  EXPECT_EQ(run_cli("plan " + dir + "/six_node.json --provider openblas").code, 2);
+  EXPECT_EQ(run_cli("plan " + dir + "/six_node.json --assurance none").code, 2);
+  EXPECT_EQ(run_cli("plan " + dir + "/missing.json").code, 1);
+  CliRun external = run_cli("plan " + dir + "/six_node.json --assurance external");
   EXPECT_EQ(external.code, 0);
 }
 
 TEST(PlanCli, RunThroughAPlan) {
   const std::string dir = example();
   const std::string base = "run " + dir + "/six_node.json --input @" + dir + "/x0.npy --json";
-  Ran plain = cli(base + " --trace");
-  Ran planned = cli(base + " --trace --provider auto");
+  CliRun plain = run_cli(base + " --trace");
+  CliRun planned = run_cli(base + " --trace --provider auto");
   ASSERT_EQ(plain.code, 0) << plain.err;
   ASSERT_EQ(planned.code, 0) << planned.err;
   EXPECT_EQ(planned.out, plain.out);  // the reference plan is denote_all, digit for digit
-  Ran blas = cli(base + " --provider prefer:openblas --arith f32");
+  CliRun blas = run_cli(base + " --provider prefer:openblas --arith f32");
   ASSERT_EQ(blas.code, 0) << blas.err;
   const double y = nlohmann::json::parse(blas.out)["outputs"][0]["values"][0];
   EXPECT_NEAR(y, 0.0277129, 1e-6);  // the seed's output, tanh(0.02772)
-  Ran cuda = cli(base + " --provider only:cuda");
+  CliRun cuda = run_cli(base + " --provider only:cuda");
   EXPECT_EQ(cuda.code, 1);
   EXPECT_EQ(cuda.err, "error: no admissible kernel capsule for op linear on device cpu\n");
-  Ran narrow = cli(base + " --provider auto --arith binary16");
+  CliRun narrow = run_cli(base + " --provider auto --arith binary16");
   EXPECT_EQ(narrow.code, 1);
   EXPECT_EQ(narrow.err, "error: --provider runs a kernel plan in f64 or f32 only, not --arith binary16\n");
 }

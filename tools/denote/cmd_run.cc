@@ -52,7 +52,7 @@ std::string entry_json(int64_t id, const Tensor<double>& t) {
 // values leave it through to_double (exact for every format up to binary64).
 template <class Ctx>
 Result<Evaluated> evaluate(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs,
-                           const EvalOptions& options) {
+                           const EvalOptions& options, bool whole_table) {
   using S = typename Ctx::Scalar;
   auto in_ctx = [&](double v) { return ctx.from_double(v); };
   std::vector<Tensor<S>> in;
@@ -63,7 +63,12 @@ Result<Evaluated> evaluate(Ctx& ctx, const Model& m, const std::vector<Tensor<do
     in.emplace_back(t.shape, std::move(data));
   }
   Payload<S> payload = convert_payload<S>(m.payload, in_ctx);
-  DENOTE_ASSIGN_OR_RETURN(auto table, denote_all(m.graph, payload, std::span<const Tensor<S>>(in), ctx, options));
+  // Without --trace only the outputs are kept: every other value is freed after its last reader.
+  const std::span<const Tensor<S>> args(in);
+  DENOTE_ASSIGN_OR_RETURN(auto table, whole_table
+                                          ? denote_all(m.graph, payload, args, ctx, options)
+                                          : denote_outputs(m.graph, payload, args,
+                                                           std::span<const int64_t>(m.output_ids), ctx, options));
   Evaluated out;
   for (const auto& t : table) {
     std::vector<double> data;
@@ -143,7 +148,7 @@ int run(const RunOptions& o) {
     auto table = run_plan(*m, *inputs, o.provider, *spec, options);
     e = table.ok() ? Result<Evaluated>(Evaluated{std::move(*table)}) : Result<Evaluated>(table.status());
   } else {
-    e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, *m, *inputs, options); });
+    e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, *m, *inputs, options, o.trace); });
   }
   if (!e.ok()) return fail(e.message());
   if (o.json) print_json(*m, *e, o);
