@@ -13,21 +13,9 @@
 namespace denote {
 namespace {
 
+using testing::error_of;
 using testing::OnnxBuilder;
-
-std::string error_of(const std::string& bytes) {
-  auto m = read_model_onnx(bytes);
-  EXPECT_FALSE(m.ok());
-  return m.ok() ? "" : m.message();
-}
-
-OnnxBuilder relu_model() {
-  OnnxBuilder b;
-  b.input("x", {2});
-  b.node("Relu", {"x"}, {"y"}, "r");
-  b.output("y");
-  return b;
-}
+using testing::relu_model;
 
 std::string acasxu_bytes() {
   std::ifstream f(std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx",

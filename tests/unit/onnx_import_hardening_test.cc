@@ -10,21 +10,9 @@
 namespace denote {
 namespace {
 
+using testing::error_of;
 using testing::OnnxBuilder;
-
-std::string error_of(const std::string& bytes) {
-  auto m = read_model_onnx(bytes);
-  EXPECT_FALSE(m.ok());
-  return m.ok() ? "" : m.message();
-}
-
-OnnxBuilder relu_model() {
-  OnnxBuilder b;
-  b.input("x", {2});
-  b.node("Relu", {"x"}, {"y"}, "r");
-  b.output("y");
-  return b;
-}
+using testing::relu_model;
 
 TEST(OnnxImportHardening, DuplicateGraphInputNames) {
   OnnxBuilder b = relu_model();

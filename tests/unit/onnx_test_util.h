@@ -8,6 +8,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <gtest/gtest.h>
+
+#include "denote/io/onnx.h"
 #include "denote/tensor/shape.h"
 
 namespace denote::testing {
@@ -82,5 +85,21 @@ class OnnxBuilder {
   }
   onnx::ModelProto m_;
 };
+
+// The import error of `bytes` (a test failure when the import succeeds).
+inline std::string error_of(const std::string& bytes) {
+  auto m = read_model_onnx(bytes);
+  EXPECT_FALSE(m.ok());
+  return m.ok() ? "" : m.message();
+}
+
+// x[2] -> Relu -> y: the smallest valid model, for tests that break one thing in it.
+inline OnnxBuilder relu_model() {
+  OnnxBuilder b;
+  b.input("x", {2});
+  b.node("Relu", {"x"}, {"y"}, "r");
+  b.output("y");
+  return b;
+}
 
 }  // namespace denote::testing
