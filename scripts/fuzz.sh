@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (ASan + UBSan) through the `fuzz` CMake preset and runs
-# the torchlean.ir.v1 import target for N seconds (default 60). New corpus entries go to
-# build-fuzz/corpus/json_import (the committed seeds in fuzz/corpus/json_import stay untouched);
-# a crashing input is saved under build-fuzz/artifacts/ and the script exits non-zero. Each target
-# runs with its dictionary fuzz/dict/<target>.dict (field names, overflow numbers like 1e400 and
-# 9223372036854775808, UTF-8 edge cases, deep nesting tokens).
-# Usage: scripts/fuzz.sh [seconds] [extra libFuzzer flags...]   (JOBS=n sets build parallelism;
-#        TARGET=words_load or TARGET=onnx_import picks another target, FUZZ_BUILD=dir another build directory)
+# Builds the libFuzzer targets with clang (ASan + UBSan) through the `fuzz` CMake preset and runs one
+# target (default json_import) for N seconds (default 60). Targets, one per parser (fuzz/*.cc):
+#   json_import   torchlean.ir.v1 JSON          onnx_import   ONNX protobuf (float and typed import)
+#   words_load    typed dtype + words / typed documents
+#   scalar_line   `denote scalar` lines          npy_load      .npy tensors (--input @file.npy)
+# TARGET=all runs each in turn for N seconds. New corpus entries go to <build>/corpus/<target> (the
+# committed seeds in fuzz/corpus/<target> stay untouched); a crashing input is saved under
+# <build>/artifacts/ and the script exits non-zero. Each target runs with its dictionary
+# fuzz/dict/<target>.dict (field names, overflow numbers like 1e400 and 9223372036854775808, UTF-8
+# edge cases, deep nesting tokens), a 25 s per-input timeout and a 2 GB RSS limit.
+# docs/FUZZ.md records the long runs (10^7 executions per target) and their commands.
+# Not part of CI (scripts/test.sh does not build or run the fuzzers).
+# Usage: scripts/fuzz.sh [seconds] [extra libFuzzer flags, e.g. -runs=10000000 ...]
+#        (JOBS=n sets build parallelism, TARGET picks the target, FUZZ_BUILD=dir another build directory)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,15 +20,29 @@ seconds="${1:-60}"
 shift || true
 cd "$root"
 
+all_targets=(json_import onnx_import words_load scalar_line npy_load)
 target="${TARGET:-json_import}"
+if [[ "$target" == all ]]; then
+  targets=("${all_targets[@]}")
+elif [[ " ${all_targets[*]} " == *" $target "* ]]; then
+  targets=("$target")
+else
+  echo "scripts/fuzz.sh: unknown TARGET '$target' (expected one of: ${all_targets[*]} all)" >&2
+  exit 2
+fi
 build="${FUZZ_BUILD:-$root/build-fuzz}"
 cmake --preset fuzz -B "$build" >/dev/null
-cmake --build "$build" --target "fuzz_$target" --parallel "${JOBS:-2}"
+build_targets=()
+for t in "${targets[@]}"; do build_targets+=("fuzz_$t"); done
+cmake --build "$build" --target "${build_targets[@]}" --parallel "${JOBS:-2}"
 
-work="$build/corpus/$target"
 artifacts="$build/artifacts/"
-mkdir -p "$work" "$artifacts" "$root/fuzz/corpus/$target"
-dict=()
-[[ -f "$root/fuzz/dict/$target.dict" ]] && dict=(-dict="$root/fuzz/dict/$target.dict")
-exec "$build/bin/fuzz_$target" "$work" "$root/fuzz/corpus/$target" "${dict[@]}" \
-  -max_len=8192 -max_total_time="$seconds" -artifact_prefix="$artifacts" -print_final_stats=1 "$@"
+for t in "${targets[@]}"; do
+  work="$build/corpus/$t"
+  mkdir -p "$work" "$artifacts" "$root/fuzz/corpus/$t"
+  dict=()
+  [[ -f "$root/fuzz/dict/$t.dict" ]] && dict=(-dict="$root/fuzz/dict/$t.dict")
+  echo "== fuzz_$t (${seconds} s)"
+  "$build/bin/fuzz_$t" "$work" "$root/fuzz/corpus/$t" "${dict[@]}" -max_len=8192 -timeout=25 -rss_limit_mb=2048 \
+    -max_total_time="$seconds" -artifact_prefix="$artifacts" -print_final_stats=1 "$@"
+done

@@ -2,6 +2,7 @@
 // op carries) from the record's field list (json_attrs.h); payload fields per payload record form.
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -165,6 +166,23 @@ class DomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
   size_t depth_ = 0;
 };
 
+bool has_parameters(Op op) { return has_flag(op, kFlagPayload) || has_flag(op, kFlagParams); }
+
+// Parameters are keyed by node id, so two nodes with one id would share (and the writer would
+// repeat) one record: a node with parameters needs an id no other node has. Other id problems
+// (order, gaps, duplicates without parameters) parse, and `check` reports them (issue 13: found by
+// fuzz_json_import, a write-read round trip that gave another model).
+Status check_unshared_id(const Node& n, size_t index, std::unordered_map<int64_t, size_t>& first_with_id,
+                         const std::vector<Node>& earlier) {
+  const auto [at, fresh] = first_with_id.emplace(n.id, index);
+  if (fresh || (!has_parameters(n.op) && !has_parameters(earlier[at->second].op))) return ok_status();
+  const Where w{fmt::format("nodes[{}] (id {}, kind {})", index, n.id, op_tag(n.op))};
+  const Status s = w.error("id", fmt::format("id {} is also the id of nodes[{}] (kind {}); a node with parameters "
+                                             "needs an id of its own (parameters are keyed by node id)",
+                                             n.id, at->second, op_tag(earlier[at->second].op)));
+  return s.with_node(n.id, s.message());
+}
+
 Result<std::vector<int64_t>> read_ids(const json& root, const char* key) {
   return jsonio::get_ints(root, key, Where{});
 }
@@ -187,9 +205,11 @@ Result<Model> parse_model_json(std::string_view text) {
   std::vector<size_t> lower_at;
   const json& nodes = root["nodes"];
   m.graph.nodes.reserve(nodes.size());
+  std::unordered_map<int64_t, size_t> first_with_id;
   for (size_t i = 0; i < nodes.size(); ++i) {
     bool lower = false;
     DENOTE_ASSIGN_OR_RETURN(Node n, read_node(nodes[i], i, m.payload, lower));
+    DENOTE_RETURN_IF_ERROR(check_unshared_id(n, i, first_with_id, m.graph.nodes));
     if (lower) lower_at.push_back(i);
     needs_lowering = needs_lowering || lower;
     m.graph.nodes.push_back(std::move(n));

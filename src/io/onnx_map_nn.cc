@@ -80,6 +80,13 @@ Status map_conv(Importer& im) {
   c.channel_axis = 1;
   c.in_channels = in[1];
   c.out_channels = w->shape[0];
+  // W is [M, C / group, k...]: its channel dim must match X's (fuzz_onnx_import, issue 13: a
+  // mismatch was imported, and the export then wrote W with X's channel count and too few values).
+  // A group count that is < 1 or does not divide C is the conv rule's error (field groups).
+  if (c.groups >= 1 && in[1] % c.groups == 0 && w->shape[1] != in[1] / c.groups)
+    return im.fail(fmt::format("W has {} input channels per group, but X has {} channels in {} group(s) (W must "
+                               "be [M, C / group, kernel...])",
+                               w->shape[1], in[1], c.groups));
   if (c.out_channels > kMaxSynthesizedElements) return im.fail("W has too many output channels");
   std::vector<double> bias(static_cast<size_t>(c.out_channels), 0.0);
   if (im.has_input(2)) {
