@@ -111,13 +111,40 @@ Status check_custom(const Model& m, const Node& n, const Shape&) {
   return eval_error("custom: no body (a custom node's body is code, which a file cannot carry)", "payload");
 }
 
-// A cast's target must be what cast_target accepts: a known rounding mode and a binary format name
-// (int / uint / bool targets pass here; the typed model check, denote/typed/check.h, parses them).
+// The int / uint / bool names typed execution has, with typed::parse_dtype's texts: bool, then
+// "int" or "uint" and a width "W" or "(W)" of at most 9 digits, 1 <= W <= 65536. The typed layer
+// sits above this one (it includes check.h), so the rule is restated here rather than included;
+// typed_value_test.cc checks that both accept and refuse the same names with the same texts.
+constexpr int64_t kMaxCastIntWidth = 65536;  // typed::kMaxIntWidth
+
+std::string int_dtype_error(std::string_view text) {
+  if (text == "bool") return "";
+  const bool u = text.starts_with("uint");
+  std::string_view rest = text.substr(u ? 4 : 3);
+  if (rest.size() > 2 && rest.front() == '(' && rest.back() == ')') rest = rest.substr(1, rest.size() - 2);
+  if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string_view::npos)
+    return fmt::format("malformed dtype '{}' (expected int8, uint16, int(W) or uint(W))", text);
+  int64_t width = 0;
+  for (char c : rest) width = width * 10 + (c - '0');
+  if (width < 1) return fmt::format("int width {} is unsupported (expected >= 1)", width);
+  if (width > kMaxCastIntWidth) return fmt::format("int width {} is unsupported (at most {})", width, kMaxCastIntWidth);
+  return "";
+}
+
+// A cast's target must be what cast_target accepts (a known rounding mode and a binary format
+// name) and, for an int / uint / bool target, a dtype typed execution has. A float model's run
+// refuses any target it cannot do; valid integer targets stay legal here since `run
+// --input-words` runs them.
 Status check_cast(const Model&, const Node& n, const Shape&) {
-  auto target = cast_target(std::get<CastAttrs>(n.attrs));
-  if (target.ok()) return ok_status();
-  const std::string& d = target.status().detail();
-  return eval_error(d.starts_with("cast:") ? d : "cast: " + d, target.status().field());
+  const CastAttrs& c = std::get<CastAttrs>(n.attrs);
+  auto target = cast_target(c);
+  if (!target.ok()) {
+    const std::string& d = target.status().detail();
+    return eval_error(d.starts_with("cast:") ? d : "cast: " + d, target.status().field());
+  }
+  if (target->format) return ok_status();
+  const std::string e = int_dtype_error(c.dtype);
+  return e.empty() ? ok_status() : eval_error("cast: " + e, "dtype");
 }
 
 // The per-op model checks, told apart by op (== comparisons, not a switch over the table).

@@ -80,6 +80,12 @@ RealScalar RealContext::nan() const {
   return r;
 }
 
+RealScalar RealContext::pi() const {
+  Scalar r = make();
+  mpfr_const_pi(r.get(), MPFR_RNDN);
+  return r;
+}
+
 #define DENOTE_REAL_UNARY(name, call)                      \
   RealScalar RealContext::name(const Scalar& a) const {    \
     Scalar r = make();                                     \

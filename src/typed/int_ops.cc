@@ -203,7 +203,20 @@ Result<Word> apply_words(Op op, const DType& t, const Word& a, const Word& b) {
   return Word::from_limbs(std::move(r));
 }
 
-Result<TypedTensor> apply_tensors(Op op, const TypedTensor& a, const TypedTensor* b) {
+// The pow work of the whole tensor pair against the bound, before any squaring.
+Status check_pow_work(const TypedTensor& a, const TypedTensor& b, int64_t max_pow_work) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    total += pow_work(a.dtype, a.element(i), b.element(i));  // each <= 2^32: no overflow before the test
+    if (total > max_pow_work)
+      return error_status(fmt::format("pow: the exponents up to element {} need {} bit-squarings of {} (exponent "
+                                      "bits x width), above the limit of {} per pow node",
+                                      i, total, dtype_name(a.dtype), max_pow_work));
+  }
+  return ok_status();
+}
+
+Result<TypedTensor> apply_tensors(Op op, const TypedTensor& a, const TypedTensor* b, int64_t max_pow_work) {
   DENOTE_RETURN_IF_ERROR(check_int_op(op, a.dtype));
   const bool unary = is_unary_int_op(op);
   if (!unary && !b) return error_status(fmt::format("{} takes two operands", op_tag(op)));
@@ -213,6 +226,7 @@ Result<TypedTensor> apply_tensors(Op op, const TypedTensor& a, const TypedTensor
   if (!unary && (b->shape != a.shape || b->size() != a.size()))
     return error_status(fmt::format("{}: operand shapes differ ({} and {})", op_tag(op), to_string(a.shape),
                                     to_string(b->shape)));
+  if (op == Op::Pow && a.dtype.is_int() && a.dtype.width > 64) DENOTE_RETURN_IF_ERROR(check_pow_work(a, *b, max_pow_work));
   TypedTensor out{a.dtype, a.shape, std::vector<uint64_t>(a.limbs.size(), 0)};
   for (int64_t i = 0; i < a.size(); ++i) {
     const auto y = unary ? a.element(i) : b->element(i);

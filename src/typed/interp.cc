@@ -99,7 +99,7 @@ Result<TypedTensor> clamp_bound(const Node& n, const TypedTensor& x) {
   return load(x.dtype, x.shape, ws);
 }
 
-Result<TypedTensor> eval_int(const Node& n, Parents parents) {
+Result<TypedTensor> eval_int(const Node& n, Parents parents, const TypedOptions& o) {
   const TypedTensor& a = *parents[0];
   if (Status s = check_int_op(n.op, a.dtype); !s.ok()) return node_error(n, s.message());
   std::optional<TypedTensor> bound;
@@ -107,7 +107,7 @@ Result<TypedTensor> eval_int(const Node& n, Parents parents) {
     DENOTE_ASSIGN_OR_RETURN(bound, clamp_bound(n, a));
   }
   const TypedTensor* b = bound ? &*bound : parents.size() > 1 ? parents[1] : nullptr;
-  auto r = apply_tensors(n.op, a, b);
+  auto r = apply_tensors(n.op, a, b, o.max_pow_work);
   if (!r.ok()) return node_error(n, r.message());
   return r;
 }
@@ -155,7 +155,7 @@ Result<TypedTensor> eval_one(const TypedModel& m, const Node& n, Parents parents
           .with_field("parents");
   if (has_flag(n.op, kFlagStorageOnly)) return eval_storage(n, parents, out_shape, eo);
   if (parents[0]->dtype.is_binary()) return eval_binary(m.model, n, parents, out_shape, o, eo, flags);
-  return eval_int(n, parents);
+  return eval_int(n, parents, o);
 }
 
 // The typed interpreter as a walker pass.

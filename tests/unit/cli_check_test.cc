@@ -105,6 +105,27 @@ TEST(CliCheck, TypedDtypesWordsAndCastsAreChecked) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// A float model (no dtypes) whose cast targets an integer dtype typed execution does not have:
+// check refuses it as run does, naming node and field.
+TEST(CliCheck, FloatModelCastToAMissingIntegerDtype) {
+  for (const char* dtype : {"int(0)", "int(1000000)", "intx"}) {
+    const std::string doc =
+        R"({"format": "torchlean.ir.v1", "input_ids": [0], "output_ids": [1], "nodes": [{"id": 0, "kind": "input",
+        "parents": [], "shape": [2]}, {"id": 1, "kind": "cast", "parents": [0], "shape": [2], "dtype": ")" +
+        std::string(dtype) + R"("}]})";
+    const std::string path = write_file("float_cast.json", doc);
+    CliRun r = run_cli("check " + path);
+    EXPECT_EQ(r.code, 1) << dtype;
+    EXPECT_EQ(r.err.rfind("error: IR graph: node 1: cast: ", 0), 0u) << r.err;
+    r = run_cli("check --json " + path);
+    EXPECT_EQ(r.code, 1) << dtype;
+    auto json = nlohmann::json::parse(r.out);
+    EXPECT_EQ(json["diagnostics"][0]["node"], 1);
+    EXPECT_EQ(json["diagnostics"][0]["field"], "dtype");
+    EXPECT_EQ(run_cli("run " + path + " --input '[1, 2]'").code, 1) << dtype;  // run refuses it too
+  }
+}
+
 TEST(CliCheck, DeeplyNestedWordsAreAnErrorNotACrash) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   const std::string text = typed_doc(

@@ -173,6 +173,36 @@ TEST(ModelCheck, CastTargetsAreChecked) {
       << d[0].message;
 }
 
+// A float model's cast to an integer dtype that does not exist (int(0), a width above 65536, a
+// malformed int name) passed check while run refused it (issue 13); valid integer and bool
+// targets stay legal (typed execution with --input-words runs them).
+TEST(ModelCheck, IntegerCastTargetsOfFloatModelsAreChecked) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"int(0)", "cast: int width 0 is unsupported (expected >= 1)"},
+      {"uint(0)", "cast: int width 0 is unsupported"},
+      {"int(1000000)", "cast: int width 1000000 is unsupported (at most 65536)"},
+      {"int(65537)", "cast: int width 65537 is unsupported"},
+      {"intx", "cast: malformed dtype 'intx'"},
+      {"uint(8", "cast: malformed dtype 'uint(8'"},
+      {"int(-3)", "cast: malformed dtype 'int(-3)'"},
+  };
+  for (const auto& [dtype, text] : bad) {
+    GraphBuilder b;
+    const int64_t y = b.add(Op::Cast, {b.input({2})}, CastAttrs{dtype, "nearest-even"});
+    Model m = b.model();
+    m.output_ids = {y};
+    expect_refused(m, 1, "dtype", text);
+    EXPECT_NE(check_model(m).message().find("IR graph: node 1: cast: "), std::string::npos) << dtype;
+  }
+  for (const char* dtype : {"int8", "uint64", "int(1)", "uint(65536)", "bool", "binary16", "f32"}) {
+    GraphBuilder b;
+    const int64_t y = b.add(Op::Cast, {b.input({2})}, CastAttrs{dtype, "toward-zero"});
+    Model m = b.model();
+    m.output_ids = {y};
+    EXPECT_TRUE(diagnose_model(m).empty()) << dtype << ": " << check_model(m).message();
+  }
+}
+
 TEST(ModelCheck, DiagnosticsAreSortedByNodeOneEach) {
   Model m = six_node_model();
   m.graph.nodes[2].out_shape = {4};        // a shape error on node 2 (relu of a [5])

@@ -1,9 +1,12 @@
 // Integer and bool pointwise ops (issue 6). Truths: hand-computed spec examples, an independent
 // unsigned __int128 model for add/sub/mul/neg at width 100, and the machine-word path (<= 64 bits)
-// against the GMP path on all 8-bit pairs and sampled pairs up to 64 bits. PyTorch tables:
+// against the GMP path on all 8-bit pairs and sampled pairs up to 64 bits; wide pow's exact
+// shortcuts against a plain mpz_powm, and its work bound (issue 13). PyTorch tables:
 // typed_golden_test.cc.
+#include <gmp.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 
 #include "denote/typed/int_ops.h"
@@ -178,6 +181,143 @@ TEST(TypedInt, TensorsNameTheElement) {
   auto sum = apply_tensors(Op::Add, a, &a);
   ASSERT_TRUE(sum.ok());
   EXPECT_EQ(words(*sum), (std::vector<Word>{Word::of(2), Word::of(4), Word::of(6)}));
+}
+
+// ---- wide pow: exact shortcuts and the work bound (issue 13)
+
+// A width-bit word from an mpz value (taken modulo 2^width).
+std::vector<uint64_t> limbs_of(mpz_srcptr z, int64_t width) {
+  mpz_t r;
+  mpz_init(r);
+  mpz_fdiv_r_2exp(r, z, static_cast<mp_bitcnt_t>(width));
+  std::vector<uint64_t> out(static_cast<size_t>((width + 63) / 64), 0);
+  size_t n = 0;
+  mpz_export(out.data(), &n, -1, sizeof(uint64_t), 0, 0, r);
+  mpz_clear(r);
+  return out;
+}
+
+// The plain definition: x^y mod 2^width by mpz_powm on the full exponent (y >= 0), or PyTorch's
+// negative-exponent rule.
+std::vector<uint64_t> plain_pow(mpz_srcptr x, mpz_srcptr y, int64_t width) {
+  mpz_t r, m;
+  mpz_inits(r, m, nullptr);
+  if (mpz_sgn(y) < 0) {
+    mpz_set_si(r, mpz_cmp_si(x, 1) == 0 ? 1 : mpz_cmp_si(x, -1) == 0 ? (mpz_odd_p(y) ? -1 : 1) : 0);
+  } else {
+    mpz_setbit(m, static_cast<mp_bitcnt_t>(width));
+    mpz_fdiv_r_2exp(r, x, static_cast<mp_bitcnt_t>(width));
+    mpz_powm(r, r, y, m);
+  }
+  auto out = limbs_of(r, width);
+  mpz_clears(r, m, nullptr);
+  return out;
+}
+
+TEST(TypedInt, WidePowShortcutsAgreeWithPlainPowm) {
+  std::mt19937_64 rng(13);
+  mpz_t x, y;
+  mpz_inits(x, y, nullptr);
+  for (int64_t width : {65, 66, 67, 96, 127, 128, 129, 200, 333})
+    for (bool s : {false, true})
+      for (int k = 0; k < 400; ++k) {
+        const DType t = DType::integer(width, s);
+        // Bases: random, even with a random 2-valuation, +-1, 0, odd near +-1; exponents: random,
+        // small, around ceil(width / v), around multiples of 2^(width - 2), negative.
+        mpz_set_ui(x, rng());
+        mpz_mul_2exp(x, x, static_cast<mp_bitcnt_t>(rng() % static_cast<uint64_t>(width)));
+        mpz_add_ui(x, x, rng() % 2);
+        if (k % 10 == 0) mpz_set_si(x, static_cast<long>(rng() % 5) - 2);
+        if (k % 10 == 1) mpz_set_ui(x, (uint64_t{1} << (rng() % 60)) * (k % 4 == 1 ? 1 : 3));
+        if (k % 10 == 2) {  // odd bases near +-1: 2^j +- 1, -(2^j +- 1), 2^(width-1) +- 1
+          mpz_set_ui(x, 0);
+          mpz_setbit(x, static_cast<mp_bitcnt_t>(k % 20 == 2 ? width - 1 : 1 + rng() % static_cast<uint64_t>(width - 1)));
+          if (rng() % 2) mpz_add_ui(x, x, 1);
+          else mpz_sub_ui(x, x, 1);
+          if (rng() % 2) mpz_neg(x, x);
+        }
+        const uint64_t v = mpz_sgn(x) == 0 ? 1 : mpz_scan1(x, 0) == 0 ? 1 : mpz_scan1(x, 0);
+        switch (k % 5) {
+          case 0: mpz_set_ui(y, rng()); mpz_mul_2exp(y, y, static_cast<mp_bitcnt_t>(width - 64)); mpz_add_ui(y, y, rng()); break;
+          case 1: mpz_set_ui(y, rng() % 12); break;
+          case 2: mpz_set_si(y, static_cast<long>((width + v - 1) / v) + static_cast<long>(rng() % 3) - 1); break;
+          case 3: mpz_set_ui(y, rng() % 3); mpz_mul_2exp(y, y, static_cast<mp_bitcnt_t>(width - 2)); mpz_add_ui(y, y, rng() % 4); break;
+          default: mpz_set_si(y, -static_cast<long>(rng() % 5) - 1); break;
+        }
+        // The operands as words of t; the plain result is of the values the words denote.
+        const auto a = limbs_of(x, width), b = limbs_of(y, width);
+        mpz_t xv, yv;
+        mpz_inits(xv, yv, nullptr);
+        mpz_import(xv, a.size(), -1, sizeof(uint64_t), 0, 0, a.data());
+        mpz_import(yv, b.size(), -1, sizeof(uint64_t), 0, 0, b.data());
+        for (mpz_ptr z : {static_cast<mpz_ptr>(xv), static_cast<mpz_ptr>(yv)})
+          if (s && mpz_tstbit(z, static_cast<mp_bitcnt_t>(width - 1))) {
+            mpz_t p;
+            mpz_init(p);
+            mpz_setbit(p, static_cast<mp_bitcnt_t>(width));
+            mpz_sub(z, z, p);
+            mpz_clear(p);
+          }
+        std::vector<uint64_t> got(a.size(), 0);
+        ASSERT_TRUE(apply_elem_wide(Op::Pow, t, a, b, got).ok());
+        ASSERT_EQ(got, plain_pow(xv, yv, width)) << dtype_name(t) << " k=" << k;
+        EXPECT_LE(pow_work(t, a, b), width * width);
+        mpz_clears(xv, yv, nullptr);
+      }
+  mpz_clears(x, y, nullptr);
+}
+
+TEST(TypedInt, WidePowWithAHugeExponentIsImmediateWhereTheResultIsKnown) {
+  const int64_t w = 65536;
+  const DType u = DType::integer(w, false);
+  const std::vector<uint64_t> ones(static_cast<size_t>(w / 64), ~uint64_t{0});
+  auto word = [](std::vector<uint64_t> l) { return Word::from_limbs(std::move(l)); };
+  std::vector<uint64_t> two_pow(static_cast<size_t>(w / 64), 0);  // 2^(w-2) + 5
+  two_pow.back() = uint64_t{1} << 62;
+  two_pow[0] = 5;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(*apply_words(Op::Pow, u, Word::of(2), word(ones)), Word{});             // 2^(2^w - 1) = 0
+  EXPECT_EQ(*apply_words(Op::Pow, u, Word::of(6), Word::of(w)), Word{});            // 2^w divides 6^w
+  EXPECT_EQ(*apply_words(Op::Pow, u, Word::of(3), word(two_pow)), Word::of(243));  // the unit group's exponent
+  EXPECT_EQ(*apply_words(Op::Pow, DType::integer(w, true), word(ones), word(ones)), word(ones));  // (-1)^-1
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));  // no 65536 squarings
+  EXPECT_EQ(pow_work(u, Word::of(2).limbs, ones), 0);
+  EXPECT_EQ(pow_work(u, std::vector<uint64_t>{3}, ones), (w - 2) * w);  // odd base: w - 2 exponent bits
+  EXPECT_EQ(pow_work(u, std::vector<uint64_t>{1}, ones), 0);             // 1^y = 1
+  EXPECT_EQ(pow_work(u, ones, ones), w);                                 // (-1)^y: the parity bit
+  std::vector<uint64_t> near_one(static_cast<size_t>(w / 64), 0);        // 1 + 2^1000: order 2^(w-1000)
+  near_one[0] = 1;
+  near_one[1000 / 64] |= uint64_t{1} << (1000 % 64);
+  EXPECT_EQ(pow_work(u, near_one, ones), (w - 1000) * w);
+  EXPECT_EQ(pow_work(DType::integer(64, false), std::vector<uint64_t>{3}, std::vector<uint64_t>{~uint64_t{0}}), 0);
+}
+
+TEST(TypedInt, WidePowWorkIsBoundedPerCall) {
+  const int64_t w = 65536;
+  const DType u = DType::integer(w, false);
+  const std::vector<Word> bases{Word::of(3), Word::of(5)};
+  const std::vector<Word> full(2, Word::from_limbs(std::vector<uint64_t>(static_cast<size_t>(w / 64), ~uint64_t{0})));
+  auto a = *load(u, {2}, bases);
+  auto b = *load(u, {2}, full);
+  // Two odd bases with full exponents: 2 x 65534 x 65536 bit-squarings > 2^32, refused before any.
+  const auto start = std::chrono::steady_clock::now();
+  auto r = apply_tensors(Op::Pow, a, &b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "pow: the exponents up to element 1 need 8589672448 bit-squarings of uint(65536) (exponent "
+                         "bits x width), above the limit of 4294967296 per pow node");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // Even bases with the same exponents cost nothing; a smaller bound refuses small work too.
+  auto even = *load(u, {2}, std::vector<Word>{Word::of(2), Word::of(10)});
+  auto z = apply_tensors(Op::Pow, even, &b);
+  ASSERT_TRUE(z.ok()) << z.message();
+  EXPECT_EQ(words(*z), (std::vector<Word>{Word{}, Word{}}));
+  const DType u128 = DType::integer(128, false);
+  auto x = *load(u128, {2}, std::vector<Word>{Word::of(3), Word::of(3)});
+  auto e = *load(u128, {2}, std::vector<Word>{Word::of(5), Word::of(4)});
+  EXPECT_TRUE(apply_tensors(Op::Pow, x, &e, 3 * 128 + 3 * 128).ok());
+  EXPECT_NE(apply_tensors(Op::Pow, x, &e, 3 * 128 + 3 * 128 - 1).message().find("up to element 1 need 768"),
+            std::string::npos);
+  EXPECT_EQ(words(*apply_tensors(Op::Pow, x, &e)), (std::vector<Word>{Word::of(243), Word::of(81)}));
 }
 
 }  // namespace

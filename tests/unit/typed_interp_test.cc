@@ -103,6 +103,41 @@ TEST(TypedInterp, IntegerErrorsNameTheNode) {
   EXPECT_NE(r.message().find("node 3: exp is not defined on int32"), std::string::npos) << r.message();
 }
 
+// Integer pow on a wide dtype is bounded (issue 13): a small file broadcasting one int(65536)
+// exponent of 65536 bits would otherwise cost 65534 squarings of 65536 bits per element. The
+// bound (TypedOptions::max_pow_work) is checked before any squaring and the error names the node.
+TEST(TypedInterp, WidePowWorkIsBoundedAndNamesTheNode) {
+  const std::string ones = "0x" + std::string(65536 / 4, 'f');
+  const std::string text = doc(
+      R"J({"id": 0, "kind": "input", "parents": [], "shape": [4], "dtype": "uint(65536)"},
+         {"id": 1, "kind": "const", "parents": [], "shape": [1], "value_shape": [1], "dtype": "uint(65536)",
+          "words": [")J" + ones + R"J("]},
+         {"id": 2, "kind": "broadcast_to", "parents": [1], "shape": [4], "from_shape": [1], "to_shape": [4]},
+         {"id": 3, "kind": "pow", "parents": [0, 2], "shape": [4]})J",
+      "3");
+  auto tm = read_typed_model_json(text);
+  ASSERT_TRUE(tm.ok()) << tm.message();
+  auto bases = [](std::vector<uint64_t> v) {
+    return std::vector<TypedTensor>{tensor("uint(65536)", {4}, std::move(v))};
+  };
+  typed::TypedOptions o;
+  auto r = typed::eval_typed(*tm, bases({3, 5, 7, 9}), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message().rfind("IR eval: node 3: pow: the exponents up to element 1 need 8589672448 bit-squarings of "
+                              "uint(65536) (exponent bits x width), above the limit of 4294967296 per pow node",
+                              0),
+            0u)
+      << r.message().substr(0, 300);
+  // Even bases (and 0, 1) with the same exponents are known without squarings: 0, 0, 0, 1.
+  r = typed::eval_typed(*tm, bases({2, 6, 0, 1}), o);
+  ASSERT_TRUE(r.ok()) << r.message().substr(0, 300);
+  EXPECT_EQ(typed::words(r->table[3]), ws({0, 0, 0, 1}));
+  o.max_pow_work = 0;  // the bound is the caller's: 0 allows only shortcut results
+  EXPECT_TRUE(typed::eval_typed(*tm, bases({2, 6, 0, 1}), o).ok());
+  EXPECT_NE(typed::eval_typed(*tm, bases({2, 3, 0, 1}), o).message().find("node 3: pow: the exponents up to element 1"),
+            std::string::npos);
+}
+
 TEST(TypedInterp, ClampMinBoundMustBeAnIntegerOfTheDtype) {
   auto text = [](const std::string& bound) {
     return doc(R"({"id": 0, "kind": "input", "parents": [], "shape": [3], "dtype": "uint8"},

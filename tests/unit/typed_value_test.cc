@@ -1,10 +1,13 @@
 // DType descriptors, element words, read/write/load/words (issue 6). The round-trip property
 // write(read(w)) == w is checked exhaustively for widths <= 16 and on sampled words above
-// (widths 17..64, 65, 100, 128, 300); decoded values are compared with hand-computed ones.
+// (widths 17..64, 65, 100, 128, 300); decoded values are compared with hand-computed ones. The
+// model check's restatement of the integer dtype names (payload_check.cc) agrees with parse_dtype.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "denote/check/check.h"
+#include "denote/program/builder.h"
 #include "denote/typed/dtype.h"
 #include "denote/typed/value.h"
 
@@ -153,6 +156,26 @@ TEST(TypedLoad, ChecksDTypeCountShapeAndWords) {
   auto nan = load(h, {2}, std::vector<Word>{Word::of(0x7d23), Word::of(0x8000)});
   ASSERT_TRUE(nan.ok());
   EXPECT_EQ(words(*nan), (std::vector<Word>{Word::of(0x7d23), Word::of(0x8000)}));
+}
+
+// diagnose_model's cast rule restates parse_dtype's int / uint / bool names (the check layer
+// cannot include the typed one): both accept the same names and refuse them with the same texts.
+TEST(TypedDType, TheModelCheckAgreesWithParseDtypeOnIntegerCastTargets) {
+  const char* names[] = {"bool", "int8", "uint8", "int16", "uint64", "int1", "int(1)", "uint(7)", "int(65536)",
+                         "uint65536", "int(65537)", "int(0)", "uint0", "int(000000008)", "int(0000000008)",
+                         "int(999999999)", "int()", "int", "uint", "int(", "int(8", "int8)", "intx", "int-8",
+                         "int(-3)", "int( 8)", "int((8))", "integer", "uint(8)x", "int 8", "int+8"};
+  for (const char* name : names) {
+    GraphBuilder b;
+    const int64_t y = b.add(Op::Cast, {b.input({2})}, CastAttrs{name, "nearest-even"});
+    Model m = b.model();
+    m.output_ids = {y};
+    const std::vector<Diagnostic> d = diagnose_model(m);
+    auto t = parse_dtype(name);
+    ASSERT_EQ(d.empty(), t.ok()) << name << ": " << (d.empty() ? t.message() : d[0].message);
+    if (!t.ok()) EXPECT_NE(d[0].message.find("cast: " + t.message() + " ("), std::string::npos) << d[0].message;
+  }
+  EXPECT_EQ(kMaxIntWidth, 65536);  // payload_check.cc's kMaxCastIntWidth
 }
 
 }  // namespace

@@ -50,8 +50,8 @@ std::vector<Diagnostic> diagnose(const Graph& g);
 // dims, weight and bias counts; conv config, input_spatial, weight and bias counts; batch_norm_eval
 // and layernorm value counts and eps > 0 and finite; const value counts), parameters that are not
 // finite (weights, biases, norm parameters; const values may be infinite), and cast targets (a
-// known rounding mode and a binary format name, as cast_target; int / uint / bool targets are
-// parsed by the typed model check, denote/typed/check.h). Texts: "IR graph: node {i}: {what}
+// known rounding mode and a binary format name, as cast_target, or an int / uint / bool dtype that
+// typed execution has, as typed::parse_dtype: `int(0)`, `int(1000000)`, `intx` are errors). Texts: "IR graph: node {i}: {what}
 // ({summary})", with the field set (out_dim, in_dim, weight, bias, eps, values, payload, dtype ...).
 // Sorted by node; graph-level ones (node -1) last.
 std::vector<Diagnostic> diagnose_model(const Model& m);

@@ -55,6 +55,8 @@ class RealContext {
   Scalar zero() const { return from_double(0.0); }
   Scalar one() const { return from_double(1.0); }
   Scalar nan() const;
+  // pi rounded to the context's precision (derivative rules need it beyond a double's 53 bits).
+  Scalar pi() const;
 
   Scalar add(const Scalar& a, const Scalar& b) const;
   Scalar sub(const Scalar& a, const Scalar& b) const;

@@ -2,7 +2,7 @@
 // wrap modulo 2^width; neg(min) = min; div_trunc rounds toward zero, div_floor toward -inf,
 // remainder takes the divisor's sign; division or remainder by zero is an error; min / -1 wraps to
 // min; pow by repeated squaring (a negative exponent gives 1 for base 1, +-1 for base -1, else 0;
-// 0^0 = 1); clamp_min(x, bound) is the bound where x is below it. Bool has add and max (logical or),
+// 0^0 = 1; wide pow work is bounded, see pow_work); clamp_min(x, bound) is the bound where x is below it. Bool has add and max (logical or),
 // mul_elem and min (logical and); every other op on bool is an error naming it, as in PyTorch.
 // Widths <= 64 run on uint64_t words; wider ones on GMP (apply_elem_wide, usable at any width).
 //
@@ -39,10 +39,24 @@ Status apply_elem(Op op, const DType& t, std::span<const uint64_t> a, std::span<
 Status apply_elem_wide(Op op, const DType& t, std::span<const uint64_t> a, std::span<const uint64_t> b,
                        std::span<uint64_t> out);
 
+// The work of pow(a, b) on t in bit-squarings: the bits of the exponent the GMP path raises to
+// (after its exact shortcuts: a negative exponent, base 0, an even base with exponent >= width give
+// the result at once; an odd base's exponent is reduced modulo 2^(width-2)), times the width. 0
+// for widths <= 64 (machine words: at most 64 multiplications) and for shortcut results; at most
+// 65536 * 65536 = 2^32 for one element.
+int64_t pow_work(const DType& t, std::span<const uint64_t> a, std::span<const uint64_t> b);
+// The default bound on the pow work of one apply_tensors call (one typed pow node): 2^32
+// bit-squarings, one int(65536) element with a full exponent (seconds), or any number of elements
+// whose exponents the shortcuts make short.
+inline constexpr int64_t kDefaultMaxPowWork = int64_t{1} << 32;
+
 // Words in, word out (checks both words first).
 Result<Word> apply_words(Op op, const DType& t, const Word& a, const Word& b);
 // Elementwise over tensors of one dtype and equal shapes (b == nullptr for unary ops); errors name
-// the element index.
-Result<TypedTensor> apply_tensors(Op op, const TypedTensor& a, const TypedTensor* b);
+// the element index. A pow whose summed pow_work exceeds max_pow_work is an error before any
+// squaring: "pow: the exponents up to element {i} need {w} bit-squarings of {dtype} (exponent bits
+// x width), above the limit of {max} per pow node".
+Result<TypedTensor> apply_tensors(Op op, const TypedTensor& a, const TypedTensor* b,
+                                  int64_t max_pow_work = kDefaultMaxPowWork);
 
 }  // namespace denote::typed

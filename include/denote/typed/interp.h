@@ -6,7 +6,7 @@
 //                         element words of any dtype unchanged
 //   cast                  typed::cast_tensor to CastAttrs::dtype in CastAttrs::rounding (flags kept)
 //   ints / bool           the pointwise ops of int_ops.h; clamp_min's bound must be an integer of
-//                         the dtype
+//                         the dtype; a pow node's work on int(W > 64) is bounded by max_pow_work
 //   binary formats        the op's own eval rule over BinaryContext(format, rounding); parameters
 //                         of linear/conv/... come from the f64 payload rounded to the format
 // Parents of different dtypes without a cast are an error naming the node; random ops
@@ -26,6 +26,7 @@
 #include "denote/ir/model.h"
 #include "denote/scalar/binary_format.h"
 #include "denote/typed/dtype.h"
+#include "denote/typed/int_ops.h"
 #include "denote/typed/value.h"
 
 namespace denote {
@@ -43,6 +44,7 @@ struct TypedOptions {
   Rounding rounding = Rounding::NearestEven;  // of binary-format arithmetic (casts name their own)
   int64_t max_elements = int64_t{1} << 31;    // per value
   int64_t max_bytes = 0;                      // memory budget of the live values (0: half the machine)
+  int64_t max_pow_work = kDefaultMaxPowWork;  // per pow node on int(W > 64), bit-squarings (int_ops.h: pow_work)
 };
 
 struct TypedRun {
