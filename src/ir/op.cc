@@ -21,4 +21,9 @@ std::string_view attr_kind_name(AttrKind kind) {
   return kNames[static_cast<size_t>(kind)];
 }
 
+std::string_view diff_name(Diff diff) {
+  static constexpr std::string_view kNames[] = {"rule", "zero", "none", "leaf"};
+  return kNames[static_cast<size_t>(diff)];
+}
+
 }  // namespace denote

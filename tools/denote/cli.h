@@ -37,6 +37,8 @@ void add_bounds(CLI::App& app, Command& cmd);
 void add_sample(CLI::App& app, Command& cmd);
 void add_convert(CLI::App& app, Command& cmd);
 void add_plan(CLI::App& app, Command& cmd);
+void add_grad(CLI::App& app, Command& cmd);
+void add_jvp(CLI::App& app, Command& cmd);
 
 // Prints "error: MESSAGE" to stderr and returns kExitInvalid.
 int fail(const std::string& message);
@@ -50,6 +52,9 @@ Result<Model> load_model(const std::string& path);
 // ("--input", "--center", "--box LO", "--box HI").
 Result<std::vector<Tensor<double>>> parse_inputs(const Graph& g, const std::vector<std::string>& specs,
                                                  std::string_view option = "--input");
+
+// One tensor given as a JSON array / number or @file.npy; `label` starts every message.
+Result<Tensor<double>> parse_tensor(const std::string& text, const std::string& label);
 
 // A decimal node id, the whole of `text` (no sign, no junk, no overflow); nullopt otherwise.
 std::optional<int64_t> parse_node_id(std::string_view text);

@@ -166,6 +166,8 @@ Result<Tensor<double>> parse_json_tensor(const std::string& text, const std::str
   return t;
 }
 
+}  // namespace
+
 Result<Tensor<double>> parse_tensor(const std::string& text, const std::string& label) {
   if (!text.empty() && text[0] == '@') {
     auto a = read_npy_file(text.substr(1));
@@ -174,8 +176,6 @@ Result<Tensor<double>> parse_tensor(const std::string& text, const std::string& 
   }
   return parse_json_tensor(text, label);
 }
-
-}  // namespace
 
 Result<std::vector<Tensor<double>>> parse_inputs(const Graph& g, const std::vector<std::string>& specs,
                                                  std::string_view option) {

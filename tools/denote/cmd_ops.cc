@@ -48,13 +48,16 @@ void print_markdown() {
                "accepts it on int dtypes), bool (defined on bool too), random (splitmix64 stream), axis (reads an\n"
                "axis attribute). onnx: the ONNX op type export writes and import maps back 1:1; (custom): its own\n"
                "export function (attributes, initializers); custom: lowered to other ops; -: no ONNX counterpart.\n"
+               "diff: rule (JVP and VJP rules), zero (gradient stops: zero derivative), none (no derivative: an\n"
+               "error when a gradient must flow through), leaf (no parents); see docs/AUTODIFF.md.\n"
                "Error texts are in docs/ERRORS.md.\n\n"
-               "| tag | parents | family | attrs | flags | onnx | shape rule | meaning |\n"
-               "|---|---|---|---|---|---|---|---|\n";
+               "| tag | parents | family | attrs | flags | onnx | diff | shape rule | meaning |\n"
+               "|---|---|---|---|---|---|---|---|---|\n";
   for (const OpInfo& info : kOpTable) {
-    std::cout << fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", info.tag, parents_text(info),
+    std::cout << fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", info.tag, parents_text(info),
                              family_name(info.family), attr_kind_name(info.attr), flags_text(info.flags),
-                             onnx_text(info.onnx), cell(info.shape_rule), cell(info.meaning));
+                             onnx_text(info.onnx), diff_name(info.diff), cell(info.shape_rule),
+                             cell(info.meaning));
   }
   std::cout << fmt::format("\n{} ops.\n", kNumOps);
 }

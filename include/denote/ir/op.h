@@ -39,6 +39,9 @@ inline constexpr OnnxName kOnnxNone{OnnxExport::None, ""};
 constexpr OnnxName onnx_direct(std::string_view name) { return {OnnxExport::Direct, name}; }
 constexpr OnnxName onnx_custom(std::string_view name) { return {OnnxExport::Custom, name}; }
 
+// The diff column of ops.def: how a gradient passes through the op (src/autodiff/).
+enum class Diff : uint8_t { Rule, Zero, None, Leaf };
+
 enum class OpFamily : uint8_t { Source, Misc, Layout, Binary, Unary, Reduction, Contraction, Window, Normalization };
 
 // Which attribute record an op carries (the alternative held by Node::attrs).
@@ -68,13 +71,15 @@ struct OpInfo {
   AttrKind attr;
   uint32_t flags;
   OnnxName onnx;
+  Diff diff;
   std::string_view shape_rule;
   std::string_view meaning;
 };
 
 inline constexpr std::array<OpInfo, kNumOps> kOpTable = {{
-#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, onnx, shape, meaning) \
-  {Op::name, tag, minp, maxp, OpFamily::family, AttrKind::attr, static_cast<uint32_t>(flags), onnx, shape, meaning},
+#define DENOTE_OP(name, tag, minp, maxp, family, attr, flags, onnx, diff, shape, meaning)                     \
+  {Op::name, tag, minp, maxp, OpFamily::family, AttrKind::attr, static_cast<uint32_t>(flags), onnx, Diff::diff, shape, \
+   meaning},
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
 }};
@@ -92,5 +97,6 @@ constexpr OnnxExport onnx_export(Op op) { return kOpTable[static_cast<size_t>(op
 std::optional<Op> op_from_tag(std::string_view tag);
 std::string_view family_name(OpFamily family);
 std::string_view attr_kind_name(AttrKind kind);
+std::string_view diff_name(Diff diff);
 
 }  // namespace denote

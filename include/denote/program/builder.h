@@ -35,6 +35,11 @@ class GraphBuilder {
   Result<Model> build(std::vector<int64_t> output_ids);
   // Direct access, for tests that need to build invalid graphs on purpose.
   Model& model() { return model_; }
+  const Model& model() const { return model_; }
+  // The parameters recorded so far, keyed by node id (IrBuilder stores each step's record here).
+  Payload<double>& payload() { return model_.payload; }
+  // The first error so far (ok while every node was accepted).
+  const Status& first_error() const { return first_error_; }
 
  private:
   Model model_;
