@@ -241,7 +241,6 @@ def main():
     args = ap.parse_args()
 
     sys.path.insert(0, os.path.abspath(args.lirpa))
-    import numpy as np  # noqa: F401  (used by the loaders)
     import torch
     import auto_LiRPA
     from auto_LiRPA import BoundedModule, BoundedTensor
@@ -315,7 +314,14 @@ def main():
                                   results=results))
 
     alpha = {k: opts["optimize_bound_args"][k] for k in ALPHA_KEYS}
-    alpha["loss_reduction_func"] = opts["optimize_bound_args"]["loss_reduction_func"].__name__
+    from auto_LiRPA.utils import reduction_sum
+    red = opts["optimize_bound_args"]["loss_reduction_func"]
+    alpha["loss_reduction_func"] = "reduction_sum: sum over the spec rows" if red is reduction_sum else repr(red)
+    alpha["note"] = ("loss = -sum(lower) (or sum(upper)) over the C rows, one Adam run per side (upper first, then "
+                     "lower); alphas: lower ReLU slopes per (start node, spec row, neuron), for the output and for "
+                     "every later pre-activation layer (sparse: unstable neurons only), all optimised, "
+                     "intermediate bounds recomputed every iteration (fix_interm_bounds only applies to bounds "
+                     "passed in as interm_bounds); alpha clipped to [0, 1], initialised from CROWN's slopes")
     alpha["lr_scheduler"] = f"ExponentialLR(gamma=lr_decay={alpha['lr_decay']}) per iteration"
     doc = dict(
         format="denote.lirpa_golden.v1",
@@ -334,8 +340,10 @@ def main():
     )
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+        text = json.dumps(doc, indent=1)
+        # one line per list of numbers
+        text = re.sub(r"\[\s*([-+0-9.eE,\s]*?)\s*\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text)
+        f.write(text + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
 
 

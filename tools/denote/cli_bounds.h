@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "denote/bounds/crown.h"
 #include "denote/bounds/ibp.h"
 
 namespace denote::cli {
@@ -24,6 +25,19 @@ struct BoxOptions {
   bool json = false;
   bool all_nodes = false;           // bounds: every node, not only the outputs
 };
+
+// The linear-bound options of `denote bounds` (cmd_bounds_linear.cc).
+struct LinearBoundOptions {
+  std::string spec;  // --spec: JSON matrix or @file.npy
+  int alpha_iters = 20;
+  bool alpha_iters_given = false;
+  bool outputs_only = false;
+  bool lirpa_compatible = false;
+};
+
+// --method crown / alpha-crown, or any method with --spec: run_crown, printed like IBP's boxes plus
+// the spec's rows.
+int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOptions& lb);
 
 // Registers model, --center, --eps, --box, --arith, --max-memory, --json on `sub`.
 void add_box_options(CLI::App* sub, BoxOptions& o);

@@ -1,5 +1,6 @@
-// denote bounds MODEL (--center T --eps E | --box LO HI) [--method ibp] [--arith A] [--json]:
-// interval bound propagation; one box per node (none where no sound rule applies).
+// denote bounds MODEL (--center T --eps E | --box LO HI) [--method ibp|crown|alpha-crown] [--spec C] [--arith A] [--json]:
+// interval bound propagation (this file) and linear bounds (cmd_bounds_linear.cc); one box per node
+// (none where no sound rule applies).
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli_bounds.h"
+#include "denote/bounds/crown.h"
 #include "denote/check/check.h"
 #include "denote/scalar/arith.h"
 
@@ -151,8 +153,11 @@ void print_bounds(const Model& m, const DoubleIbp& r, const BoxOptions& o) {
   std::cout << out << "]}\n";
 }
 
-int run_bounds(BoxOptions& o, const std::string& method) {
-  if (method != "ibp") return usage_error("--method " + method + ": only ibp is available");
+int run_bounds(BoxOptions& o, const std::string& method, const LinearBoundOptions& lb) {
+  const auto m_kind = parse_bound_method(method);
+  if (!m_kind) return usage_error("--method " + method + ": expected ibp, crown or alpha-crown");
+  if (*m_kind != BoundMethod::Ibp || !lb.spec.empty()) return run_linear_bounds(o, *m_kind, lb);
+  if (lb.alpha_iters_given) return usage_error("--alpha-iters goes with --method alpha-crown");
   auto budget = check_box_usage(o);
   if (!budget.ok()) return usage_error(budget.message());
   auto m = load_model(o.path);
@@ -184,13 +189,25 @@ std::string json_escape(const std::string& s) {
 }
 
 void add_bounds(CLI::App& app, Command& cmd) {
-  auto* sub = app.add_subcommand("bounds", "per-node boxes over an input box (interval bound propagation)");
+  auto* sub = app.add_subcommand("bounds", "per-node boxes and specification bounds over an input box (IBP, CROWN, alpha-CROWN)");
   auto o = std::make_shared<BoxOptions>();
   auto method = std::make_shared<std::string>("ibp");
+  auto lb = std::make_shared<LinearBoundOptions>();
   add_box_options(sub, *o);
-  sub->add_option("--method", *method, "bounding method: ibp (default; the only one so far)");
+  sub->add_option("--method", *method, "bounding method: ibp (default), crown or alpha-crown (linear bounds)");
+  sub->add_option("--spec", lb->spec, "matrix C (JSON [[...], ...] or @file.npy, one row per linear function of the output): bound C y");
+  sub->add_option("--alpha-iters", lb->alpha_iters, "alpha-crown: bound evaluations of the slope optimisation (default 20)")
+      ->each([lb](const std::string&) { lb->alpha_iters_given = true; });
   sub->add_flag("--all-nodes", o->all_nodes, "print every node's box, not only the output nodes'");
-  sub->callback([&cmd, o, method] { cmd.run = [o, method] { return run_bounds(*o, *method); }; });
+  sub->add_flag("--lirpa-compatible", lb->lirpa_compatible,
+                 "crown/alpha-crown: auto_LiRPA's intermediate-bound choices (equal bounds) instead of the tightest");
+  sub->add_flag("--outputs-only", lb->outputs_only, "print the output nodes' boxes only (the default)");
+  sub->callback([&cmd, o, method, lb] {
+    cmd.run = [o, method, lb] {
+      if (lb->outputs_only && o->all_nodes) return usage_error("--outputs-only and --all-nodes exclude each other");
+      return run_bounds(*o, *method, *lb);
+    };
+  });
 }
 
 }  // namespace denote::cli

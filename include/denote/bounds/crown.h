@@ -1,0 +1,96 @@
+// Linear bounds: CROWN and alpha-CROWN (backward linear bound propagation) over a graph, for a
+// specification matrix C (bounds of C y, y the output), sound in floating point.
+//
+// A reverse walk from a start node carries, for every row r of C, a linear lower bound
+//   (C y)_r >= sum_nodes A_node[r] . v_node + bias[r] - slack[r]
+// that holds in exact real arithmetic for every value the network can take on the input boxes, and
+// for every value its f64 or f32 evaluation computes. Each op contributes its linear relaxation
+// (src/bounds/crown_rules.h, a column next to its IBP rule, built from ops.def): exact for linear,
+// add/sub, layout ops, constants; tangent/chord lines for relu, abs, tanh, sigmoid, exp, log,
+// softplus, sqrt, inv. An op without one (softmax, layernorm, sin, ...) is cut at its box: its
+// IBP (or CROWN) box starts a new linear segment, so no op makes the bound fail. Coefficient
+// products may run on OpenBLAS in any order: their rounding error, and the evaluator's own
+// rounding, enter `slack` through a-priori bounds (docs/NUMERICS.md, "Linear bounds").
+//
+// Intermediate bounds (the boxes a relaxation reads) come from IBP, then, with method Crown and
+// intermediate = Crown, from a CROWN pass started at each node some relaxation reads (rows: the
+// node's elements whose box decides something: for relu only the unstable ones), intersected with
+// the IBP box. AlphaCrown then optimises the relu lower slopes per (row, neuron) by projected
+// Adam on the bound's exact gradient, keeping the best bound seen per row (never looser than
+// CROWN).
+//
+//   CrownOptions o;  o.method = BoundMethod::Crown;
+//   auto r = run_crown(model.graph, model.payload, {DoubleBox{{5}, lo, hi}}, spec, o);
+//   // r->spec_lo[k] <= (C y)_k <= r->spec_hi[k]; r->boxes[i]: the box of node i
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "denote/base/eval_options.h"
+#include "denote/base/status.h"
+#include "denote/bounds/ibp.h"
+#include "denote/ir/graph.h"
+#include "denote/ir/payload.h"
+
+namespace denote {
+
+enum class BoundMethod : uint8_t { Ibp, Crown, AlphaCrown };
+// "ibp", "crown", "alpha-crown"; nullopt otherwise.
+std::optional<BoundMethod> parse_bound_method(std::string_view text);
+std::string_view bound_method_name(BoundMethod m);
+
+struct CrownOptions {
+  BoundMethod method = BoundMethod::Crown;
+  // The arithmetic whose evaluation the bounds must also enclose: "f64" or "f32" (IBP runs with
+  // these endpoints; the a-priori error terms use its unit roundoff).
+  std::string arith = "f64";
+  // Intermediate bounds by CROWN from each node a relaxation reads (auto_LiRPA's method="CROWN"),
+  // or IBP boxes only (false).
+  bool intermediate_crown = true;
+  // auto_LiRPA's exact choices instead of the tightest: each intermediate box is set (not
+  // intersected) from a one-step IBP of its parents' boxes, then CROWN on the elements that box
+  // leaves unstable (all of them when more than 90% are; none for a linear node of an input); the
+  // final bounds then equal auto_LiRPA's up to outward rounding. Default: every box is the
+  // intersection of IBP, the one-step box and CROWN (at least as tight).
+  bool lirpa_compatible = false;
+  // alpha-CROWN: bound evaluations and Adam's learning rate, decayed by alpha_decay per step
+  // (auto_LiRPA's defaults: 20, 0.5, 0.98), and whether the intermediate bounds are optimised too
+  // (each of their rows for its own bound, like a specification row).
+  int alpha_iters = 20;
+  double alpha_lr = 0.5;
+  double alpha_decay = 0.98;
+  bool alpha_intermediate = true;
+  EvalOptions eval;
+};
+
+// rows x cols row-major; cols = the output's element count.
+struct SpecMatrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<double> c;
+};
+
+struct CrownResult {
+  // One box per node (IBP, tightened by CROWN where a pass started there), widened to doubles.
+  std::vector<std::optional<DoubleBox>> boxes;
+  std::vector<std::string> notes;  // why a node has no box
+  int64_t output = -1;
+  // Bounds of C y (C = identity when no spec is given): lo[k] <= (C y)_k <= hi[k]; -inf / +inf
+  // where a row has no finite bound.
+  std::vector<double> spec_lo, spec_hi;
+  bool has_spec = false;
+  // Counters: backward passes, rows propagated, alpha iterations run.
+  int64_t passes = 0, rows = 0, alpha_steps = 0;
+};
+
+// Errors: a malformed graph, input boxes as for run_ibp_double, an unknown arith (not f64/f32),
+// an output id that is not a node, a spec whose column count is not the output's element count or
+// that has non-finite entries.
+Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
+                              int64_t output_id, const SpecMatrix* spec, const CrownOptions& options);
+
+}  // namespace denote

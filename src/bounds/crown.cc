@@ -1,0 +1,193 @@
+// run_crown (include/denote/bounds/crown.h): IBP boxes, then intermediate bounds node by node,
+// then the specification's bounds by one backward pass with the rows [C; -C].
+#include "denote/bounds/crown.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "bounds/crown_engine.h"
+#include "eval/walk.h"
+
+namespace denote {
+
+std::optional<BoundMethod> parse_bound_method(std::string_view text) {
+  if (text == "ibp") return BoundMethod::Ibp;
+  if (text == "crown") return BoundMethod::Crown;
+  if (text == "alpha-crown") return BoundMethod::AlphaCrown;
+  return std::nullopt;
+}
+
+std::string_view bound_method_name(BoundMethod m) {
+  return m == BoundMethod::Ibp ? "ibp" : m == BoundMethod::Crown ? "crown" : "alpha-crown";
+}
+
+namespace {
+
+Result<crown::EvalErr> eval_err_for(std::string_view arith) {
+  if (arith == "f64" || arith == "binary64") return crown::EvalErr{crown::kU, crown::kEta, false};
+  if (arith == "f32" || arith == "binary32") return crown::EvalErr{0x1p-24, 0x1p-149, true};
+  return error_status(ErrorCode::kInvalidInput,
+                      fmt::format("IR bounds: --method crown/alpha-crown needs --arith f64 or f32, got {}", arith))
+      .with_field("arith");
+}
+
+// Relaxations read their parent's box: those parents get intermediate bounds.
+bool reads_parent_box(Op op) {
+  return op == Op::Relu || op == Op::Abs || op == Op::Exp || op == Op::Softplus || op == Op::Tanh ||
+         op == Op::Sigmoid || op == Op::Erf || op == Op::Log || op == Op::Sqrt || op == Op::Inv;
+}
+
+struct Consumers {
+  std::vector<bool> needed, relu_only;
+};
+Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
+  Consumers c{std::vector<bool>(g.nodes.size(), false), std::vector<bool>(g.nodes.size(), true)};
+  for (const Node& n : g.nodes) {
+    if (!anc[static_cast<size_t>(n.id)] || !reads_parent_box(n.op)) continue;
+    const size_t p = static_cast<size_t>(n.parents[0]);
+    c.needed[p] = true;
+    if (n.op != Op::Relu) c.relu_only[p] = false;
+  }
+  return c;
+}
+
+// The rows +e_j and -e_j of the given elements, and their bounds as a starting point.
+std::vector<double> unit_rows(const std::vector<int64_t>& elems, int64_t m) {
+  const int64_t k = static_cast<int64_t>(elems.size());
+  std::vector<double> C(static_cast<size_t>(2 * k * m), 0.0);
+  for (int64_t r = 0; r < k; ++r) {
+    C[static_cast<size_t>(r * m + elems[static_cast<size_t>(r)])] = 1;
+    C[static_cast<size_t>((k + r) * m + elems[static_cast<size_t>(r)])] = -1;
+  }
+  return C;
+}
+
+void optimise_elements(crown::Engine& eng, int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo,
+                       std::vector<double>& hi, const CrownOptions& o) {
+  const int64_t m = numel(eng.g.nodes[static_cast<size_t>(id)].out_shape);
+  const size_t k = elems.size();
+  std::vector<double> start(2 * k);
+  for (size_t r = 0; r < k; ++r) start[r] = lo[r], start[k + r] = -hi[r];
+  const std::vector<double> best = eng.optimise(id, unit_rows(elems, m), static_cast<int64_t>(2 * k), start, o);
+  for (size_t r = 0; r < k; ++r) lo[r] = best[r], hi[r] = -best[k + r];
+}
+
+bool fed_by_input(const Graph& g, const Node& n) {
+  return n.op == Op::Linear && g.nodes[static_cast<size_t>(n.parents[0])].op == Op::Input;
+}
+
+// Node by node: the one-step box from the parents' boxes, then CROWN on the elements that matter
+// (for relu consumers only the unstable ones), then alpha-CROWN on them; relu children follow.
+void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions& o) {
+  const Graph& g = eng.g;
+  const Consumers c = consumers(g, walk::ancestors(g, output));
+  const bool lirpa = o.lirpa_compatible;
+  for (const Node& n : g.nodes) {
+    const size_t id = static_cast<size_t>(n.id);
+    if (!c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id]) continue;
+    const int64_t m = numel(n.out_shape);
+    std::vector<int64_t> all(static_cast<size_t>(m));
+    for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
+    std::vector<double> lo, hi;
+    eng.bound_elements(n.id, all, /*one_step=*/true, lo, hi);
+    eng.tighten(n.id, all, lo, hi, lirpa);
+    std::vector<int64_t> elems;
+    const DoubleBox& b = *eng.boxes[id];
+    for (int64_t j = 0; j < m; ++j)
+      if (!c.relu_only[id] || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0)) elems.push_back(j);
+    if (lirpa && (fed_by_input(g, n) || elems.empty())) elems.clear();
+    else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m)) elems = all;
+    if (!elems.empty()) {
+      eng.bound_elements(n.id, elems, false, lo, hi);
+      if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate) optimise_elements(eng, n.id, elems, lo, hi, o);
+      eng.tighten(n.id, elems, lo, hi, lirpa);
+    }
+    eng.refresh_children(n.id, lirpa);
+  }
+}
+
+Status check_spec(const SpecMatrix& s, int64_t cols) {
+  if (s.rows <= 0 || s.cols != cols || s.c.size() != static_cast<size_t>(s.rows * s.cols))
+    return error_status(ErrorCode::kInvalidInput,
+                        fmt::format("IR bounds: spec has {} rows of {} columns ({} values), expected columns = the "
+                                    "output's {} elements",
+                                    s.rows, s.cols, s.c.size(), cols))
+        .with_field("spec");
+  for (size_t i = 0; i < s.c.size(); ++i)
+    if (!std::isfinite(s.c[i]))
+      return error_status(ErrorCode::kInvalidInput, fmt::format("IR bounds: spec entry {} is not finite", i))
+          .with_field("spec");
+  return ok_status();
+}
+
+}  // namespace
+
+Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
+                              int64_t output_id, const SpecMatrix* spec, const CrownOptions& o) {
+  DENOTE_RETURN_IF_ERROR(check_well_formed(g));
+  if (output_id < 0 || output_id >= static_cast<int64_t>(g.nodes.size()))
+    return error_status(ErrorCode::kInvalidInput, fmt::format("IR bounds: output id {} is not a node", output_id));
+  const int64_t m = numel(g.nodes[static_cast<size_t>(output_id)].out_shape);
+  if (spec) DENOTE_RETURN_IF_ERROR(check_spec(*spec, m));
+  crown::EvalErr err{};
+  auto known_err = eval_err_for(o.arith);
+  if (o.method != BoundMethod::Ibp && !known_err.ok()) return known_err.status();
+  if (known_err.ok()) err = *known_err;
+  DENOTE_ASSIGN_OR_RETURN(DoubleIbp ibp, run_ibp_double(g, payload, inputs, o.arith, o.eval));
+  crown::Engine eng(g, payload, err, std::move(ibp.boxes));
+  CrownResult res;
+  res.notes = std::move(ibp.notes);
+  res.output = output_id;
+  res.has_spec = spec != nullptr;
+  if (o.method != BoundMethod::Ibp && o.intermediate_crown) intermediate_bounds(eng, output_id, o);
+  // The rows [C; -C] (C = identity without a spec).
+  const int64_t k = spec ? spec->rows : m;
+  std::vector<double> C(static_cast<size_t>(2 * k * m), 0.0);
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t j = 0; j < m; ++j) {
+      const double v = spec ? spec->c[static_cast<size_t>(r * m + j)] : (r == j ? 1.0 : 0.0);
+      C[static_cast<size_t>(r * m + j)] = v;
+      C[static_cast<size_t>((k + r) * m + j)] = -v;
+    }
+  const bool cut_output = o.method == BoundMethod::Ibp;
+  crown::PassResult pr;
+  if (known_err.ok()) pr = eng.pass(output_id, C, 2 * k, /*one_step=*/cut_output);
+  else pr.lower.assign(static_cast<size_t>(2 * k), -INFINITY);  // IBP in a binary format: the box only
+  if (cut_output) {
+    // IBP: C folded into the output node's own rule (the one-step pass above, auto_LiRPA's IBP with
+    // C), or C at the output's box, whichever is tighter per row.
+    if (const auto& b = eng.boxes[static_cast<size_t>(output_id)])
+      for (int64_t r = 0; r < 2 * k; ++r) {
+        double s = 0, mag = 0;
+        for (int64_t j = 0; j < m; ++j) {
+          const double c = C[static_cast<size_t>(r * m + j)];
+          if (c == 0) continue;
+          const double t = c > 0 ? c * b->lo[static_cast<size_t>(j)] : c * b->hi[static_cast<size_t>(j)];
+          s += t, mag += std::fabs(t);
+        }
+        const double v = crown::dn(s - crown::up(crown::gamma(static_cast<double>(m) + 2) * mag + m * crown::kEta));
+        if (!std::isnan(v)) pr.lower[static_cast<size_t>(r)] = std::max(pr.lower[static_cast<size_t>(r)], v);
+      }
+  }
+  std::vector<double> lower = pr.lower;
+  if (o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, 2 * k, lower, o);
+  res.spec_lo.resize(static_cast<size_t>(k));
+  res.spec_hi.resize(static_cast<size_t>(k));
+  for (int64_t r = 0; r < k; ++r) {
+    res.spec_lo[static_cast<size_t>(r)] = lower[static_cast<size_t>(r)];
+    res.spec_hi[static_cast<size_t>(r)] = -lower[static_cast<size_t>(k + r)];
+  }
+  if (!spec && o.method != BoundMethod::Ibp) {
+    std::vector<int64_t> all(static_cast<size_t>(m));
+    for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
+    eng.tighten(output_id, all, res.spec_lo, res.spec_hi);
+  }
+  res.boxes = std::move(eng.boxes);
+  res.passes = eng.passes;
+  res.rows = eng.rows_total;
+  res.alpha_steps = eng.alpha_steps;
+  return res;
+}
+
+}  // namespace denote

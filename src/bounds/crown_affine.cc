@@ -1,0 +1,173 @@
+// CROWN's rule for affine ops (src/bounds/crown_affine.h).
+#include "bounds/crown_affine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "autodiff/grad_impl.h"
+#include "eval/evaluator_impl.h"
+
+namespace denote::crown {
+
+namespace {
+
+// Exact data movement: the coefficients move with the data and no rounding happens anywhere.
+bool exact_movement(Op op) { return has_flag(op, kFlagStorageOnly) && op != Op::BroadcastTo; }
+// Same flat layout as the parent: the coefficients pass unchanged.
+bool same_layout(Op op) { return op == Op::Reshape || op == Op::Flatten || op == Op::Detach; }
+
+// The node's own parameter records (conv, batch_norm_eval), and their magnitudes without offsets.
+Payload<double> node_payload(const Payload<double>& p, int64_t id, bool magnitude) {
+  Payload<double> out;
+  if (const auto* rec = find_record(p.conv, id)) {
+    auto r = *rec;
+    if (magnitude) {
+      for (double& w : r.weight) w = std::fabs(w);
+      std::fill(r.bias.begin(), r.bias.end(), 0.0);
+    }
+    out.conv[id] = std::move(r);
+  }
+  if (const auto* rec = find_record(p.batch_norm, id)) {
+    auto r = *rec;
+    if (magnitude) {
+      for (double& g : r.gamma) g = std::fabs(g);
+      std::fill(r.beta.begin(), r.beta.end(), 0.0);
+      std::fill(r.mean.begin(), r.mean.end(), 0.0);
+    }
+    out.batch_norm[id] = std::move(r);
+  }
+  return out;
+}
+
+struct Operands {
+  std::vector<Tensor<double>> values;
+  std::vector<const Tensor<double>*> ptrs;
+};
+Operands operands(const RuleCtx& c, const Node& n, bool magnitudes) {
+  Operands o;
+  for (int64_t p : n.parents) {
+    const Shape& s = c.g.nodes[static_cast<size_t>(p)].out_shape;
+    Tensor<double> t = Tensor<double>::filled(s, 0.0);
+    if (magnitudes)
+      for (int64_t j = 0; j < numel(s); ++j) t.data[static_cast<size_t>(j)] = c.absmax(p, j);
+    o.values.push_back(std::move(t));
+  }
+  for (const auto& t : o.values) o.ptrs.push_back(&t);
+  return o;
+}
+
+Result<Tensor<double>> eval_node(const RuleCtx& c, const Node& n, const Operands& in, const Payload<double>& p) {
+  F64Context ctx;
+  EvalOptions opts;
+  rules::EvalArgs<double> a{n, std::span<const Tensor<double>* const>(in.ptrs), p, n.out_shape, nullptr, opts};
+  return detail::eval_fn<F64Context>(n.op)(ctx, a);
+}
+
+// The largest number of parent elements one output element reads (the evaluation's rounding count).
+double fan_in(const RuleCtx& c, const Node& n) {
+  if (const auto* rec = find_record(c.payload.conv, n.id))
+    return static_cast<double>(rec->weight.size()) / static_cast<double>(std::max<int64_t>(rec->config.out_channels, 1)) + 1;
+  if (n.op == Op::BatchNormEval) return 6;
+  double total = 0;
+  for (int64_t p : n.parents) total += static_cast<double>(c.numel_of(p));
+  return total + 1;
+}
+
+}  // namespace
+
+bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  if (same_layout(n.op)) {
+    c.add_to(n.parents[0], std::move(A));
+    return c.st.failure.empty();
+  }
+  for (int64_t p : n.parents)
+    if (!c.box[static_cast<size_t>(p)]) return c.fail(fmt::format("node {} has no box", p));
+  const int64_t m = c.numel_of(n.id);
+  const Payload<double> own = node_payload(c.payload, n.id, false);
+  const Operands zero = operands(c, n, false);
+  Tensor<double> out0 = Tensor<double>::filled(n.out_shape, 0.0);
+  if (!exact_movement(n.op)) {
+    auto f0 = eval_node(c, n, zero, own);
+    auto mx = eval_node(c, n, operands(c, n, true), node_payload(c.payload, n.id, true));
+    if (!f0.ok() || !mx.ok()) return c.fail(fmt::format("node {}: {}", n.id, (!f0.ok() ? f0 : mx).status().message()));
+    // Coefficient rounding (each VJP entry sums at most m terms) and the evaluation's rounding.
+    const double g_coef = gamma(static_cast<double>(m) + 2);
+    const double e_eval = c.err.u * (fan_in(c, n) + 4) * 1.01;
+    std::vector<double> scale(static_cast<size_t>(m));
+    for (int64_t o = 0; o < m; ++o) {
+      const double mo = up(mx->data[static_cast<size_t>(o)] * (1 + gamma(fan_in(c, n))));
+      scale[static_cast<size_t>(o)] = g_coef * mo + e_eval * up(mo + std::fabs(f0->data[static_cast<size_t>(o)])) + 4 * c.err.tiny;
+    }
+    c.slack_abs_dot(A, scale, 1.0);
+    for (int64_t r = 0; r < c.st.rows; ++r) {
+      double sum = 0, mag = 0;
+      for (int64_t o = 0; o < m; ++o) {
+        const double t = A[static_cast<size_t>(r * m + o)] * f0->data[static_cast<size_t>(o)];
+        sum += t, mag += std::fabs(t);
+      }
+      c.st.bias[r] += sum, c.st.mag[r] += mag, c.st.terms[r] += static_cast<double>(m);
+    }
+  }
+  // Coefficients through the VJP, row by row.
+  F64Context ctx;
+  EvalOptions opts;
+  ad::DiffArgs<double> da{n, std::span<const Tensor<double>* const>(zero.ptrs), out0, own, opts};
+  const auto vjp = ad::vjp_fn<F64Context>(n.op);
+  std::vector<std::vector<double>> parent_a(n.parents.size());
+  for (size_t k = 0; k < n.parents.size(); ++k)
+    parent_a[k].assign(static_cast<size_t>(c.st.rows * c.numel_of(n.parents[k])), 0.0);
+  Tensor<double> cot = Tensor<double>::filled(n.out_shape, 0.0);
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    std::copy(A.begin() + r * m, A.begin() + (r + 1) * m, cot.data.begin());
+    ad::VjpOut<double> vo;
+    vo.want.assign(n.parents.size(), true);
+    vo.parents.resize(n.parents.size());
+    if (Status s = vjp(ctx, da, cot, vo); !s.ok()) return c.fail(fmt::format("node {}: {}", n.id, s.message()));
+    for (size_t k = 0; k < n.parents.size(); ++k) {
+      const int64_t pm = c.numel_of(n.parents[k]);
+      if (vo.parents[k].data.size() == static_cast<size_t>(pm))
+        std::copy(vo.parents[k].data.begin(), vo.parents[k].data.end(), parent_a[k].begin() + r * pm);
+    }
+  }
+  for (size_t k = 0; k < n.parents.size(); ++k) c.add_to(n.parents[k], std::move(parent_a[k]));
+  return c.st.failure.empty();
+}
+
+bool fwd_affine(ForwardCtx& f, const Node& n) {
+  const RuleCtx& c = f.rc;
+  auto& V = f.V[static_cast<size_t>(n.id)];
+  for (int64_t p : n.parents)
+    if (f.V[static_cast<size_t>(p)].empty()) return false;
+  if (same_layout(n.op)) {
+    V = f.V[static_cast<size_t>(n.parents[0])];
+    return true;
+  }
+  const int64_t m = c.numel_of(n.id);
+  const Payload<double> own = node_payload(c.payload, n.id, false);
+  const Operands zero = operands(c, n, false);
+  auto f0 = eval_node(c, n, zero, own);
+  if (!f0.ok()) return false;
+  Tensor<double> out0 = Tensor<double>::filled(n.out_shape, 0.0);
+  F64Context ctx;
+  EvalOptions opts;
+  ad::DiffArgs<double> da{n, std::span<const Tensor<double>* const>(zero.ptrs), out0, own, opts};
+  const auto jvp = ad::jvp_fn<F64Context>(n.op);
+  V.assign(static_cast<size_t>(c.st.rows * m), 0.0);
+  Operands tan = operands(c, n, false);
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    for (size_t k = 0; k < n.parents.size(); ++k) {
+      const auto& src = f.V[static_cast<size_t>(n.parents[k])];
+      const size_t pm = tan.values[k].data.size();
+      std::copy(src.begin() + static_cast<int64_t>(r * pm), src.begin() + static_cast<int64_t>((r + 1) * pm),
+                tan.values[k].data.begin());
+    }
+    auto t = jvp(ctx, da, std::span<const Tensor<double>* const>(tan.ptrs));
+    if (!t.ok() || t->data.size() != static_cast<size_t>(m)) return false;
+    for (int64_t o = 0; o < m; ++o) V[static_cast<size_t>(r * m + o)] = t->data[static_cast<size_t>(o)] + f0->data[static_cast<size_t>(o)];
+  }
+  return true;
+}
+
+}  // namespace denote::crown

@@ -1,0 +1,23 @@
+// Internal: CROWN's generic rule for ops that are affine in their inputs (y = M x + c): layout ops,
+// reductions, avg_pool, conv, batch_norm_eval. Coefficients go back through the op's own VJP rule
+// (src/autodiff/, F64Context), one row at a time; the bias is A . f(0); the error terms use |M| xmax,
+// which is the op evaluated on the parents' magnitudes (|weights|, no offsets), since M >= 0 for the
+// parameter-free ones. alpha-CROWN's forward rule is the op's JVP plus f(0).
+#pragma once
+
+#include <vector>
+
+#include "bounds/crown_rules.h"
+
+namespace denote::crown {
+
+template <Op O>
+inline constexpr bool kAffineOp = O == Op::Permute || O == Op::Transpose || O == Op::Detach ||
+                                  O == Op::BroadcastTo || O == Op::Reshape || O == Op::Flatten || O == Op::Concat ||
+                                  O == Op::ReduceSum || O == Op::ReduceMean || O == Op::Sum || O == Op::AvgPool ||
+                                  O == Op::Conv || O == Op::BatchNormEval;
+
+bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A);
+bool fwd_affine(ForwardCtx& f, const Node& n);
+
+}  // namespace denote::crown

@@ -1,0 +1,97 @@
+// alpha-CROWN's optimiser (src/bounds/crown_engine.h): projected Adam ascent on the relu lower
+// slopes, one slope per (row, neuron) of every unstable relu the start node depends on. The
+// gradient of a row's bound is exact where the pass's choices are locally constant: with the
+// lines fixed, the bound is the relaxed network's value at the box vertex that attains it, so
+// d bound_r / d alpha_{r,j} = A_relu[r, j] * x_j, x_j the relu input of the relaxed network at
+// that point (crown_forward's rules), when row r uses the lower line at j (A >= 0), else 0.
+// Every evaluated bound is sound (any slope in [0, 1] is a valid lower line), and the best per
+// row is kept, so the result is never looser than CROWN's.
+#include <algorithm>
+#include <cmath>
+
+#include "bounds/crown_engine.h"
+#include "bounds/crown_relax.h"
+#include "eval/walk.h"
+
+namespace denote::crown {
+
+namespace {
+
+struct Adam {
+  std::vector<double> m, v;
+};
+
+}  // namespace
+
+std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
+                                     std::vector<double> best, const CrownOptions& o) {
+  const std::vector<bool> anc = walk::ancestors(g, start);
+  std::vector<std::vector<double>> alpha(g.nodes.size());
+  std::vector<Adam> adam(g.nodes.size());
+  bool any = false;
+  for (const Node& n : g.nodes) {
+    if (n.op != Op::Relu || !anc[static_cast<size_t>(n.id)] || n.id == start) continue;
+    const auto& xb = boxes[static_cast<size_t>(n.parents[0])];
+    if (!xb) continue;
+    const size_t m = xb->lo.size();
+    auto& a = alpha[static_cast<size_t>(n.id)];
+    a.assign(static_cast<size_t>(rows) * m, 0.0);
+    for (size_t j = 0; j < m; ++j) {
+      const double init = relax_relu(xb->lo[j], xb->hi[j]).lo.a;
+      any = any || (xb->lo[j] < 0 && xb->hi[j] > 0);
+      for (int64_t r = 0; r < rows; ++r) a[static_cast<size_t>(r) * m + j] = init;
+    }
+    adam[static_cast<size_t>(n.id)].m.assign(a.size(), 0.0);
+    adam[static_cast<size_t>(n.id)].v.assign(a.size(), 0.0);
+  }
+  if (!any) return best;
+  const double b1 = 0.9, b2 = 0.999;
+  double lr = o.alpha_lr;
+  for (int t = 0; t < o.alpha_iters; ++t) {
+    ++alpha_steps;
+    PassResult pr = pass(start, C, rows, false, &alpha, /*record=*/true);
+    if (!pr.failure.empty()) break;
+    for (int64_t r = 0; r < rows; ++r) best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
+    if (t + 1 == o.alpha_iters) break;
+    // The relaxed network at the attaining point, rows at once.
+    std::vector<std::vector<double>> V(g.nodes.size());
+    PassRows st;
+    st.rows = rows;
+    const std::vector<const DoubleBox*> box = ptrs();
+    RuleCtx rc{g, payload, box, err, st, &alpha};
+    ForwardCtx fc{rc, pr.A, V};
+    bool ok = true;
+    for (const Node& n : g.nodes) {
+      if (n.id > start) break;
+      if (pr.A[static_cast<size_t>(n.id)].empty()) continue;
+      if (!crown_forward(n.op)(fc, n)) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok) break;
+    const double c1 = 1 - std::pow(b1, t + 1), c2 = 1 - std::pow(b2, t + 1);
+    for (const Node& n : g.nodes) {
+      auto& a = alpha[static_cast<size_t>(n.id)];
+      const auto& Ar = pr.A[static_cast<size_t>(n.id)];
+      const auto& X = V[static_cast<size_t>(n.parents.empty() ? 0 : n.parents[0])];
+      if (a.empty() || Ar.empty() || X.size() != a.size()) continue;
+      const auto& xb = *boxes[static_cast<size_t>(n.parents[0])];
+      const size_t m = xb.lo.size();
+      Adam& ad = adam[static_cast<size_t>(n.id)];
+      for (size_t i = 0; i < a.size(); ++i) {
+        const size_t j = i % m;
+        if (!(xb.lo[j] < 0 && xb.hi[j] > 0)) continue;
+        const double grad = Ar[i] >= 0 ? Ar[i] * X[i] : 0.0;
+        ad.m[i] = b1 * ad.m[i] + (1 - b1) * grad;
+        ad.v[i] = b2 * ad.v[i] + (1 - b2) * grad * grad;
+        const double step = lr * (ad.m[i] / c1) / (std::sqrt(ad.v[i] / c2) + 1e-8);
+        a[i] = std::clamp(a[i] + step, 0.0, 1.0);
+      }
+    }
+    lr *= o.alpha_decay;
+  }
+  return best;
+}
+
+}  // namespace denote::crown

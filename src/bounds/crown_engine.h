@@ -1,0 +1,55 @@
+// Internal: the CROWN engine: the boxes of every node, backward passes from a start node (the
+// reverse graph walk with the crown column's rules), and alpha-CROWN's optimiser over them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bounds/crown_rules.h"
+#include "denote/bounds/crown.h"
+
+namespace denote::crown {
+
+struct PassResult {
+  std::vector<double> lower;  // per row: a lower bound of (C v_start)_r (-inf: none)
+  std::string failure;        // why every row is -inf
+  // With record: the coefficients each reached node had (rows x numel; empty: not reached).
+  std::vector<std::vector<double>> A;
+};
+
+class Engine {
+ public:
+  Engine(const Graph& g, const Payload<double>& p, EvalErr err, std::vector<std::optional<DoubleBox>> boxes);
+
+  // A backward pass from `start` with C (rows x numel(start)). one_step: every parent of the start
+  // is cut at its box (the start's box from its parents' boxes, IBP-like but for any affine op).
+  PassResult pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step = false,
+                  const std::vector<std::vector<double>>* alpha = nullptr, bool record = false);
+  // lo/hi of the selected elements of node id by one pass with rows +e_j and -e_j.
+  void bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step,
+                      std::vector<double>& lo, std::vector<double>& hi,
+                      const std::vector<std::vector<double>>* alpha = nullptr);
+  // Intersects node id's box with [lo, hi] on the given elements (replace: sets it, as auto_LiRPA).
+  void tighten(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo,
+               const std::vector<double>& hi, bool replace = false);
+  // relu children of id: their boxes from id's box (exact), intersected (or replaced).
+  void refresh_children(int64_t id, bool replace = false);
+
+  // alpha-CROWN: projected Adam on the relu lower slopes (per row and neuron) for the rows of C from
+  // `start`; returns per row the best lower bound seen, starting from `crown_lower`.
+  std::vector<double> optimise(int64_t start, const std::vector<double>& C, int64_t rows,
+                               std::vector<double> crown_lower, const CrownOptions& o);
+
+  const Graph& g;
+  const Payload<double>& payload;
+  EvalErr err;
+  std::vector<std::optional<DoubleBox>> boxes;
+  int64_t passes = 0, rows_total = 0, alpha_steps = 0;
+
+ private:
+  std::vector<const DoubleBox*> ptrs() const;
+};
+
+}  // namespace denote::crown

@@ -1,0 +1,63 @@
+// CROWN's dense products (src/bounds/crown_gemm.h).
+#include "bounds/crown_gemm.h"
+
+#include <climits>
+
+#ifdef DENOTE_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace denote::crown {
+
+namespace {
+
+bool blas_fits(int64_t m, int64_t n, int64_t k) {
+#ifdef DENOTE_HAVE_OPENBLAS
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
+  return m > 0 && n > 0 && k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
+#else
+  (void)m, (void)n, (void)k;
+  return false;
+#endif
+}
+
+}  // namespace
+
+void gemm_nn(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
+#ifdef DENOTE_HAVE_OPENBLAS
+  if (blas_fits(m, n, k)) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0, a, static_cast<int>(k), b, static_cast<int>(n), 0.0, c, static_cast<int>(n));
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < m * n; ++i) c[i] = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) {
+      const double v = a[i * k + p];
+      if (v == 0) continue;
+      for (int64_t j = 0; j < n; ++j) c[i * n + j] += v * b[p * n + j];
+    }
+}
+
+void gemm_nt(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
+#ifdef DENOTE_HAVE_OPENBLAS
+  if (blas_fits(m, n, k)) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0, a, static_cast<int>(k), b, static_cast<int>(k), 0.0, c, static_cast<int>(n));
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += a[i * k + p] * b[j * k + p];
+      c[i * n + j] = s;
+    }
+}
+
+}  // namespace denote::crown

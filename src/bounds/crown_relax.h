@@ -1,0 +1,135 @@
+// Internal: sound linear relaxations of elementwise functions on an interval [l, u]:
+//   lo.a x + lo.b <= f(x) <= up.a x + up.b   for every real x in [l, u], in exact arithmetic.
+// The slopes are computed in double and may be off; every intercept is then chosen (rounded
+// outward) so that the inequality holds for the slope actually used (docs/NUMERICS.md, "Linear
+// bounds"). Shapes: relu and abs (piecewise linear), convex (exp, softplus, inv on l > 0),
+// concave (log, sqrt, inv on u < 0), S-shaped with the inflection at 0 (tanh, sigmoid, erf).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "bounds/crown_state.h"
+
+namespace denote::crown {
+
+struct Line {
+  double a = 0, b = 0;
+};
+struct Relax {
+  Line lo, up;
+  bool ok = true;  // false: no relaxation (outside the function's domain, non-finite values)
+};
+
+// A lower bound of f(p) - a p and an upper bound, given f's value enclosure [flo, fhi] at p.
+inline double lower_intercept(double flo, double a, double p) { return dn(dn(flo) - up(a * p)); }
+inline double upper_intercept(double fhi, double a, double p) { return up(up(fhi) - dn(a * p)); }
+
+// relu: adaptive lower slope (auto_LiRPA's default: 1 when u > -l, else 0) unless alpha >= 0 is
+// given; upper line through (l, 0) and (u, u).
+inline Relax relax_relu(double l, double u, double alpha = -1) {
+  Relax r;
+  if (l >= 0) {
+    r.lo = r.up = {1, 0};
+  } else if (u <= 0) {
+    r.lo = r.up = {0, 0};
+  } else {
+    const double s = u / (u - l);
+    r.up = {s, std::max(up(-(s * l)), up(u - dn(s * u)))};
+    r.lo = {alpha >= 0 ? alpha : (u > -l ? 1.0 : 0.0), 0};
+  }
+  return r;
+}
+
+// abs: exact when the sign is known; else the chord above and a slope in [-1, 1] below.
+inline Relax relax_abs(double l, double u, double alpha = -2) {
+  Relax r;
+  if (l >= 0) {
+    r.lo = r.up = {1, 0};
+  } else if (u <= 0) {
+    r.lo = r.up = {-1, 0};
+  } else {
+    const double s = (u + l) / (u - l);
+    r.up = {s, std::max(up(-l - dn(s * l)), up(u - dn(s * u)))};
+    r.lo = {alpha >= -1 ? alpha : std::clamp(s, -1.0, 1.0), 0};
+  }
+  return r;
+}
+
+// A smooth function with its derivative, both libm values within `rel` relative error.
+struct Smooth {
+  double (*f)(double);
+  double (*df)(double);
+  double rel = 16 * kU;  // of f and of df
+  double dabs = 0;       // absolute error of df on top (1 - tanh^2, s (1 - s) cancel)
+};
+inline double flo(const Smooth& s, double x) {
+  const double v = s.f(x);
+  return v - std::fabs(v) * s.rel - 1e-300;
+}
+inline double fhi(const Smooth& s, double x) {
+  const double v = s.f(x);
+  return v + std::fabs(v) * s.rel + 1e-300;
+}
+
+// Tangent line at d (in [l, u]) below a convex f: f(x) >= f(d) + f'(d)(x - d); the slope's error
+// |a - f'(d)| times the largest |x - d| is subtracted.
+inline Line tangent_below(const Smooth& s, double l, double u, double d) {
+  const double a = s.df(d);
+  const double da = std::fabs(a) * s.rel + s.dabs + 1e-300;
+  const double w = up(std::max(up(u - d), up(d - l)));
+  return {a, dn(lower_intercept(flo(s, d), a, d) - up(da * w))};
+}
+inline Line tangent_above(const Smooth& s, double l, double u, double d) {
+  const double a = s.df(d);
+  const double da = std::fabs(a) * s.rel + s.dabs + 1e-300;
+  const double w = up(std::max(up(u - d), up(d - l)));
+  return {a, up(upper_intercept(fhi(s, d), a, d) + up(da * w))};
+}
+// The line of slope a above f at l and at u (above a convex f on [l, u]: it is above the chord).
+inline Line chord_above(const Smooth& s, double l, double u, double a) {
+  return {a, std::max(upper_intercept(fhi(s, l), a, l), upper_intercept(fhi(s, u), a, u))};
+}
+inline Line chord_below(const Smooth& s, double l, double u, double a) {
+  return {a, std::min(lower_intercept(flo(s, l), a, l), lower_intercept(flo(s, u), a, u))};
+}
+inline double chord_slope(const Smooth& s, double l, double u) {
+  return u > l ? (s.f(u) - s.f(l)) / (u - l) : s.df(l);
+}
+
+inline Relax finish(Relax r) {
+  r.ok = std::isfinite(r.lo.a) && std::isfinite(r.lo.b) && std::isfinite(r.up.a) && std::isfinite(r.up.b);
+  return r;
+}
+
+inline Relax relax_convex(const Smooth& s, double l, double u) {
+  Relax r;
+  r.lo = tangent_below(s, l, u, l + (u - l) / 2);
+  r.up = chord_above(s, l, u, chord_slope(s, l, u));
+  return finish(r);
+}
+inline Relax relax_concave(const Smooth& s, double l, double u) {
+  Relax r;
+  r.up = tangent_above(s, l, u, l + (u - l) / 2);
+  r.lo = chord_below(s, l, u, chord_slope(s, l, u));
+  return finish(r);
+}
+
+// Increasing, convex on x <= 0 and concave on x >= 0. Mixed sign: below, the line through l with
+// slope a <= min(f'(l), chord) under f at l, 0 and u (convex part: under the tangent at l; concave
+// part: under the chord from 0 to u); above, the mirror image at u.
+inline Relax relax_s_shaped(const Smooth& s, double l, double u) {
+  if (u <= 0) return relax_convex(s, l, u);
+  if (l >= 0) return relax_concave(s, l, u);
+  const double c = chord_slope(s, l, u);
+  Relax r;
+  const double al = std::max(0.0, std::min(c, s.df(l) * (1 - 4 * s.rel) - 2 * s.dabs - 1e-300));
+  r.lo = {al, std::min({lower_intercept(flo(s, l), al, l), lower_intercept(flo(s, 0), al, 0),
+                         lower_intercept(flo(s, u), al, u)})};
+  const double au = std::max(0.0, std::min(c, s.df(u) * (1 - 4 * s.rel) - 2 * s.dabs - 1e-300));
+  r.up = {au, std::max({upper_intercept(fhi(s, l), au, l), upper_intercept(fhi(s, 0), au, 0),
+                         upper_intercept(fhi(s, u), au, u)})};
+  return finish(r);
+}
+
+}  // namespace denote::crown

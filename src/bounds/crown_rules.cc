@@ -1,0 +1,366 @@
+// The CROWN column of the op table (src/bounds/crown_rules.h): backward rules and alpha-CROWN's
+// forward rules. docs/NUMERICS.md, "Linear bounds", has the error terms each rule adds.
+#include "bounds/crown_rules.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "bounds/crown_affine.h"
+#include "bounds/crown_gemm.h"
+#include "bounds/crown_relax.h"
+
+namespace denote::crown {
+
+namespace {
+
+const DoubleBox* box_of(const RuleCtx& c, int64_t id) { return c.box[static_cast<size_t>(id)]; }
+
+// ---- linear: A_parent = A W per leading block, bias A b; slack |A| (gamma_out |W| xmax + e (|W| xmax + |b|)).
+bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  const auto* rec = find_record(c.payload.linear, n.id);
+  const int64_t p = n.parents[0];
+  const DoubleBox* xb = box_of(c, p);
+  if (!rec || !xb) return c.fail(fmt::format("node {}: linear without payload or parent box", n.id));
+  const int64_t out = rec->out_dim, in = rec->in_dim, lead = c.numel_of(p) / std::max<int64_t>(in, 1);
+  std::vector<double> pa(static_cast<size_t>(c.st.rows * lead * in));
+  gemm_nn(c.st.rows * lead, in, out, A.data(), rec->weight.data(), pa.data());
+  // |W| xmax per leading block, and the scale of the error terms.
+  std::vector<double> scale(static_cast<size_t>(lead * out));
+  const double g_coef = gamma(static_cast<double>(out) + 1);
+  const double e_eval = c.err.u * (static_cast<double>(in) + 3) * 1.01;
+  for (int64_t l = 0; l < lead; ++l)
+    for (int64_t o = 0; o < out; ++o) {
+      const double* w = rec->weight.data() + o * in;
+      double s = 0;
+      for (int64_t i = 0; i < in; ++i) s += std::fabs(w[i]) * c.absmax(p, l * in + i);
+      s = up_sum(s, static_cast<double>(in));
+      const double b = rec->bias.empty() ? 0.0 : std::fabs(rec->bias[static_cast<size_t>(o)]);
+      scale[static_cast<size_t>(l * out + o)] = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
+    }
+  c.slack_abs_dot(A, scale, 1.0);
+  if (!rec->bias.empty())
+    for (int64_t r = 0; r < c.st.rows; ++r) {
+      const double* a = A.data() + r * lead * out;
+      double sum = 0, mag = 0;
+      for (int64_t l = 0; l < lead; ++l)
+        for (int64_t o = 0; o < out; ++o) {
+          const double t = a[l * out + o] * rec->bias[static_cast<size_t>(o)];
+          sum += t;
+          mag += std::fabs(t);
+        }
+      c.st.bias[r] += sum;
+      c.st.mag[r] += mag;
+      c.st.terms[r] += static_cast<double>(lead * out);
+    }
+  c.add_to(p, std::move(pa));
+  return c.st.failure.empty();
+}
+
+// ---- add / sub: exact coefficients; the evaluation's rounding is at most 1.01 u |y| per element.
+void eval_rounding_slack(RuleCtx& c, const Node& n, const std::vector<double>& A, double ulps) {
+  const DoubleBox* yb = box_of(c, n.id);
+  const int64_t m = c.numel_of(n.id);
+  std::vector<double> scale(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) scale[static_cast<size_t>(j)] = (yb ? c.absmax(n.id, j) : INFINITY) * ulps * c.err.u + c.err.tiny;
+  c.slack_abs_dot(A, scale, 1.0);
+}
+
+bool rule_add(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  eval_rounding_slack(c, n, A, 1.01);
+  std::vector<double> copy = A;
+  c.add_to(n.parents[0], std::move(copy));
+  c.add_to(n.parents[1], std::move(A));
+  return c.st.failure.empty();
+}
+
+bool rule_sub(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  eval_rounding_slack(c, n, A, 1.01);
+  std::vector<double> neg = A;
+  for (double& v : neg) v = -v;
+  c.add_to(n.parents[0], std::move(A));
+  c.add_to(n.parents[1], std::move(neg));
+  return c.st.failure.empty();
+}
+
+// ---- mul_elem with a constant operand: coefficients A (.) c; otherwise cut.
+const std::vector<double>* const_operand(const RuleCtx& c, const Node& n, int64_t& other) {
+  for (int k = 0; k < 2; ++k) {
+    const Node& p = c.g.nodes[static_cast<size_t>(n.parents[static_cast<size_t>(k)])];
+    if (p.op != Op::Const) continue;
+    if (const auto* rec = find_record(c.payload.consts, p.id)) {
+      other = n.parents[static_cast<size_t>(1 - k)];
+      return &rec->values;
+    }
+  }
+  return nullptr;
+}
+
+bool rule_mul_elem(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  int64_t other = -1;
+  const std::vector<double>* cv = const_operand(c, n, other);
+  if (!cv || !box_of(c, other)) return c.concretize(n.id, A);
+  const int64_t m = c.numel_of(n.id);
+  std::vector<double> scale(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) {
+    const double cj = std::fabs((*cv)[static_cast<size_t>(j)]);
+    // coefficient rounding u |A c| xmax, evaluation rounding (and f32 rounding of c): 3 u_eval |c| xmax.
+    scale[static_cast<size_t>(j)] = (kU * 1.01 + 3 * c.err.u) * cj * c.absmax(other, j) + c.err.tiny;
+  }
+  c.slack_abs_dot(A, scale, 1.0);
+  for (int64_t r = 0; r < c.st.rows; ++r)
+    for (int64_t j = 0; j < m; ++j) A[static_cast<size_t>(r * m + j)] *= (*cv)[static_cast<size_t>(j)];
+  c.add_to(other, std::move(A));
+  return c.st.failure.empty();
+}
+
+// ---- elementwise relaxations.
+using RelaxFn = Relax (*)(double l, double u);
+
+double sigmoid_f(double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
+double sigmoid_df(double x) {
+  const double s = sigmoid_f(x);
+  return s * (1 - s);
+}
+double tanh_f(double x) { return std::tanh(x); }
+double tanh_df(double x) {
+  const double t = std::tanh(x);
+  return 1 - t * t;
+}
+double erf_f(double x) { return std::erf(x); }
+double erf_df(double x) { return 1.1283791670955126 * std::exp(-x * x); }
+double exp_f(double x) { return std::exp(x); }
+double softplus_f(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+double log_f(double x) { return std::log(x); }
+double log_df(double x) { return 1 / x; }
+double sqrt_f(double x) { return std::sqrt(x); }
+double sqrt_df(double x) { return 0.5 / std::sqrt(x); }
+double inv_f(double x) { return 1 / x; }
+double inv_df(double x) { return -1 / (x * x); }
+
+constexpr double kCancel = 8 * kU;
+Relax r_relu(double l, double u) { return relax_relu(l, u); }
+Relax r_abs(double l, double u) { return relax_abs(l, u); }
+Relax r_neg(double, double) { return Relax{{-1, 0}, {-1, 0}, true}; }
+Relax r_exp(double l, double u) { return relax_convex(Smooth{exp_f, exp_f}, l, u); }
+Relax r_softplus(double l, double u) { return relax_convex(Smooth{softplus_f, sigmoid_f, 16 * kU, kCancel}, l, u); }
+Relax r_tanh(double l, double u) { return relax_s_shaped(Smooth{tanh_f, tanh_df, 16 * kU, kCancel}, l, u); }
+Relax r_sigmoid(double l, double u) { return relax_s_shaped(Smooth{sigmoid_f, sigmoid_df, 16 * kU, kCancel}, l, u); }
+Relax r_erf(double l, double u) { return relax_s_shaped(Smooth{erf_f, erf_df}, l, u); }
+Relax r_log(double l, double u) { return l > 0 ? relax_concave(Smooth{log_f, log_df}, l, u) : Relax{{}, {}, false}; }
+Relax r_sqrt(double l, double u) {
+  if (!(l >= 0) || !(u > 0)) return Relax{{}, {}, false};
+  return relax_concave(Smooth{sqrt_f, sqrt_df}, l, u);
+}
+Relax r_inv(double l, double u) {
+  if (l > 0) return relax_convex(Smooth{inv_f, inv_df}, l, u);
+  if (u < 0) return relax_concave(Smooth{inv_f, inv_df}, l, u);
+  return Relax{{}, {}, false};
+}
+
+template <Op O>
+struct Elementwise {
+  static constexpr RelaxFn fn = nullptr;
+  static constexpr double eval_ulps = 0;  // the evaluation's error, in u_eval |y| (libm functions)
+};
+#define DENOTE_CROWN_ELEM(op, f, ulps)             \
+  template <>                                      \
+  struct Elementwise<Op::op> {                     \
+    static constexpr RelaxFn fn = &f;              \
+    static constexpr double eval_ulps = ulps;      \
+  };
+DENOTE_CROWN_ELEM(Relu, r_relu, 0)
+DENOTE_CROWN_ELEM(Abs, r_abs, 0)
+DENOTE_CROWN_ELEM(Neg, r_neg, 0)
+DENOTE_CROWN_ELEM(Exp, r_exp, 16)
+DENOTE_CROWN_ELEM(Softplus, r_softplus, 16)
+DENOTE_CROWN_ELEM(Tanh, r_tanh, 16)
+DENOTE_CROWN_ELEM(Sigmoid, r_sigmoid, 16)
+DENOTE_CROWN_ELEM(Erf, r_erf, 16)
+DENOTE_CROWN_ELEM(Log, r_log, 16)
+DENOTE_CROWN_ELEM(Sqrt, r_sqrt, 16)
+DENOTE_CROWN_ELEM(Inv, r_inv, 16)
+#undef DENOTE_CROWN_ELEM
+
+const std::vector<double>* alpha_of(const RuleCtx& c, int64_t id) {
+  if (!c.alpha) return nullptr;
+  const auto& v = (*c.alpha)[static_cast<size_t>(id)];
+  return v.empty() ? nullptr : &v;
+}
+
+// The line row r uses at element j: the lower one for a coefficient >= 0, else the upper one.
+template <Op O>
+bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  const int64_t p = n.parents[0];
+  const DoubleBox* xb = box_of(c, p);
+  const DoubleBox* yb = box_of(c, n.id);
+  if (!xb || !yb) return c.fail(fmt::format("node {}: no box for the relaxation", n.id));
+  const int64_t m = c.numel_of(n.id);
+  std::vector<Relax> rel(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) rel[static_cast<size_t>(j)] = Elementwise<O>::fn(xb->lo[j], xb->hi[j]);
+  const std::vector<double>* alpha = O == Op::Relu ? alpha_of(c, n.id) : nullptr;
+  constexpr double kEvalUlps = Elementwise<O>::eval_ulps;
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double* a = A.data() + r * m;
+    double sum = 0, mag = 0, cnt = 0, slack = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      const double lam = a[j];
+      if (lam == 0) continue;
+      const Relax& rx = rel[static_cast<size_t>(j)];
+      if (!rx.ok) {  // this element is cut at its box
+        const double t = lam > 0 ? lam * yb->lo[j] : lam * yb->hi[j];
+        sum += t, mag += std::fabs(t), cnt += 1;
+        a[j] = 0;
+        continue;
+      }
+      Line line = lam >= 0 ? rx.lo : rx.up;
+      if (alpha && lam >= 0 && xb->lo[j] < 0 && xb->hi[j] > 0) line.a = (*alpha)[static_cast<size_t>(r * m + j)];
+      const double na = lam * line.a;
+      if (line.b != 0) {
+        const double t = lam * line.b;
+        sum += t, mag += std::fabs(t), cnt += 1;
+      }
+      slack += std::fabs(na) * c.absmax(p, j) * (kU * 1.01);
+      if (kEvalUlps > 0) slack += std::fabs(lam) * (c.absmax(n.id, j) * kEvalUlps * c.err.u + 2 * c.err.tiny);
+      a[j] = na;
+    }
+    c.st.bias[r] += sum;
+    c.st.mag[r] += mag;
+    c.st.terms[r] += cnt;
+    c.st.slack[r] += up_sum(slack, static_cast<double>(2 * m));
+  }
+  c.add_to(p, std::move(A));
+  return c.st.failure.empty();
+}
+
+bool rule_cut(RuleCtx& c, const Node& n, std::vector<double>&& A) { return c.concretize(n.id, A); }
+
+template <Op O>
+constexpr Rule rule_for() {
+  if constexpr (O == Op::Input || O == Op::Const) return &rule_cut;
+  else if constexpr (O == Op::Linear) return &rule_linear;
+  else if constexpr (O == Op::Add) return &rule_add;
+  else if constexpr (O == Op::Sub) return &rule_sub;
+  else if constexpr (O == Op::MulElem) return &rule_mul_elem;
+  else if constexpr (Elementwise<O>::fn != nullptr) return &rule_elementwise<O>;
+  else if constexpr (kAffineOp<O>) return &rule_affine;
+  else return nullptr;
+}
+
+// ---- forward rules (alpha-CROWN).
+bool fwd_vertex(ForwardCtx& f, const Node& n) {
+  const DoubleBox* b = box_of(f.rc, n.id);
+  const auto& A = f.A[static_cast<size_t>(n.id)];
+  if (!b) return false;
+  const int64_t m = f.rc.numel_of(n.id);
+  auto& V = f.V[static_cast<size_t>(n.id)];
+  V.assign(A.size(), 0);
+  for (int64_t r = 0; r < f.rc.st.rows; ++r)
+    for (int64_t j = 0; j < m; ++j) V[r * m + j] = A[r * m + j] >= 0 ? b->lo[j] : b->hi[j];
+  return true;
+}
+
+bool fwd_linear(ForwardCtx& f, const Node& n) {
+  const auto* rec = find_record(f.rc.payload.linear, n.id);
+  const auto& X = f.V[static_cast<size_t>(n.parents[0])];
+  if (!rec || X.empty()) return false;
+  const int64_t in = rec->in_dim, out = rec->out_dim;
+  const int64_t rows = static_cast<int64_t>(X.size()) / in;
+  auto& V = f.V[static_cast<size_t>(n.id)];
+  V.assign(static_cast<size_t>(rows * out), 0);
+  gemm_nt(rows, out, in, X.data(), rec->weight.data(), V.data());
+  if (!rec->bias.empty())
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = 0; o < out; ++o) V[r * out + o] += rec->bias[static_cast<size_t>(o)];
+  return true;
+}
+
+bool fwd_add_sub(ForwardCtx& f, const Node& n, double sign) {
+  const auto& X = f.V[static_cast<size_t>(n.parents[0])];
+  const auto& Y = f.V[static_cast<size_t>(n.parents[1])];
+  if (X.empty() || Y.empty()) return false;
+  auto& V = f.V[static_cast<size_t>(n.id)];
+  V.resize(X.size());
+  for (size_t i = 0; i < X.size(); ++i) V[i] = X[i] + sign * Y[i];
+  return true;
+}
+bool fwd_add(ForwardCtx& f, const Node& n) { return fwd_add_sub(f, n, 1); }
+bool fwd_sub(ForwardCtx& f, const Node& n) { return fwd_add_sub(f, n, -1); }
+
+bool fwd_mul_elem(ForwardCtx& f, const Node& n) {
+  int64_t other = -1;
+  const std::vector<double>* cv = const_operand(f.rc, n, other);
+  if (!cv) return fwd_vertex(f, n);
+  const auto& X = f.V[static_cast<size_t>(other)];
+  if (X.empty()) return false;
+  const size_t m = cv->size();
+  auto& V = f.V[static_cast<size_t>(n.id)];
+  V.resize(X.size());
+  for (size_t i = 0; i < X.size(); ++i) V[i] = X[i] * (*cv)[i % m];
+  return true;
+}
+
+template <Op O>
+bool fwd_elementwise(ForwardCtx& f, const Node& n) {
+  const int64_t p = n.parents[0];
+  const DoubleBox* xb = box_of(f.rc, p);
+  const DoubleBox* yb = box_of(f.rc, n.id);
+  const auto& X = f.V[static_cast<size_t>(p)];
+  const auto& A = f.A[static_cast<size_t>(n.id)];
+  if (!xb || !yb || X.empty()) return false;
+  const int64_t m = f.rc.numel_of(n.id);
+  const std::vector<double>* alpha = O == Op::Relu ? alpha_of(f.rc, n.id) : nullptr;
+  auto& V = f.V[static_cast<size_t>(n.id)];
+  V.resize(X.size());
+  for (int64_t j = 0; j < m; ++j) {
+    const Relax rx = Elementwise<O>::fn(xb->lo[j], xb->hi[j]);
+    for (int64_t r = 0; r < f.rc.st.rows; ++r) {
+      const double lam = A[r * m + j];
+      if (!rx.ok) {
+        V[r * m + j] = lam >= 0 ? yb->lo[j] : yb->hi[j];
+        continue;
+      }
+      Line line = lam >= 0 ? rx.lo : rx.up;
+      if (alpha && lam >= 0 && xb->lo[j] < 0 && xb->hi[j] > 0) line.a = (*alpha)[static_cast<size_t>(r * m + j)];
+      V[r * m + j] = line.a * X[r * m + j] + line.b;
+    }
+  }
+  return true;
+}
+
+template <Op O>
+constexpr ForwardRule forward_for() {
+  if constexpr (O == Op::Input || O == Op::Const) return &fwd_vertex;
+  else if constexpr (O == Op::Linear) return &fwd_linear;
+  else if constexpr (O == Op::Add) return &fwd_add;
+  else if constexpr (O == Op::Sub) return &fwd_sub;
+  else if constexpr (O == Op::MulElem) return &fwd_mul_elem;
+  else if constexpr (Elementwise<O>::fn != nullptr) return &fwd_elementwise<O>;
+  else if constexpr (kAffineOp<O>) return &fwd_affine;
+  else return &fwd_vertex;  // a cut node: its box's vertex
+}
+
+}  // namespace
+
+Rule crown_rule(Op op) {
+  static constexpr Rule kRules[] = {
+#define DENOTE_OP(name, ...) rule_for<Op::name>(),
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kRules) == kNumOps);
+  return kRules[static_cast<size_t>(op)];
+}
+
+ForwardRule crown_forward(Op op) {
+  static constexpr ForwardRule kRules[] = {
+#define DENOTE_OP(name, ...) forward_for<Op::name>(),
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kRules) == kNumOps);
+  return kRules[static_cast<size_t>(op)];
+}
+
+}  // namespace denote::crown

@@ -1,0 +1,75 @@
+// The CROWN pass state's helpers (src/bounds/crown_state.h).
+#include "bounds/crown_state.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace denote::crown {
+
+int64_t RuleCtx::numel_of(int64_t id) const { return numel(g.nodes[static_cast<size_t>(id)].out_shape); }
+
+double RuleCtx::absmax(int64_t id, int64_t j) const {
+  const DoubleBox* b = box[static_cast<size_t>(id)];
+  return std::max(std::fabs(b->lo[static_cast<size_t>(j)]), std::fabs(b->hi[static_cast<size_t>(j)]));
+}
+
+void RuleCtx::add_to(int64_t parent, std::vector<double>&& coeffs) {
+  auto& slot = st.A[static_cast<size_t>(parent)];
+  if (!slot) {
+    slot = std::move(coeffs);
+    return;
+  }
+  const DoubleBox* b = box[static_cast<size_t>(parent)];
+  if (!b) {
+    fail(fmt::format("node {} has no box", parent));
+    return;
+  }
+  const int64_t m = numel_of(parent);
+  std::vector<double>& acc = *slot;
+  for (int64_t r = 0; r < st.rows; ++r) {
+    double s = 0;
+    double* a = acc.data() + r * m;
+    const double* c = coeffs.data() + r * m;
+    for (int64_t j = 0; j < m; ++j) {
+      a[j] += c[j];
+      if (a[j] != 0) s += std::fabs(a[j]) * absmax(parent, j);
+    }
+    // One rounding per sum: |exact - computed| <= u |computed| (plus an underflow quantum).
+    st.slack[r] += up_sum(s * kU * (1 + 2 * kU), static_cast<double>(m)) + static_cast<double>(m) * kEta;
+  }
+}
+
+bool RuleCtx::concretize(int64_t id, const std::vector<double>& A) {
+  const DoubleBox* b = box[static_cast<size_t>(id)];
+  if (!b) return fail(fmt::format("node {} has no box", id));
+  const int64_t m = numel_of(id);
+  for (int64_t r = 0; r < st.rows; ++r) {
+    const double* a = A.data() + r * m;
+    double sum = 0, mag = 0, n = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      if (a[j] == 0) continue;
+      const double t = a[j] > 0 ? a[j] * b->lo[static_cast<size_t>(j)] : a[j] * b->hi[static_cast<size_t>(j)];
+      sum += t;
+      mag += std::fabs(t);
+      n += 1;
+    }
+    st.bias[r] += sum;
+    st.mag[r] += mag;
+    st.terms[r] += n;
+  }
+  return true;
+}
+
+void RuleCtx::slack_abs_dot(const std::vector<double>& A, const std::vector<double>& scale, double factor) {
+  const int64_t m = static_cast<int64_t>(scale.size());
+  for (int64_t r = 0; r < st.rows; ++r) {
+    const double* a = A.data() + r * m;
+    double s = 0;
+    for (int64_t j = 0; j < m; ++j)
+      if (a[j] != 0) s += std::fabs(a[j]) * scale[static_cast<size_t>(j)];
+    st.slack[r] += up_sum(s * factor * (1 + 2 * kU), static_cast<double>(m));
+  }
+}
+
+}  // namespace denote::crown

@@ -1,0 +1,86 @@
+// Internal: the state of one CROWN backward pass and the a-priori error arithmetic every rule
+// uses (include/denote/bounds/crown.h; docs/NUMERICS.md, "Linear bounds").
+//
+// Invariant, for each row r, in exact real arithmetic, for every value v the network (exact, or
+// its evaluation in the chosen arithmetic) takes on the input boxes:
+//   (C v_start)_r >= sum_{n pending} A_n[r] . v_n + B_r - slack_r
+// where B_r is the exact sum of the terms added to `bias` (the computed `bias` is within
+// gamma(terms + 1) * mag of it). Rules only add nonnegative, upward-rounded amounts to slack.
+#pragma once
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "denote/bounds/ibp.h"
+#include "denote/ir/graph.h"
+#include "denote/ir/payload.h"
+
+namespace denote::crown {
+
+inline constexpr double kU = DBL_EPSILON / 2;  // unit roundoff of the coefficient arithmetic (binary64)
+inline constexpr double kEta = 4.9406564584124654e-324;  // smallest subnormal: an underflow's absolute error
+
+// One step down / up: a round-to-nearest result moved past the exact value it rounds.
+inline double dn(double x) { return std::nextafter(x, -INFINITY); }
+inline double up(double x) { return std::nextafter(x, INFINITY); }
+
+// gamma_n = n u / (1 - n u), the classical bound of n roundings, itself rounded up.
+inline double gamma(double n, double u = kU) {
+  const double nu = n * u;
+  if (!(nu < 0.5)) return INFINITY;
+  return std::nextafter(nu / (1 - nu), INFINITY) * (1 + 4 * kU);
+}
+// An upper bound of the exact sum of n >= 0 nonnegative terms whose computed sum is `s`.
+inline double up_sum(double s, double n) { return std::nextafter(s * (1 + 2 * gamma(n + 1)) + (n + 1) * kEta, INFINITY); }
+
+// What the evaluation being enclosed rounds with: the a-priori error of its ops.
+struct EvalErr {
+  double u = kU;      // unit roundoff (f64: 2^-53, f32: 2^-24)
+  double tiny = 0;    // absolute error of an underflow (f64: 2^-1074, f32: 2^-149)
+  bool f32 = false;   // parameters are rounded to f32 before use
+};
+
+struct PassRows {
+  int64_t rows = 0;
+  std::vector<std::optional<std::vector<double>>> A;  // per node: rows x numel, row-major
+  std::vector<double> bias, mag, terms, slack;        // per row
+  std::string failure;                                // non-empty: the pass has no bound
+};
+
+// Everything a rule reads: the node, its coefficients, the boxes, the payload, the error model.
+struct RuleCtx {
+  const Graph& g;
+  const Payload<double>& payload;
+  const std::vector<const DoubleBox*>& box;  // per node; nullptr: no box
+  const EvalErr& err;
+  PassRows& st;
+  // alpha-CROWN: relu lower slopes per (node, row, element), or nullptr for CROWN's adaptive choice.
+  const std::vector<std::vector<double>>* alpha = nullptr;
+
+  int64_t numel_of(int64_t id) const;
+  // max(|lo|, |hi|) of node id's box, element j.
+  double absmax(int64_t id, int64_t j) const;
+  // Adds coefficients (rows x numel(parent)) to the parent's pending A; an existing A is summed,
+  // its rounding (u |sum| |v| per element) entering slack.
+  void add_to(int64_t parent, std::vector<double>&& coeffs);
+  void add_bias(int64_t r, double term) {
+    st.bias[r] += term;
+    st.mag[r] += std::fabs(term);
+    st.terms[r] += 1;
+  }
+  void add_slack(int64_t r, double s) { st.slack[r] += s; }
+  // The pass ends here for every row: A . v >= min over node id's box (its box starts the segment).
+  bool concretize(int64_t id, const std::vector<double>& A);
+  // sum_j |A[r, j]| * scale[j] for each row, rounded up, added to slack (scale >= 0).
+  void slack_abs_dot(const std::vector<double>& A, const std::vector<double>& scale, double factor);
+  bool fail(std::string why) {
+    if (st.failure.empty()) st.failure = std::move(why);
+    return false;
+  }
+};
+
+}  // namespace denote::crown
