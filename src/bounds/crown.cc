@@ -73,8 +73,20 @@ void optimise_elements(crown::Engine& eng, int64_t id, const std::vector<int64_t
   for (size_t r = 0; r < k; ++r) lo[r] = best[r], hi[r] = -best[k + r];
 }
 
-bool fed_by_input(const Graph& g, const Node& n) {
-  return n.op == Op::Linear && g.nodes[static_cast<size_t>(n.parents[0])].op == Op::Input;
+// A linear node whose parent is an input up to reshapes and constant offsets or scales: its
+// one-step box is already what CROWN gives (auto_LiRPA: "IBP is exact there").
+bool first_layer(const Graph& g, const Node& n) {
+  if (n.op != Op::Linear) return false;
+  int64_t p = n.parents[0];
+  for (;;) {
+    const Node& q = g.nodes[static_cast<size_t>(p)];
+    if (q.op == Op::Input) return true;
+    const bool layout = q.op == Op::Reshape || q.op == Op::Flatten || q.op == Op::Detach;
+    const bool offset = (q.op == Op::Add || q.op == Op::Sub || q.op == Op::MulElem) &&
+                        g.nodes[static_cast<size_t>(q.parents[1])].op == Op::Const;
+    if (!layout && !offset) return false;
+    p = q.parents[0];
+  }
 }
 
 // Node by node: the one-step box from the parents' boxes, then CROWN on the elements that matter
@@ -96,7 +108,7 @@ void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions&
     const DoubleBox& b = *eng.boxes[id];
     for (int64_t j = 0; j < m; ++j)
       if (!c.relu_only[id] || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0)) elems.push_back(j);
-    if (lirpa && (fed_by_input(g, n) || elems.empty())) elems.clear();
+    if (first_layer(g, n)) elems.clear();
     else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m)) elems = all;
     if (!elems.empty()) {
       eng.bound_elements(n.id, elems, false, lo, hi);

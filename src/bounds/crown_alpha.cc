@@ -79,9 +79,12 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
       const auto& xb = *boxes[static_cast<size_t>(n.parents[0])];
       const size_t m = xb.lo.size();
       Adam& ad = adam[static_cast<size_t>(n.id)];
-      for (size_t i = 0; i < a.size(); ++i) {
-        const size_t j = i % m;
-        if (!(xb.lo[j] < 0 && xb.hi[j] > 0)) continue;
+      std::vector<size_t> open;  // the unstable elements: the only ones with a slope to optimise
+      for (size_t j = 0; j < m; ++j)
+        if (xb.lo[j] < 0 && xb.hi[j] > 0) open.push_back(j);
+      for (size_t row = 0; row < static_cast<size_t>(rows); ++row)
+        for (size_t j : open) {
+        const size_t i = row * m + j;
         const double grad = Ar[i] >= 0 ? Ar[i] * X[i] : 0.0;
         ad.m[i] = b1 * ad.m[i] + (1 - b1) * grad;
         ad.v[i] = b2 * ad.v[i] + (1 - b2) * grad * grad;

@@ -30,11 +30,14 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   std::vector<double> scale(static_cast<size_t>(lead * out));
   const double g_coef = gamma(static_cast<double>(out) + 1);
   const double e_eval = c.err.u * (static_cast<double>(in) + 3) * 1.01;
+  std::vector<double> xm(static_cast<size_t>(lead * in));
+  for (size_t i = 0; i < xm.size(); ++i) xm[i] = std::max(std::fabs(xb->lo[i]), std::fabs(xb->hi[i]));
   for (int64_t l = 0; l < lead; ++l)
     for (int64_t o = 0; o < out; ++o) {
       const double* w = rec->weight.data() + o * in;
+      const double* x = xm.data() + l * in;
       double s = 0;
-      for (int64_t i = 0; i < in; ++i) s += std::fabs(w[i]) * c.absmax(p, l * in + i);
+      for (int64_t i = 0; i < in; ++i) s += w[i] != 0 ? std::fabs(w[i]) * x[i] : 0.0;
       s = up_sum(s, static_cast<double>(in));
       const double b = rec->bias.empty() ? 0.0 : std::fabs(rec->bias[static_cast<size_t>(o)]);
       scale[static_cast<size_t>(l * out + o)] = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
@@ -201,6 +204,11 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   for (int64_t j = 0; j < m; ++j) rel[static_cast<size_t>(j)] = Elementwise<O>::fn(xb->lo[j], xb->hi[j]);
   const std::vector<double>* alpha = O == Op::Relu ? alpha_of(c, n.id) : nullptr;
   constexpr double kEvalUlps = Elementwise<O>::eval_ulps;
+  std::vector<double> xm(static_cast<size_t>(m)), ye(static_cast<size_t>(m));
+  for (size_t j = 0; j < xm.size(); ++j) {
+    xm[j] = std::max(std::fabs(xb->lo[j]), std::fabs(xb->hi[j])) * (kU * 1.01);
+    ye[j] = kEvalUlps > 0 ? std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j])) * kEvalUlps * c.err.u + 2 * c.err.tiny : 0;
+  }
   for (int64_t r = 0; r < c.st.rows; ++r) {
     double* a = A.data() + r * m;
     double sum = 0, mag = 0, cnt = 0, slack = 0;
@@ -221,8 +229,8 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
         const double t = lam * line.b;
         sum += t, mag += std::fabs(t), cnt += 1;
       }
-      slack += std::fabs(na) * c.absmax(p, j) * (kU * 1.01);
-      if (kEvalUlps > 0) slack += std::fabs(lam) * (c.absmax(n.id, j) * kEvalUlps * c.err.u + 2 * c.err.tiny);
+      if (na != 0) slack += std::fabs(na) * xm[static_cast<size_t>(j)];
+      if (kEvalUlps > 0) slack += std::fabs(lam) * ye[static_cast<size_t>(j)];
       a[j] = na;
     }
     c.st.bias[r] += sum;
@@ -313,9 +321,11 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
   const std::vector<double>* alpha = O == Op::Relu ? alpha_of(f.rc, n.id) : nullptr;
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(X.size());
-  for (int64_t j = 0; j < m; ++j) {
-    const Relax rx = Elementwise<O>::fn(xb->lo[j], xb->hi[j]);
-    for (int64_t r = 0; r < f.rc.st.rows; ++r) {
+  std::vector<Relax> rel(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) rel[static_cast<size_t>(j)] = Elementwise<O>::fn(xb->lo[j], xb->hi[j]);
+  for (int64_t r = 0; r < f.rc.st.rows; ++r) {
+    for (int64_t j = 0; j < m; ++j) {
+      const Relax& rx = rel[static_cast<size_t>(j)];
       const double lam = A[r * m + j];
       if (!rx.ok) {
         V[r * m + j] = lam >= 0 ? yb->lo[j] : yb->hi[j];

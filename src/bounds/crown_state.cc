@@ -27,13 +27,15 @@ void RuleCtx::add_to(int64_t parent, std::vector<double>&& coeffs) {
   }
   const int64_t m = numel_of(parent);
   std::vector<double>& acc = *slot;
+  std::vector<double> xm(static_cast<size_t>(m));
+  for (size_t j = 0; j < xm.size(); ++j) xm[j] = std::max(std::fabs(b->lo[j]), std::fabs(b->hi[j]));
   for (int64_t r = 0; r < st.rows; ++r) {
     double s = 0;
     double* a = acc.data() + r * m;
     const double* c = coeffs.data() + r * m;
     for (int64_t j = 0; j < m; ++j) {
       a[j] += c[j];
-      if (a[j] != 0) s += std::fabs(a[j]) * absmax(parent, j);
+      if (a[j] != 0) s += std::fabs(a[j]) * xm[static_cast<size_t>(j)];
     }
     // One rounding per sum: |exact - computed| <= u |computed| (plus an underflow quantum).
     st.slack[r] += up_sum(s * kU * (1 + 2 * kU), static_cast<double>(m)) + static_cast<double>(m) * kEta;

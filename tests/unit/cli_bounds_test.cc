@@ -108,7 +108,7 @@ TEST(CliBounds, BadInputIsReported) {
   EXPECT_EQ(run_cli("bounds " + m + " --box '[0,0,0,0]' '[1,-1,1,1]'").code, 1);
   EXPECT_EQ(run_cli("bounds " + m + " --box '[0,0,0]' '[1,1,1]'").code, 1);
   EXPECT_EQ(run_cli("bounds " + m + " " + kCenter + " --arith f16x").code, 2);
-  EXPECT_EQ(run_cli("bounds " + m + " " + kCenter + " --method crown").code, 2);
+  EXPECT_EQ(run_cli("bounds " + m + " " + kCenter + " --method beta-crown").code, 2);  // unknown method
   EXPECT_EQ(run_cli("bounds " + m).code, 2);  // neither --center nor --box
   EXPECT_EQ(run_cli("sample " + m + " " + kCenter + " --samples 0").code, 2);
 }

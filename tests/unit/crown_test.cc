@@ -1,0 +1,363 @@
+// CROWN and alpha-CROWN (include/denote/bounds/crown.h): the seed graph and the ACAS Xu / mnistfc
+// bounds against auto_LiRPA (tests/data/lirpa/crown_golden.json, tests/golden/gen_lirpa_golden.py),
+// the relaxations' lines against MPFR, containment of exactly and f64/f32 evaluated points on random
+// graphs, never looser than IBP, specifications, and errors.
+#include <gtest/gtest.h>
+
+#include <mpfr.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bounds/crown_relax.h"
+#include "denote/bounds/crown.h"
+#include "denote/io/onnx.h"
+#include "denote/program/examples.h"
+#include "ibp_random_graphs.h"
+
+namespace denote {
+namespace {
+
+CrownOptions with(BoundMethod m, const std::string& arith = "f64") {
+  CrownOptions o;
+  o.method = m;
+  o.arith = arith;
+  return o;
+}
+
+TEST(Crown, SixNodeGraphMatchesAutoLirpa) {
+  const Model m = six_node_model();
+  auto box = box_around(Tensor<double>({4}, six_node_x0()), 0.05);
+  ASSERT_TRUE(box.ok());
+  std::vector<DoubleBox> in = {*box};
+  auto r = run_crown(m.graph, m.payload, in, 5, nullptr, with(BoundMethod::Crown));
+  ASSERT_TRUE(r.ok()) << r.message();
+  // auto_LiRPA 0.7.1, method="CROWN": y in [0.0247449476, 0.0312019108] (10 digits).
+  EXPECT_NEAR(r->spec_lo[0], 0.0247449476, 1e-10);
+  EXPECT_NEAR(r->spec_hi[0], 0.0312019108, 1e-10);
+  const auto& b = *r->boxes[5];
+  EXPECT_EQ(b.lo[0], r->spec_lo[0]);
+  EXPECT_EQ(b.hi[0], r->spec_hi[0]);
+  // Node 4 (the sum, a tanh input) got its intermediate bound by CROWN: [0.02475, 0.0312117391].
+  EXPECT_NEAR(r->boxes[4]->hi[0], 0.0312117391, 1e-9);
+  auto ibp = run_crown(m.graph, m.payload, in, 5, nullptr, with(BoundMethod::Ibp));
+  ASSERT_TRUE(ibp.ok());
+  EXPECT_NEAR(ibp->spec_lo[0], 0.0207720117, 1e-9);
+  auto alpha = run_crown(m.graph, m.payload, in, 5, nullptr, with(BoundMethod::AlphaCrown));
+  ASSERT_TRUE(alpha.ok());
+  EXPECT_GE(alpha->spec_lo[0], r->spec_lo[0]);
+  EXPECT_LE(alpha->spec_hi[0], r->spec_hi[0]);
+}
+
+struct GoldenCase {
+  std::string name, network;
+  std::vector<double> lo, hi;
+  bool has_spec = false;
+  SpecMatrix spec;
+  nlohmann::json results;
+};
+
+std::vector<GoldenCase> golden_cases() {
+  std::ifstream f(std::string(DENOTE_SOURCE_DIR) + "/tests/data/lirpa/crown_golden.json");
+  const nlohmann::json g = nlohmann::json::parse(f);
+  std::vector<GoldenCase> out;
+  for (const auto& c : g["cases"]) {
+    if (c["name"].get<std::string>().rfind("six_node", 0) == 0) continue;
+    GoldenCase k{c["name"], c["network"], c["input"]["lo"], c["input"]["hi"], !c["C_passed"].is_null(), {}, c["results"]};
+    for (const auto& row : c["C"]) {
+      for (double v : row) k.spec.c.push_back(v);
+      ++k.spec.rows;
+    }
+    k.spec.cols = static_cast<int64_t>(c["C"][0].size());
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+const nlohmann::json* lirpa_result(const GoldenCase& c, const std::string& method) {
+  for (const auto& r : c.results)
+    if (r["method"] == method && r["dtype"] == "float64") return &r;
+  return nullptr;
+}
+
+// Every golden case: IBP and CROWN in auto_LiRPA's mode equal auto_LiRPA's bounds up to outward
+// rounding; the default CROWN and alpha-CROWN are at least as tight, alpha-CROWN at least as CROWN.
+TEST(Crown, AcasXuAndMnistfcAgainstAutoLirpa) {
+  const auto cases = golden_cases();
+  ASSERT_EQ(cases.size(), 6u);
+  for (const GoldenCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto m = load_model_onnx_file(std::string(DENOTE_SOURCE_DIR) + "/" + c.network);
+    ASSERT_TRUE(m.ok()) << m.message();
+    const DoubleBox box{m->graph.nodes[static_cast<size_t>(m->graph.input_ids()[0])].out_shape, c.lo, c.hi};
+    std::vector<DoubleBox> in = {box};
+    const SpecMatrix* spec = c.has_spec ? &c.spec : nullptr;
+    auto run = [&](BoundMethod method, bool lirpa) {
+      CrownOptions o = with(method);
+      o.lirpa_compatible = lirpa;
+      auto r = run_crown(m->graph, m->payload, in, m->output_ids[0], spec, o);
+      EXPECT_TRUE(r.ok()) << r.message();
+      return *r;
+    };
+    const auto same = [&](const CrownResult& r, const nlohmann::json& want) {
+      const auto lo = want["lo"].get<std::vector<double>>(), hi = want["hi"].get<std::vector<double>>();
+      for (size_t k = 0; k < lo.size(); ++k) {
+        const double tol = 1e-9 * (1 + std::fabs(lo[k])) + 1e-9 * (1 + std::fabs(hi[k]));
+        EXPECT_LE(r.spec_lo[k], lo[k] + 1e-12 * (1 + std::fabs(lo[k]))) << "row " << k << " not outward";
+        EXPECT_GE(r.spec_hi[k], hi[k] - 1e-12 * (1 + std::fabs(hi[k]))) << "row " << k << " not outward";
+        EXPECT_NEAR(r.spec_lo[k], lo[k], tol) << "row " << k;
+        EXPECT_NEAR(r.spec_hi[k], hi[k], tol) << "row " << k;
+      }
+    };
+    const auto tighter = [&](const CrownResult& r, const std::vector<double>& lo, const std::vector<double>& hi) {
+      for (size_t k = 0; k < lo.size(); ++k) {
+        EXPECT_GE(r.spec_lo[k], lo[k] - 1e-9 * (1 + std::fabs(lo[k]))) << "row " << k;
+        EXPECT_LE(r.spec_hi[k], hi[k] + 1e-9 * (1 + std::fabs(hi[k]))) << "row " << k;
+      }
+    };
+    same(run(BoundMethod::Ibp, false), *lirpa_result(c, "IBP"));
+    const CrownResult crown_lirpa = run(BoundMethod::Crown, true);
+    same(crown_lirpa, *lirpa_result(c, "CROWN"));
+    const CrownResult crown = run(BoundMethod::Crown, false);
+    tighter(crown, crown_lirpa.spec_lo, crown_lirpa.spec_hi);
+    const CrownResult alpha = run(BoundMethod::AlphaCrown, false);
+    tighter(alpha, crown.spec_lo, crown.spec_hi);
+    const auto& la = *lirpa_result(c, "alpha-CROWN");
+    tighter(alpha, la["lo"].get<std::vector<double>>(), la["hi"].get<std::vector<double>>());
+    EXPECT_GT(alpha.alpha_steps, 0);
+  }
+}
+
+// The lines of every relaxation hold against MPFR's f at points of [l, u] (both ends included).
+double mpfr_eval(int (*fn)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t), double x, bool inv = false) {
+  mpfr_t a;
+  mpfr_init2(a, 200);
+  mpfr_set_d(a, x, MPFR_RNDN);
+  if (inv)
+    mpfr_ui_div(a, 1, a, MPFR_RNDN);
+  else
+    fn(a, a, MPFR_RNDN);
+  const double v = mpfr_get_d(a, MPFR_RNDN);
+  mpfr_clear(a);
+  return v;
+}
+
+int mpfr_sigmoid(mpfr_ptr y, mpfr_srcptr x, mpfr_rnd_t r) {
+  mpfr_neg(y, x, r);
+  mpfr_exp(y, y, r);
+  mpfr_add_ui(y, y, 1, r);
+  return mpfr_ui_div(y, 1, y, r);
+}
+int mpfr_softplus(mpfr_ptr y, mpfr_srcptr x, mpfr_rnd_t r) {
+  mpfr_exp(y, x, r);
+  return mpfr_log1p(y, y, r);
+}
+
+TEST(Crown, RelaxationLinesHoldAgainstMpfr) {
+  using namespace crown;
+  struct Fn {
+    const char* name;
+    Relax (*relax)(double, double);
+    int (*ref)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
+    double lo_min;  // the domain's left end
+  };
+  const Fn fns[] = {
+      {"tanh", [](double l, double u) { return relax_s_shaped(Smooth{[](double x) { return std::tanh(x); }, [](double x) { const double t = std::tanh(x); return 1 - t * t; }, 16 * kU, 8 * kU}, l, u); }, mpfr_tanh, -20},
+      {"sigmoid", [](double l, double u) { return relax_s_shaped(Smooth{[](double x) { return 1 / (1 + std::exp(-x)); }, [](double x) { const double s = 1 / (1 + std::exp(-x)); return s * (1 - s); }, 16 * kU, 8 * kU}, l, u); }, mpfr_sigmoid, -20},
+      {"exp", [](double l, double u) { return relax_convex(Smooth{[](double x) { return std::exp(x); }, [](double x) { return std::exp(x); }}, l, u); }, mpfr_exp, -20},
+      {"softplus", [](double l, double u) { return relax_convex(Smooth{[](double x) { return std::log1p(std::exp(x)); }, [](double x) { return 1 / (1 + std::exp(-x)); }, 16 * kU, 8 * kU}, l, u); }, mpfr_softplus, -20},
+      {"log", [](double l, double u) { return relax_concave(Smooth{[](double x) { return std::log(x); }, [](double x) { return 1 / x; }}, l, u); }, mpfr_log, 1e-3},
+      {"sqrt", [](double l, double u) { return relax_concave(Smooth{[](double x) { return std::sqrt(x); }, [](double x) { return 0.5 / std::sqrt(x); }}, l, u); }, mpfr_sqrt, 0},
+  };
+  ibp_test::Rng rng(0xc40);
+  int64_t checks = 0;
+  for (const Fn& fn : fns) {
+    for (int t = 0; t < 400; ++t) {
+      double l = rng.real(fn.lo_min, 8), u = l + (rng.range(0, 4) == 0 ? 0 : rng.real(0, 12));
+      if (fn.lo_min >= 0) l = std::max(l, fn.lo_min), u = std::max(u, l);
+      const Relax r = fn.relax(l, u);
+      ASSERT_TRUE(r.ok) << fn.name << " [" << l << ", " << u << "]";
+      for (int k = 0; k <= 64; ++k) {
+        const double x = k == 64 ? u : l + (u - l) * k / 64.0;
+        if (x < l || x > u) continue;
+        const double f = mpfr_eval(fn.ref, x);
+        // The lines are compared in long double: their own rounding is far below the margins kept.
+        const long double below = static_cast<long double>(r.lo.a) * x + r.lo.b;
+        const long double above = static_cast<long double>(r.up.a) * x + r.up.b;
+        ASSERT_LE(below, f) << fn.name << " lower line at x = " << x << " on [" << l << ", " << u << "]";
+        ASSERT_GE(above, f) << fn.name << " upper line at x = " << x << " on [" << l << ", " << u << "]";
+        ++checks;
+      }
+    }
+  }
+  // relu and abs, and inv on both signs.
+  for (int t = 0; t < 2000; ++t) {
+    const double l = rng.real(-5, 5), u = l + rng.real(0, 6);
+    const Relax rr = relax_relu(l, u, rng.range(0, 1) ? rng.unit() : -1), ra = relax_abs(l, u);
+    for (int k = 0; k <= 16; ++k) {
+      const double x = k == 16 ? u : l + (u - l) * k / 16.0;
+      const long double relu = x > 0 ? x : 0, ab = std::fabs(x);
+      ASSERT_LE(static_cast<long double>(rr.lo.a) * x + rr.lo.b, relu);
+      ASSERT_GE(static_cast<long double>(rr.up.a) * x + rr.up.b, relu);
+      ASSERT_LE(static_cast<long double>(ra.lo.a) * x + ra.lo.b, ab);
+      ASSERT_GE(static_cast<long double>(ra.up.a) * x + ra.up.b, ab);
+      checks += 2;
+    }
+  }
+  EXPECT_GT(checks, 150000);
+}
+
+// Random graphs over every relaxation, cut op and affine op of the IBP soundness test: every node
+// box and every spec row contains the exact (MPFR) value and the value computed in the arithmetic.
+TEST(Crown, RandomGraphsContainExactAndEvaluatedValues) {
+  ibp_test::Rng rng(0xc20);
+  int64_t checks = 0, graphs = 0;
+  for (int gi = 0; gi < 150; ++gi) {
+    const int64_t n = rng.range(1, 4);
+    const Model m = ibp_test::random_model(rng, n);
+    DoubleBox box{{n}, {}, {}};
+    for (int64_t i = 0; i < n; ++i) {
+      const double c = rng.real(-2, 2), r = rng.range(0, 3) == 0 ? 0 : rng.real(0, 0.8);
+      box.lo.push_back(c - r), box.hi.push_back(c + r);
+    }
+    std::vector<DoubleBox> in = {box};
+    const int64_t out = m.output_ids[0];
+    const int64_t k = numel(m.graph.nodes[static_cast<size_t>(out)].out_shape);
+    SpecMatrix spec{2, k, {}};
+    for (int64_t i = 0; i < 2 * k; ++i) spec.c.push_back(rng.real(-1, 1));
+    for (const char* arith : {"f64", "f32"}) {
+      for (BoundMethod method : {BoundMethod::Crown, BoundMethod::AlphaCrown}) {
+        CrownOptions o = with(method, arith);
+        o.alpha_iters = 5;
+        auto boxes = run_crown(m.graph, m.payload, in, out, nullptr, o);
+        auto rows = run_crown(m.graph, m.payload, in, out, &spec, o);
+        ASSERT_TRUE(boxes.ok() && rows.ok()) << (boxes.ok() ? rows.message() : boxes.message());
+        ++graphs;
+        for (int j = 0; j < 6; ++j) {
+          std::vector<double> x;
+          for (int64_t i = 0; i < n; ++i) {
+            const double t = j == 0 ? 0 : j == 1 ? 1 : j == 2 ? 0.5 : rng.unit();
+            x.push_back(std::clamp(box.lo[i] + t * (box.hi[i] - box.lo[i]), box.lo[i], box.hi[i]));
+          }
+          RealContext real(200);
+          F64Context f64;
+          F32Context f32;
+          std::vector<std::pair<ValueTable<double>, std::string>> values;
+          if (auto t = ibp_test::eval_at(real, m, x); t.ok()) {
+            ValueTable<double> d;
+            for (const auto& v : *t) {
+              Tensor<double> w = Tensor<double>::filled(v.shape, 0.0);
+              for (size_t i = 0; i < v.data.size(); ++i) w.data[i] = real.to_double(v.data[i]);
+              d.push_back(std::move(w));
+            }
+            values.emplace_back(std::move(d), "exact");
+          }
+          if (std::string(arith) == "f64") {
+            if (auto t = ibp_test::eval_at(f64, m, x); t.ok()) values.emplace_back(std::move(*t), "f64");
+          } else if (auto t = ibp_test::eval_at(f32, m, x); t.ok()) {
+            ValueTable<double> d;
+            for (const auto& v : *t) {
+              Tensor<double> w = Tensor<double>::filled(v.shape, 0.0);
+              for (size_t i = 0; i < v.data.size(); ++i) w.data[i] = v.data[i];
+              d.push_back(std::move(w));
+            }
+            values.emplace_back(std::move(d), "f32");
+          }
+          for (const auto& [table, what] : values) {
+            for (size_t id = 0; id < boxes->boxes.size(); ++id) {
+              const auto& b = boxes->boxes[id];
+              if (!b) continue;
+              for (size_t i = 0; i < b->lo.size(); ++i) {
+                const double y = table[id].data[i];
+                if (std::isnan(y)) continue;  // NaN values: see NUMERICS.md (a box says nothing about them)
+                ASSERT_TRUE(y >= b->lo[i] && y <= b->hi[i])
+                    << what << " " << arith << " " << bound_method_name(method) << " graph " << gi << " node " << id
+                    << " element " << i << ": " << y << " not in [" << b->lo[i] << ", " << b->hi[i] << "]";
+                ++checks;
+              }
+            }
+            const auto& yv = table[static_cast<size_t>(out)].data;
+            for (int64_t r = 0; r < 2; ++r) {
+              long double cy = 0;
+              bool nan = false;
+              for (int64_t i = 0; i < k; ++i) {
+                cy += static_cast<long double>(spec.c[static_cast<size_t>(r * k + i)]) * yv[static_cast<size_t>(i)];
+                nan = nan || std::isnan(yv[static_cast<size_t>(i)]);
+              }
+              if (nan) continue;
+              // The products in long double: 11 extra bits cover the rounding of this check.
+              ASSERT_GE(cy * (1 + 1e-15L) + 1e-300L, rows->spec_lo[static_cast<size_t>(r)] - std::fabs(cy) * 1e-15L)
+                  << what << " spec row " << r << " graph " << gi;
+              ASSERT_LE(cy - std::fabs(cy) * 1e-15L, rows->spec_hi[static_cast<size_t>(r)] + std::fabs(cy) * 1e-15L)
+                  << what << " spec row " << r << " graph " << gi;
+              ++checks;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checks, 10000);
+  EXPECT_EQ(graphs, 600);
+}
+
+// On ReLU networks the default CROWN is never looser than IBP (the boxes are intersected).
+TEST(Crown, NeverLooserThanIbpOnReluNetworks) {
+  ibp_test::Rng rng(0x1b9);
+  for (int t = 0; t < 40; ++t) {
+    GraphBuilder b;
+    const int64_t n = rng.range(2, 6);
+    int64_t x = b.input({n});
+    const int layers = static_cast<int>(rng.range(1, 4));
+    for (int l = 0; l < layers; ++l) {
+      std::vector<double> w, bias;
+      for (int64_t i = 0; i < n * n; ++i) w.push_back(rng.real(-1, 1));
+      for (int64_t i = 0; i < n; ++i) bias.push_back(rng.real(-0.5, 0.5));
+      x = b.unary(Op::Relu, b.linear(x, n, w, bias));
+    }
+    std::vector<double> w(static_cast<size_t>(2 * n)), bias(2);
+    for (double& v : w) v = rng.real(-1, 1);
+    x = b.linear(x, 2, w, bias);
+    auto m = b.build({x});
+    ASSERT_TRUE(m.ok());
+    DoubleBox box{{n}, {}, {}};
+    for (int64_t i = 0; i < n; ++i) {
+      const double c = rng.real(-1, 1), r = rng.real(0, 1);
+      box.lo.push_back(c - r), box.hi.push_back(c + r);
+    }
+    std::vector<DoubleBox> in = {box};
+    auto ibp = run_crown(m->graph, m->payload, in, x, nullptr, with(BoundMethod::Ibp));
+    auto cr = run_crown(m->graph, m->payload, in, x, nullptr, with(BoundMethod::Crown));
+    ASSERT_TRUE(ibp.ok() && cr.ok());
+    for (size_t id = 0; id < cr->boxes.size(); ++id)
+      for (size_t i = 0; i < cr->boxes[id]->lo.size(); ++i) {
+        EXPECT_GE(cr->boxes[id]->lo[i], ibp->boxes[id]->lo[i]) << "node " << id;
+        EXPECT_LE(cr->boxes[id]->hi[i], ibp->boxes[id]->hi[i]) << "node " << id;
+      }
+  }
+}
+
+TEST(Crown, ErrorsNameWhatIsWrong) {
+  const Model m = six_node_model();
+  std::vector<DoubleBox> in = {*box_around(Tensor<double>({4}, six_node_x0()), 0.05)};
+  SpecMatrix bad{1, 3, {1, 2, 3}};
+  auto r = run_crown(m.graph, m.payload, in, 5, &bad, with(BoundMethod::Crown));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().field(), "spec");
+  EXPECT_NE(r.message().find("columns"), std::string::npos) << r.message();
+  SpecMatrix inf{1, 1, {INFINITY}};
+  EXPECT_FALSE(run_crown(m.graph, m.payload, in, 5, &inf, with(BoundMethod::Crown)).ok());
+  auto a = run_crown(m.graph, m.payload, in, 5, nullptr, with(BoundMethod::Crown, "bfloat16"));
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().field(), "arith");
+  EXPECT_FALSE(run_crown(m.graph, m.payload, in, 9, nullptr, with(BoundMethod::Crown)).ok());
+  EXPECT_EQ(parse_bound_method("alpha-crown"), BoundMethod::AlphaCrown);
+  EXPECT_FALSE(parse_bound_method("beta-crown").has_value());
+}
+
+}  // namespace
+}  // namespace denote
