@@ -192,6 +192,29 @@ const std::vector<double>* alpha_of(const RuleCtx& c, int64_t id) {
   return v.empty() ? nullptr : &v;
 }
 
+// The lines of every element, as arrays (the row loop reads them in order).
+struct Lines {
+  std::vector<double> la, lb, ua, ub, xm, ye;
+  std::vector<char> ok, open;  // ok: has a relaxation; open: relu element with an alpha slope
+};
+
+template <Op O>
+Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, double tiny_eval) {
+  const size_t m = xb.lo.size();
+  Lines L;
+  L.la.resize(m), L.lb.resize(m), L.ua.resize(m), L.ub.resize(m), L.xm.resize(m), L.ye.resize(m);
+  L.ok.resize(m), L.open.resize(m);
+  constexpr double kEvalUlps = Elementwise<O>::eval_ulps;
+  for (size_t j = 0; j < m; ++j) {
+    const Relax rx = Elementwise<O>::fn(xb.lo[j], xb.hi[j]);
+    L.la[j] = rx.lo.a, L.lb[j] = rx.lo.b, L.ua[j] = rx.up.a, L.ub[j] = rx.up.b, L.ok[j] = rx.ok;
+    L.open[j] = O == Op::Relu && xb.lo[j] < 0 && xb.hi[j] > 0;
+    L.xm[j] = std::max(std::fabs(xb.lo[j]), std::fabs(xb.hi[j])) * (kU * 1.01);
+    L.ye[j] = kEvalUlps > 0 ? std::max(std::fabs(yb.lo[j]), std::fabs(yb.hi[j])) * kEvalUlps * u_eval + 2 * tiny_eval : 0;
+  }
+  return L;
+}
+
 // The line row r uses at element j: the lower one for a coefficient >= 0, else the upper one.
 template <Op O>
 bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
@@ -200,37 +223,30 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const DoubleBox* yb = box_of(c, n.id);
   if (!xb || !yb) return c.fail(fmt::format("node {}: no box for the relaxation", n.id));
   const int64_t m = c.numel_of(n.id);
-  std::vector<Relax> rel(static_cast<size_t>(m));
-  for (int64_t j = 0; j < m; ++j) rel[static_cast<size_t>(j)] = Elementwise<O>::fn(xb->lo[j], xb->hi[j]);
+  const Lines L = element_lines<O>(*xb, *yb, c.err.u, c.err.tiny);
   const std::vector<double>* alpha = O == Op::Relu ? alpha_of(c, n.id) : nullptr;
-  constexpr double kEvalUlps = Elementwise<O>::eval_ulps;
-  std::vector<double> xm(static_cast<size_t>(m)), ye(static_cast<size_t>(m));
-  for (size_t j = 0; j < xm.size(); ++j) {
-    xm[j] = std::max(std::fabs(xb->lo[j]), std::fabs(xb->hi[j])) * (kU * 1.01);
-    ye[j] = kEvalUlps > 0 ? std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j])) * kEvalUlps * c.err.u + 2 * c.err.tiny : 0;
-  }
   for (int64_t r = 0; r < c.st.rows; ++r) {
     double* a = A.data() + r * m;
+    const double* al = alpha ? alpha->data() + r * m : nullptr;
     double sum = 0, mag = 0, cnt = 0, slack = 0;
     for (int64_t j = 0; j < m; ++j) {
       const double lam = a[j];
       if (lam == 0) continue;
-      const Relax& rx = rel[static_cast<size_t>(j)];
-      if (!rx.ok) {  // this element is cut at its box
+      if (!L.ok[j]) {  // this element is cut at its box
         const double t = lam > 0 ? lam * yb->lo[j] : lam * yb->hi[j];
         sum += t, mag += std::fabs(t), cnt += 1;
         a[j] = 0;
         continue;
       }
-      Line line = lam >= 0 ? rx.lo : rx.up;
-      if (alpha && lam >= 0 && xb->lo[j] < 0 && xb->hi[j] > 0) line.a = (*alpha)[static_cast<size_t>(r * m + j)];
-      const double na = lam * line.a;
-      if (line.b != 0) {
-        const double t = lam * line.b;
+      const bool below = lam >= 0;
+      const double la = below ? (al && L.open[j] ? al[j] : L.la[j]) : L.ua[j];
+      const double lb = below ? L.lb[j] : L.ub[j];
+      const double na = lam * la;
+      if (lb != 0) {
+        const double t = lam * lb;
         sum += t, mag += std::fabs(t), cnt += 1;
       }
-      if (na != 0) slack += std::fabs(na) * xm[static_cast<size_t>(j)];
-      if (kEvalUlps > 0) slack += std::fabs(lam) * ye[static_cast<size_t>(j)];
+      slack += std::fabs(na) * L.xm[j] + std::fabs(lam) * L.ye[j];
       a[j] = na;
     }
     c.st.bias[r] += sum;
@@ -318,22 +334,21 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
   const auto& A = f.A[static_cast<size_t>(n.id)];
   if (!xb || !yb || X.empty()) return false;
   const int64_t m = f.rc.numel_of(n.id);
+  const Lines L = element_lines<O>(*xb, *yb, f.rc.err.u, f.rc.err.tiny);
   const std::vector<double>* alpha = O == Op::Relu ? alpha_of(f.rc, n.id) : nullptr;
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(X.size());
-  std::vector<Relax> rel(static_cast<size_t>(m));
-  for (int64_t j = 0; j < m; ++j) rel[static_cast<size_t>(j)] = Elementwise<O>::fn(xb->lo[j], xb->hi[j]);
   for (int64_t r = 0; r < f.rc.st.rows; ++r) {
+    const double* al = alpha ? alpha->data() + r * m : nullptr;
     for (int64_t j = 0; j < m; ++j) {
-      const Relax& rx = rel[static_cast<size_t>(j)];
       const double lam = A[r * m + j];
-      if (!rx.ok) {
+      if (!L.ok[j]) {
         V[r * m + j] = lam >= 0 ? yb->lo[j] : yb->hi[j];
         continue;
       }
-      Line line = lam >= 0 ? rx.lo : rx.up;
-      if (alpha && lam >= 0 && xb->lo[j] < 0 && xb->hi[j] > 0) line.a = (*alpha)[static_cast<size_t>(r * m + j)];
-      V[r * m + j] = line.a * X[r * m + j] + line.b;
+      const bool below = lam >= 0;
+      const double la = below ? (al && L.open[j] ? al[j] : L.la[j]) : L.ua[j];
+      V[r * m + j] = la * X[r * m + j] + (below ? L.lb[j] : L.ub[j]);
     }
   }
   return true;

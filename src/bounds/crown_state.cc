@@ -67,9 +67,14 @@ void RuleCtx::slack_abs_dot(const std::vector<double>& A, const std::vector<doub
   const int64_t m = static_cast<int64_t>(scale.size());
   for (int64_t r = 0; r < st.rows; ++r) {
     const double* a = A.data() + r * m;
+    const double* sc = scale.data();
     double s = 0;
-    for (int64_t j = 0; j < m; ++j)
-      if (a[j] != 0) s += std::fabs(a[j]) * scale[static_cast<size_t>(j)];
+    for (int64_t j = 0; j < m; ++j) s += std::fabs(a[j]) * sc[j];  // vectorises
+    if (std::isnan(s)) {  // 0 * inf: an infinite scale under a zero coefficient contributes nothing
+      s = 0;
+      for (int64_t j = 0; j < m; ++j)
+        if (a[j] != 0) s += std::fabs(a[j]) * sc[j];
+    }
     st.slack[r] += up_sum(s * factor * (1 + 2 * kU), static_cast<double>(m));
   }
 }
