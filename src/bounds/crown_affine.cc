@@ -45,13 +45,26 @@ struct Operands {
   std::vector<Tensor<double>> values;
   std::vector<const Tensor<double>*> ptrs;
 };
+// A parent that is a constant (matmul's weight operand): it keeps its value (its magnitude) and
+// receives no coefficients.
+const std::vector<double>* const_value(const RuleCtx& c, int64_t p) {
+  if (c.g.nodes[static_cast<size_t>(p)].op != Op::Const) return nullptr;
+  const auto* rec = find_record(c.payload.consts, p);
+  return rec ? &rec->values : nullptr;
+}
+
+bool vo_wanted(const RuleCtx& c, const Node& n, size_t k) { return const_value(c, n.parents[k]) == nullptr; }
+
 Operands operands(const RuleCtx& c, const Node& n, bool magnitudes) {
   Operands o;
   for (int64_t p : n.parents) {
     const Shape& s = c.g.nodes[static_cast<size_t>(p)].out_shape;
     Tensor<double> t = Tensor<double>::filled(s, 0.0);
-    if (magnitudes)
+    if (const auto* v = const_value(c, p); v && v->size() == t.data.size()) {
+      for (size_t j = 0; j < t.data.size(); ++j) t.data[j] = magnitudes ? std::fabs((*v)[j]) : (*v)[j];
+    } else if (magnitudes) {
       for (int64_t j = 0; j < numel(s); ++j) t.data[static_cast<size_t>(j)] = c.absmax(p, j);
+    }
     o.values.push_back(std::move(t));
   }
   for (const auto& t : o.values) o.ptrs.push_back(&t);
@@ -123,6 +136,7 @@ bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A) {
     std::copy(A.begin() + r * m, A.begin() + (r + 1) * m, cot.data.begin());
     ad::VjpOut<double> vo;
     vo.want.assign(n.parents.size(), true);
+    for (size_t k = 0; k < n.parents.size(); ++k) vo.want[k] = const_value(c, n.parents[k]) == nullptr;
     vo.parents.resize(n.parents.size());
     if (Status s = vjp(ctx, da, cot, vo); !s.ok()) return c.fail(fmt::format("node {}: {}", n.id, s.message()));
     for (size_t k = 0; k < n.parents.size(); ++k) {
@@ -131,15 +145,26 @@ bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A) {
         std::copy(vo.parents[k].data.begin(), vo.parents[k].data.end(), parent_a[k].begin() + r * pm);
     }
   }
-  for (size_t k = 0; k < n.parents.size(); ++k) c.add_to(n.parents[k], std::move(parent_a[k]));
+  for (size_t k = 0; k < n.parents.size(); ++k)
+    if (vo_wanted(c, n, k)) c.add_to(n.parents[k], std::move(parent_a[k]));
   return c.st.failure.empty();
+}
+
+bool rule_matmul(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  const bool a_const = const_value(c, n.parents[0]) != nullptr, b_const = const_value(c, n.parents[1]) != nullptr;
+  if (a_const == b_const) return c.concretize(n.id, A);  // a product of two variables: cut
+  return rule_affine(c, n, std::move(A));
+}
+
+bool matmul_is_affine(const RuleCtx& c, const Node& n) {
+  return (const_value(c, n.parents[0]) != nullptr) != (const_value(c, n.parents[1]) != nullptr);
 }
 
 bool fwd_affine(ForwardCtx& f, const Node& n) {
   const RuleCtx& c = f.rc;
   auto& V = f.V[static_cast<size_t>(n.id)];
   for (int64_t p : n.parents)
-    if (f.V[static_cast<size_t>(p)].empty()) return false;
+    if (f.V[static_cast<size_t>(p)].empty() && !const_value(c, p)) return false;
   if (same_layout(n.op)) {
     V = f.V[static_cast<size_t>(n.parents[0])];
     return true;
@@ -156,8 +181,11 @@ bool fwd_affine(ForwardCtx& f, const Node& n) {
   const auto jvp = ad::jvp_fn<F64Context>(n.op);
   V.assign(static_cast<size_t>(c.st.rows * m), 0.0);
   Operands tan = operands(c, n, false);
+  for (size_t k = 0; k < n.parents.size(); ++k)  // a constant operand has a zero tangent
+    if (const_value(c, n.parents[k])) std::fill(tan.values[k].data.begin(), tan.values[k].data.end(), 0.0);
   for (int64_t r = 0; r < c.st.rows; ++r) {
     for (size_t k = 0; k < n.parents.size(); ++k) {
+      if (const_value(c, n.parents[k])) continue;  // the constant operand keeps its value: zero tangent part
       const auto& src = f.V[static_cast<size_t>(n.parents[k])];
       const size_t pm = tan.values[k].data.size();
       std::copy(src.begin() + static_cast<int64_t>(r * pm), src.begin() + static_cast<int64_t>((r + 1) * pm),

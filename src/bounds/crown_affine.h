@@ -1,5 +1,5 @@
 // Internal: CROWN's generic rule for ops that are affine in their inputs (y = M x + c): layout ops,
-// reductions, avg_pool, conv, batch_norm_eval. Coefficients go back through the op's own VJP rule
+// reductions, avg_pool, conv, batch_norm_eval, matmul with a constant operand. Coefficients go back through the op's own VJP rule
 // (src/autodiff/, F64Context), one row at a time; the bias is A . f(0); the error terms use |M| xmax,
 // which is the op evaluated on the parents' magnitudes (|weights|, no offsets), since M >= 0 for the
 // parameter-free ones. alpha-CROWN's forward rule is the op's JVP plus f(0).
@@ -19,5 +19,8 @@ inline constexpr bool kAffineOp = O == Op::Permute || O == Op::Transpose || O ==
 
 bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A);
 bool fwd_affine(ForwardCtx& f, const Node& n);
+// matmul with one constant operand is affine in the other; two variable operands: cut.
+bool rule_matmul(RuleCtx& c, const Node& n, std::vector<double>&& A);
+bool matmul_is_affine(const RuleCtx& c, const Node& n);
 
 }  // namespace denote::crown

@@ -267,6 +267,7 @@ constexpr Rule rule_for() {
   else if constexpr (O == Op::Add) return &rule_add;
   else if constexpr (O == Op::Sub) return &rule_sub;
   else if constexpr (O == Op::MulElem) return &rule_mul_elem;
+  else if constexpr (O == Op::Matmul) return &rule_matmul;
   else if constexpr (Elementwise<O>::fn != nullptr) return &rule_elementwise<O>;
   else if constexpr (kAffineOp<O>) return &rule_affine;
   else return nullptr;
@@ -354,6 +355,10 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
   return true;
 }
 
+bool fwd_matmul(ForwardCtx& f, const Node& n) {
+  return matmul_is_affine(f.rc, n) ? fwd_affine(f, n) : fwd_vertex(f, n);
+}
+
 template <Op O>
 constexpr ForwardRule forward_for() {
   if constexpr (O == Op::Input || O == Op::Const) return &fwd_vertex;
@@ -361,6 +366,7 @@ constexpr ForwardRule forward_for() {
   else if constexpr (O == Op::Add) return &fwd_add;
   else if constexpr (O == Op::Sub) return &fwd_sub;
   else if constexpr (O == Op::MulElem) return &fwd_mul_elem;
+  else if constexpr (O == Op::Matmul) return &fwd_matmul;
   else if constexpr (Elementwise<O>::fn != nullptr) return &fwd_elementwise<O>;
   else if constexpr (kAffineOp<O>) return &fwd_affine;
   else return &fwd_vertex;  // a cut node: its box's vertex
