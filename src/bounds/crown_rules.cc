@@ -258,6 +258,89 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   return c.st.failure.empty();
 }
 
+// ---- max_elem / min_elem of two variables: max(x, y) = y + relu(x - y), min(x, y) = x - relu(x - y),
+// with relu's lines on d = x - y over [lx - uy, ux - ly]. For max, the side below uses
+// beta x + (1 - beta) y (beta in {0, 1}: the adaptive choice); above, s x + (1 - s) y + t. min mirrored.
+// Both are exact in floating point (no evaluation error).
+struct PairLines {
+  std::vector<double> bx_lo, by_lo, b_lo, bx_up, by_up, b_up, xm, ym;  // coefficient shares and intercepts
+};
+
+template <Op O>
+bool pair_lines(const RuleCtx& c, const Node& n, PairLines& L) {
+  const DoubleBox* xb = box_of(c, n.parents[0]);
+  const DoubleBox* yb = box_of(c, n.parents[1]);
+  if (!xb || !yb) return false;
+  const size_t m = xb->lo.size();
+  for (auto* v : {&L.bx_lo, &L.by_lo, &L.b_lo, &L.bx_up, &L.by_up, &L.b_up, &L.xm, &L.ym}) v->assign(m, 0.0);
+  for (size_t j = 0; j < m; ++j) {
+    const double dl = dn(xb->lo[j] - yb->hi[j]), du = up(xb->hi[j] - yb->lo[j]);
+    if (!std::isfinite(dl) || !std::isfinite(du)) return false;
+    const Relax r = relax_relu(dl, du);  // relu(d) >= r.lo.a d, relu(d) <= r.up.a d + r.up.b
+    L.xm[j] = std::max(std::fabs(xb->lo[j]), std::fabs(xb->hi[j]));
+    L.ym[j] = std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j]));
+    if constexpr (O == Op::MaxElem) {
+      L.bx_lo[j] = r.lo.a, L.by_lo[j] = 1 - r.lo.a;  // y + a d
+      L.bx_up[j] = r.up.a, L.by_up[j] = 1 - r.up.a, L.b_up[j] = r.up.b;
+    } else {
+      L.bx_lo[j] = 1 - r.up.a, L.by_lo[j] = r.up.a, L.b_lo[j] = -r.up.b;  // x - (s d + t)
+      L.bx_up[j] = 1 - r.lo.a, L.by_up[j] = r.lo.a;                       // x - a d
+    }
+  }
+  return true;
+}
+
+template <Op O>
+bool rule_pair(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  PairLines L;
+  if (!pair_lines<O>(c, n, L)) return c.concretize(n.id, A);
+  const int64_t m = c.numel_of(n.id);
+  std::vector<double> ax(A.size()), ay(A.size());
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double sum = 0, mag = 0, cnt = 0, slack = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      const size_t i = static_cast<size_t>(r * m + j), k = static_cast<size_t>(j);
+      const double lam = A[i];
+      if (lam == 0) continue;
+      const bool below = lam >= 0;
+      // 1 - s is computed: its rounding is part of the coefficient's (one more u).
+      ax[i] = lam * (below ? L.bx_lo[k] : L.bx_up[k]);
+      ay[i] = lam * (below ? L.by_lo[k] : L.by_up[k]);
+      const double b = below ? L.b_lo[k] : L.b_up[k];
+      if (b != 0) {
+        const double t = lam * b;
+        sum += t, mag += std::fabs(t), cnt += 1;
+      }
+      slack += (std::fabs(ax[i]) * L.xm[k] + std::fabs(ay[i]) * L.ym[k]) * (kU * 2.02) +
+               std::fabs(lam) * (L.xm[k] + L.ym[k]) * kU * 1.01;
+    }
+    c.st.bias[r] += sum, c.st.mag[r] += mag, c.st.terms[r] += cnt;
+    c.st.slack[r] += up_sum(slack, static_cast<double>(3 * m));
+  }
+  c.add_to(n.parents[0], std::move(ax));
+  c.add_to(n.parents[1], std::move(ay));
+  return c.st.failure.empty();
+}
+
+template <Op O>
+bool fwd_pair(ForwardCtx& f, const Node& n) {
+  PairLines L;
+  const auto& X = f.V[static_cast<size_t>(n.parents[0])];
+  const auto& Y = f.V[static_cast<size_t>(n.parents[1])];
+  const auto& A = f.A[static_cast<size_t>(n.id)];
+  if (X.empty() || Y.empty() || !pair_lines<O>(f.rc, n, L)) return false;
+  const size_t m = L.xm.size();
+  auto& V = f.V[static_cast<size_t>(n.id)];
+  V.resize(X.size());
+  for (size_t i = 0; i < X.size(); ++i) {
+    const size_t k = i % m;
+    const bool below = A[i] >= 0;
+    V[i] = (below ? L.bx_lo[k] : L.bx_up[k]) * X[i] + (below ? L.by_lo[k] : L.by_up[k]) * Y[i] +
+           (below ? L.b_lo[k] : L.b_up[k]);
+  }
+  return true;
+}
+
 bool rule_cut(RuleCtx& c, const Node& n, std::vector<double>&& A) { return c.concretize(n.id, A); }
 
 template <Op O>
@@ -268,6 +351,7 @@ constexpr Rule rule_for() {
   else if constexpr (O == Op::Sub) return &rule_sub;
   else if constexpr (O == Op::MulElem) return &rule_mul_elem;
   else if constexpr (O == Op::Matmul) return &rule_matmul;
+  else if constexpr (O == Op::MaxElem || O == Op::MinElem) return &rule_pair<O>;
   else if constexpr (Elementwise<O>::fn != nullptr) return &rule_elementwise<O>;
   else if constexpr (kAffineOp<O>) return &rule_affine;
   else return nullptr;
@@ -367,6 +451,7 @@ constexpr ForwardRule forward_for() {
   else if constexpr (O == Op::Sub) return &fwd_sub;
   else if constexpr (O == Op::MulElem) return &fwd_mul_elem;
   else if constexpr (O == Op::Matmul) return &fwd_matmul;
+  else if constexpr (O == Op::MaxElem || O == Op::MinElem) return &fwd_pair<O>;
   else if constexpr (Elementwise<O>::fn != nullptr) return &fwd_elementwise<O>;
   else if constexpr (kAffineOp<O>) return &fwd_affine;
   else return &fwd_vertex;  // a cut node: its box's vertex

@@ -146,3 +146,49 @@ TEST(CrownAffine, MatmulByAConstantBoundsLikeTheLinearNode) {
 
 }  // namespace
 }  // namespace denote
+
+namespace denote {
+namespace {
+
+// max_elem / min_elem of two variable branches: relaxed through relu(x - y), not cut.
+TEST(CrownAffine, MaxAndMinOfTwoBranchesContainSamples) {
+  GraphBuilder b;
+  const int64_t x = b.input({3});
+  const int64_t p = b.linear(x, 4, values(12, 31, 1.0), values(4, 32, 0.2));
+  const int64_t q = b.linear(x, 4, values(12, 33, 1.0), values(4, 34, 0.2));
+  const int64_t mx = b.binary(Op::MaxElem, p, q), mn = b.binary(Op::MinElem, p, q);
+  const int64_t cat = b.add(Op::Concat, {mx, mn}, AxisAttrs{0});
+  const int64_t out = b.linear(cat, 2, values(16, 35, 1.0), values(2, 36, 0.1));
+  auto m = b.build({out});
+  ASSERT_TRUE(m.ok()) << m.message();
+  DoubleBox box{{3}, {-0.4, 0.1, -0.2}, {0.3, 0.5, 0.6}};
+  std::vector<DoubleBox> in = {box};
+  CrownOptions o;
+  o.method = BoundMethod::Ibp;
+  auto ibp = run_crown(m->graph, m->payload, in, out, nullptr, o);
+  o.method = BoundMethod::Crown;
+  auto cr = run_crown(m->graph, m->payload, in, out, nullptr, o);
+  ASSERT_TRUE(ibp.ok() && cr.ok());
+  double w_ibp = 0, w_cr = 0;
+  for (size_t k = 0; k < 2; ++k) {
+    w_ibp += ibp->spec_hi[k] - ibp->spec_lo[k];
+    w_cr += cr->spec_hi[k] - cr->spec_lo[k];
+  }
+  EXPECT_LT(w_cr, w_ibp);
+  F64Context ctx;
+  for (int t = 0; t < 2000; ++t) {
+    std::vector<double> xs(3);
+    const std::vector<double> u = values(3, 100 + static_cast<uint64_t>(t), 1.0);
+    for (size_t i = 0; i < 3; ++i) xs[i] = box.lo[i] + (u[i] + 1) / 2 * (box.hi[i] - box.lo[i]);
+    std::vector<Tensor<double>> xin = {Tensor<double>({3}, xs)};
+    auto y = denote(m->graph, m->payload, std::span<const Tensor<double>>(xin), out, ctx);
+    ASSERT_TRUE(y.ok());
+    for (size_t k = 0; k < 2; ++k) {
+      ASSERT_GE(y->data[k], cr->spec_lo[k]) << "sample " << t;
+      ASSERT_LE(y->data[k], cr->spec_hi[k]) << "sample " << t;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace denote
