@@ -4,6 +4,7 @@
 #   json_import   torchlean.ir.v1 JSON          onnx_import   ONNX protobuf (float and typed import)
 #   words_load    typed dtype + words / typed documents
 #   scalar_line   `denote scalar` lines          npy_load      .npy tensors (--input @file.npy)
+#   vnnlib_parse  VNN-LIB properties (docs/VNNLIB.md)
 # TARGET=all runs each in turn for N seconds. New corpus entries go to <build>/corpus/<target> (the
 # committed seeds in fuzz/corpus/<target> stay untouched); a crashing input is saved under
 # <build>/artifacts/ and the script exits non-zero. Each target runs with its dictionary
@@ -20,7 +21,7 @@ seconds="${1:-60}"
 shift || true
 cd "$root"
 
-all_targets=(json_import onnx_import words_load scalar_line npy_load)
+all_targets=(json_import onnx_import words_load scalar_line npy_load vnnlib_parse)
 target="${TARGET:-json_import}"
 if [[ "$target" == all ]]; then
   targets=("${all_targets[@]}")

@@ -1,0 +1,78 @@
+// Complete verification of a VNN-LIB property (include/denote/verify/vnnlib.h) on a model: sat with
+// a re-checked witness, unsat from float-sound bounds, or unknown / timeout.
+//
+// Per case of the property and per conjunction of its output condition: falsification (the box's
+// center, random points, then projected signed-gradient descent on max_k (c_k . y - rhs_k) with the
+// gradients of include/denote/autodiff/grad.h), incomplete bounds (CROWN, then alpha-CROWN on the
+// whole box: a conjunction is impossible where some atom's lower bound exceeds its right-hand side),
+// then branch and bound by input splitting (the dimension with the largest width times the output's
+// sensitivity) with CROWN on every subdomain and a falsification probe at its center.
+//
+// Soundness: unsat only from run_crown's bounds in the model's arithmetic (f32 or f64: they hold for
+// the exact real network and its evaluation). sat only when a witness x inside the exact decimal box
+// satisfies every atom of one conjunction, checked exactly (MPFR), both on the network's evaluation in
+// its arithmetic and on the exact real network (MPFR, 256 bits). When the two disagree the point is
+// not a witness; the disagreement is counted in the stats.
+//
+//   auto p = load_vnnlib_file("prop_2.vnnlib");
+//   auto r = verify(model, *p, VerifyOptions{});   // r->result == VerifyResult::Sat, r->witness->x ...
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "denote/base/status.h"
+#include "denote/ir/model.h"
+#include "denote/verify/vnnlib.h"
+
+namespace denote {
+
+enum class VerifyResult : uint8_t { Sat, Unsat, Unknown, Timeout };
+std::string_view verify_result_name(VerifyResult r);  // "sat", "unsat", "unknown", "timeout"
+
+struct VerifyOptions {
+  double timeout_s = 60;
+  std::string arith = "f32";      // the network's arithmetic: f32 (ONNX FLOAT) or f64
+  uint64_t seed = 1;
+  int64_t samples = 2048;         // random points per case and conjunction
+  int pgd_restarts = 8;
+  int pgd_steps = 40;
+  bool alpha_root = true;         // alpha-CROWN on the whole box before branching
+  int64_t max_domains = 2000000;  // subdomains visited in all; then unknown
+};
+
+struct Witness {
+  std::vector<double> x;  // the input, flat row-major (X_0, X_1, ...)
+  std::vector<double> y;  // the output in the network's arithmetic
+};
+
+struct VerifyStats {
+  double falsify_s = 0, bounds_s = 0, bab_s = 0, total_s = 0;
+  int64_t samples = 0, pgd_steps = 0, domains = 0, crown_calls = 0, alpha_calls = 0;
+  int64_t disagreements = 0;  // points that satisfy the property in one semantics only
+  std::string decided_by;     // "sampling", "pgd", "bab-probe", "crown", "alpha-crown", "bab", ""
+};
+
+struct VerifyOutcome {
+  VerifyResult result = VerifyResult::Unknown;
+  std::optional<Witness> witness;
+  VerifyStats stats;
+  std::string note;  // why unknown
+};
+
+// Errors: the model's input/output element counts differ from the property's X/Y counts, the model
+// has not exactly one input and one output, an arith other than f32/f64.
+Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyOptions& o);
+
+// Whether x (flat) is a witness: inside the case's exact box and satisfying conjunction k, in the
+// network's arithmetic and exactly; y receives the arithmetic's output.
+struct WitnessCheck {
+  bool in_box = false, holds_arith = false, holds_exact = false;
+  std::vector<double> y;
+};
+WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
+                           const std::vector<double>& x, const std::string& arith);
+
+}  // namespace denote

@@ -1,0 +1,67 @@
+// VNN-LIB properties (the SMT-LIB subset VNN-COMP 2021-2025 uses): declare-const of X_i / Y_j,
+// assert with <=, >=, <, >, and, or (nested), linear terms (constants, X_i / Y_j, (* c V), (+ ...),
+// (- a b), (- a)), comments. A property states the *counterexample*: the instance is sat iff some
+// point of the input region makes the output constraints true.
+//
+// Normal form (what parse_vnnlib returns): a disjunction of cases; each case is an input box (the
+// intersection of every input bound that applies to it, decimal bounds kept exactly as directed
+// doubles) and an output condition in DNF (a disjunction of conjunctions of linear atoms over Y).
+// Constraints that mix X and Y in one atom are refused (no VNN-COMP benchmark uses them).
+//
+//   auto p = parse_vnnlib(text, "prop_1.vnnlib");
+//   // p->num_inputs == 5, p->cases[0].lo_out[i] <= X_i <= p->cases[0].hi_out[i]
+//   // p->cases[0].output: [[atom, atom, ...], ...]; atom: sum_j coef[j] * Y_j  <=  rhs  (or <)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "denote/base/status.h"
+
+namespace denote {
+
+// A decimal constant of the file: its text and the doubles just below and above it (equal when the
+// decimal is exactly a double).
+struct VnnDecimal {
+  std::string text;
+  double down = 0, up = 0;
+};
+
+// sum_j coef[j] * Y_j <= rhs (strict: <). coef has num_outputs entries (zeros where Y_j is absent).
+// rhs is exact as a rational of the file's decimals: rhs_text is an expression text that
+// evaluate_atom_exact understands (see below); rhs_down/rhs_up enclose it.
+struct VnnAtom {
+  std::vector<double> coef;  // exact: coefficients are decimals that must be exactly doubles (else an error)
+  double rhs_down = 0, rhs_up = 0;
+  std::vector<VnnDecimal> rhs_terms;  // rhs = sum of these decimals (each with its sign in its text)
+  bool strict = false;
+};
+
+struct VnnCase {
+  // The input box: lo_out/hi_out round outward (for bounding), lo_in/hi_in inward (a witness inside
+  // [lo_in, hi_in] is inside the exact decimal box). The decimal texts for exact re-checks.
+  std::vector<double> lo_out, hi_out, lo_in, hi_in;
+  std::vector<VnnDecimal> lo_text, hi_text;
+  std::vector<std::vector<VnnAtom>> output;  // DNF; empty outer vector: no output condition (always true)
+};
+
+struct VnnProperty {
+  int64_t num_inputs = 0, num_outputs = 0;
+  std::vector<VnnCase> cases;
+};
+
+// Errors: `{file}:{line}:{column}: {what}; expected {what was expected}` (a declaration after use, an
+// undeclared or duplicate name, a malformed term, an unbounded input, an empty box, nesting deeper
+// than 256, a file over 64 MiB or with more than 10^6 cases after distributing or over and).
+Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file = "<vnnlib>");
+Result<VnnProperty> load_vnnlib_file(const std::string& path);
+
+// Exact decimal comparison: sign of (x - d) for a double x and a decimal d (-1, 0, 1), by MPFR.
+int compare_exact(double x, const VnnDecimal& d);
+// Whether the atom holds at outputs y, exactly (sum coef * y compared with the decimal sum by MPFR
+// at enough precision to be exact).
+bool atom_holds_exact(const VnnAtom& a, const std::vector<double>& y);
+
+}  // namespace denote

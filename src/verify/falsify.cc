@@ -1,0 +1,167 @@
+// Witness checks and falsification (include/denote/verify/verify.h): points of a case's box
+// evaluated in the network's arithmetic and exactly, random sampling, projected signed-gradient
+// descent on the conjunction's worst atom.
+#include <algorithm>
+#include <cmath>
+
+#include "denote/autodiff/grad.h"
+#include "denote/base/splitmix.h"
+#include "denote/eval/eval.h"
+#include "verify/falsify.h"
+
+namespace denote {
+
+namespace verify_detail {
+
+const Shape& input_shape(const Model& m) { return m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape; }
+
+std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith) {
+  const int64_t out = m.output_ids[0];
+  if (arith == "f32") {
+    F32Context ctx;
+    std::vector<Tensor<float>> in = {Tensor<float>(input_shape(m), std::vector<float>(x.begin(), x.end()))};
+    const Payload<float> p = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
+    auto y = denote(m.graph, p, std::span<const Tensor<float>>(in), out, ctx);
+    if (!y.ok()) return {};
+    return std::vector<double>(y->data.begin(), y->data.end());
+  }
+  F64Context ctx;
+  std::vector<Tensor<double>> in = {Tensor<double>(input_shape(m), x)};
+  auto y = denote(m.graph, m.payload, std::span<const Tensor<double>>(in), out, ctx);
+  return y.ok() ? y->data : std::vector<double>{};
+}
+
+std::vector<double> eval_exact(const Model& m, const std::vector<double>& x) {
+  RealContext ctx(256);
+  std::vector<RealContext::Scalar> d;
+  for (double v : x) d.push_back(ctx.from_double(v));
+  std::vector<Tensor<RealContext::Scalar>> in = {Tensor<RealContext::Scalar>(input_shape(m), std::move(d))};
+  const auto p = convert_payload<RealContext::Scalar>(m.payload, [&](double v) { return ctx.from_double(v); });
+  auto y = denote(m.graph, p, std::span<const Tensor<RealContext::Scalar>>(in), m.output_ids[0], ctx);
+  if (!y.ok()) return {};
+  std::vector<double> out;
+  for (const auto& v : y->data) out.push_back(ctx.to_double(v));
+  return out;
+}
+
+// The point moved into the case's inward box and, for f32 networks, onto a float (the value an f32
+// runtime reads) that is still inside.
+std::vector<double> arith_point(const VnnCase& c, std::vector<double> x, const std::string& arith) {
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::clamp(x[i], c.lo_in[i], c.hi_in[i]);
+    if (arith != "f32") continue;
+    float f = static_cast<float>(x[i]);
+    if (static_cast<double>(f) < c.lo_in[i]) f = std::nextafter(f, INFINITY);
+    if (static_cast<double>(f) > c.hi_in[i]) f = std::nextafter(f, -INFINITY);
+    x[i] = static_cast<double>(f);
+  }
+  return x;
+}
+
+bool all_hold(const std::vector<VnnAtom>& conj, const std::vector<double>& y) {
+  if (y.empty()) return false;
+  for (const VnnAtom& a : conj)
+    if (!atom_holds_exact(a, y)) return false;
+  return true;
+}
+
+// max_k (c_k . y - rhs_k) and the worst atom (in double; only a guide for the search).
+double violation(const std::vector<VnnAtom>& conj, const std::vector<double>& y, size_t* worst) {
+  double v = -INFINITY;
+  for (size_t k = 0; k < conj.size(); ++k) {
+    double s = -conj[k].rhs_down;
+    for (size_t j = 0; j < y.size(); ++j) s += conj[k].coef[j] * y[j];
+    if (s > v) v = s, *worst = k;
+  }
+  return conj.empty() ? -1 : v;
+}
+
+}  // namespace verify_detail
+
+using namespace verify_detail;
+
+WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
+                           const std::vector<double>& x, const std::string& arith) {
+  WitnessCheck w;
+  w.in_box = x.size() == c.lo_text.size();
+  for (size_t i = 0; w.in_box && i < x.size(); ++i)
+    w.in_box = compare_exact(x[i], c.lo_text[i]) >= 0 && compare_exact(x[i], c.hi_text[i]) <= 0;
+  if (!w.in_box) return w;
+  w.y = eval_point(m, x, arith);
+  w.holds_arith = all_hold(conj, w.y);
+  if (w.holds_arith) w.holds_exact = all_hold(conj, eval_exact(m, x));
+  return w;
+}
+
+namespace verify_detail {
+
+// Checks one candidate; a confirmed witness goes to `found`.
+bool try_point(Search& s, const std::vector<double>& raw) {
+  const std::vector<double> x = arith_point(s.c, raw, s.o.arith);
+  const WitnessCheck w = check_witness(s.m, s.c, s.conj, x, s.o.arith);
+  if (w.holds_arith != w.holds_exact && (w.holds_arith || w.holds_exact)) ++s.stats.disagreements;
+  if (w.in_box && w.holds_arith && w.holds_exact) {
+    s.found = Witness{x, w.y};
+    return true;
+  }
+  return false;
+}
+
+// The gradient of c_k . y (f64) at x, flat; empty on an error.
+std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x) {
+  F64Context ctx;
+  std::vector<Tensor<double>> in = {Tensor<double>(input_shape(m), x)};
+  const Shape& ys = m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape;
+  const Tensor<double> cot(ys, a.coef);
+  auto g = vjp(m.graph, m.payload, std::span<const Tensor<double>>(in), m.output_ids[0], &cot, ctx);
+  if (!g.ok() || g->inputs.empty()) return {};
+  return g->inputs[0].data;
+}
+
+// Signed-gradient descent on the worst atom from x, inside [lo, hi]; true on a confirmed witness.
+bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps) {
+  const size_t n = lo.size();
+  for (int step = 0; step < steps; ++step) {
+    ++s.stats.pgd_steps;
+    const std::vector<double> y = eval_point(s.m, x, "f64");
+    size_t worst = 0;
+    if (y.empty()) return false;
+    if (violation(s.conj, y, &worst) <= 0 && try_point(s, x)) return true;
+    const std::vector<double> g = atom_gradient(s.m, s.conj[worst], x);
+    if (g.size() != n) return false;
+    const double eta = 0.25 * std::pow(0.9, step);
+    for (size_t i = 0; i < n; ++i)
+      if (g[i] != 0) x[i] = std::clamp(x[i] - eta * (hi[i] - lo[i]) * (g[i] > 0 ? 1 : -1), lo[i], hi[i]);
+  }
+  return try_point(s, x);
+}
+
+bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi) {
+  if (s.conj.empty()) return false;
+  std::vector<double> x(lo.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = lo[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (hi[i] - lo[i]);
+  return descend(s, x, lo, hi, 10);
+}
+
+bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi) {
+  const size_t n = lo.size();
+  auto unit = [&] { return static_cast<double>(rng.next() >> 11) * 0x1p-53; };
+  std::vector<double> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = lo[i] + (hi[i] - lo[i]) / 2;
+  if (try_point(s, x)) return (s.stats.decided_by = "sampling", true);
+  for (int64_t t = 0; t < s.o.samples; ++t) {
+    for (size_t i = 0; i < n; ++i) x[i] = lo[i] + unit() * (hi[i] - lo[i]);
+    ++s.stats.samples;
+    if (try_point(s, x)) return (s.stats.decided_by = "sampling", true);
+  }
+  if (s.conj.empty()) return false;
+  for (int r = 0; r < s.o.pgd_restarts; ++r) {
+    for (size_t i = 0; i < n; ++i) x[i] = r == 0 ? lo[i] + (hi[i] - lo[i]) / 2 : lo[i] + unit() * (hi[i] - lo[i]);
+    if (descend(s, x, lo, hi, s.o.pgd_steps)) return (s.stats.decided_by = "pgd", true);
+  }
+  return false;
+}
+
+}  // namespace verify_detail
+
+}  // namespace denote

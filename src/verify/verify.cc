@@ -1,0 +1,220 @@
+// verify (include/denote/verify/verify.h): falsification of every (case, conjunction) first, then
+// per conjunction bounds on the whole box and branch and bound by input splitting.
+#include "denote/verify/verify.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "denote/bounds/crown.h"
+#include "verify/falsify.h"
+
+namespace denote {
+
+std::string_view verify_result_name(VerifyResult r) {
+  switch (r) {
+    case VerifyResult::Sat: return "sat";
+    case VerifyResult::Unsat: return "unsat";
+    case VerifyResult::Timeout: return "timeout";
+    default: return "unknown";
+  }
+}
+
+namespace {
+
+using namespace verify_detail;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The conjunction's atoms as spec rows.
+SpecMatrix spec_of(const std::vector<VnnAtom>& conj, int64_t outputs) {
+  SpecMatrix s{static_cast<int64_t>(conj.size()), outputs, {}};
+  for (const VnnAtom& a : conj) s.c.insert(s.c.end(), a.coef.begin(), a.coef.end());
+  return s;
+}
+
+enum class Decision { Proven, Open, Error };
+
+struct Bounder {
+  const Model& m;
+  const std::vector<VnnAtom>& conj;
+  SpecMatrix spec;
+  const VerifyOptions& o;
+  VerifyStats& stats;
+  std::vector<double> last_lo;  // the rows' lower bounds of the last call
+
+  // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side).
+  Decision decide(const std::vector<double>& lo, const std::vector<double>& hi, BoundMethod method) {
+    const DoubleBox box{input_shape(m), lo, hi};
+    CrownOptions co;
+    co.method = method;
+    co.arith = o.arith;
+    (method == BoundMethod::AlphaCrown ? stats.alpha_calls : stats.crown_calls) += 1;
+    auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
+    if (!r.ok()) return Decision::Error;
+    last_lo = r->spec_lo;
+    for (size_t k = 0; k < conj.size(); ++k) {
+      const double l = r->spec_lo[k];
+      if (conj[k].strict ? l >= conj[k].rhs_up : l > conj[k].rhs_up) return Decision::Proven;
+    }
+    return Decision::Open;
+  }
+};
+
+struct Domain {
+  std::vector<double> lo, hi;
+};
+
+// The split dimension: the largest width times |d worst atom / dx| at the center (the widest one
+// when the gradient vanishes).
+size_t split_dim(const Search& s, const Bounder& b, const Domain& d, const Domain& root) {
+  size_t worst = 0;
+  double gap = INFINITY;
+  for (size_t k = 0; k < s.conj.size() && k < b.last_lo.size(); ++k)
+    if (s.conj[k].rhs_up - b.last_lo[k] < gap) gap = s.conj[k].rhs_up - b.last_lo[k], worst = k;
+  std::vector<double> x(d.lo.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
+  std::vector<double> g = s.conj.empty() ? std::vector<double>{} : atom_gradient(s.m, s.conj[worst], x);
+  size_t best = 0;
+  double score = -1, widest = -1;
+  size_t wi = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = d.hi[i] - d.lo[i];
+    const double rel = w / std::max(root.hi[i] - root.lo[i], 1e-300);
+    if (rel > widest) widest = rel, wi = i;
+    // A dimension already cut to 2^-30 of its range is split only when nothing else is left.
+    const double sc = g.size() == x.size() && rel > 0x1p-30 ? w * std::fabs(g[i]) : -1;
+    if (sc > score) score = sc, best = i;
+  }
+  return score > 0 ? best : wi;
+}
+
+// Branch and bound on one (case, conjunction); the root was falsified already.
+VerifyResult bab(Search& s, Bounder& b, Clock::time_point deadline, int64_t& domains) {
+  const Domain whole{s.c.lo_out, s.c.hi_out};
+  std::vector<Domain> stack = {whole};
+  SplitMix64 rng(s.o.seed ^ 0xbab);
+  bool root = true, undecided = false;
+  int64_t visited = 0;
+  while (!stack.empty()) {
+    if (Clock::now() > deadline) return VerifyResult::Timeout;
+    if (++domains > s.o.max_domains) return VerifyResult::Unknown;
+    Domain d = std::move(stack.back());
+    stack.pop_back();
+    const auto tb = Clock::now();
+    Decision dec = b.decide(d.lo, d.hi, BoundMethod::Crown);
+    if (dec == Decision::Open && root && s.o.alpha_root) dec = b.decide(d.lo, d.hi, BoundMethod::AlphaCrown);
+    if (root) s.stats.bounds_s += since(tb);
+    if (root && dec == Decision::Proven) s.stats.decided_by = s.stats.alpha_calls ? "alpha-crown" : "crown";
+    root = false;
+    if (dec == Decision::Error) return VerifyResult::Unknown;
+    if (dec == Decision::Proven) continue;
+    std::vector<double> mid(d.lo.size());
+    for (size_t i = 0; i < mid.size(); ++i) mid[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
+    if (try_point(s, mid)) {
+      s.stats.decided_by = "bab-probe";
+      return VerifyResult::Sat;
+    }
+    // Now and then a short descent inside the open box (a witness near its boundary).
+    if (++visited % 32 == 0 && probe(s, rng, d.lo, d.hi)) {
+      s.stats.decided_by = "bab-probe";
+      return VerifyResult::Sat;
+    }
+    const size_t k = split_dim(s, b, d, whole);
+    const double cut = mid[k];
+    if (!(cut > d.lo[k] && cut < d.hi[k])) {  // a box of single floats that CROWN cannot decide
+      if (falsify(s, rng, d.lo, d.hi)) return VerifyResult::Sat;
+      undecided = true;  // the other boxes may still hold a witness
+      continue;
+    }
+    Domain left = d, right = std::move(d);
+    left.hi[k] = cut;
+    right.lo[k] = cut;
+    stack.push_back(std::move(right));
+    stack.push_back(std::move(left));
+  }
+  return undecided ? VerifyResult::Unknown : VerifyResult::Unsat;
+}
+
+Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
+  if (o.arith != "f32" && o.arith != "f64")
+    return error_status(ErrorCode::kInvalidInput, "verify: arith " + o.arith + ": expected f32 or f64").with_field("arith");
+  if (m.graph.input_ids().size() != 1 || m.output_ids.size() != 1)
+    return error_status(ErrorCode::kInvalidInput,
+                        fmt::format("verify: the model has {} inputs and {} outputs; expected one of each",
+                                    m.graph.input_ids().size(), m.output_ids.size()));
+  const int64_t nx = numel(input_shape(m));
+  const int64_t ny = numel(m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape);
+  if (nx != p.num_inputs || ny != p.num_outputs)
+    return error_status(ErrorCode::kInvalidInput,
+                        fmt::format("verify: the property declares {} inputs and {} outputs, the model has {} and {}",
+                                    p.num_inputs, p.num_outputs, nx, ny));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
+  DENOTE_RETURN_IF_ERROR(check_model(m, p, o));
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  VerifyOutcome out;
+  VerifyStats& st = out.stats;
+  const std::vector<VnnAtom> always;  // a case without an output condition
+  auto conjunctions = [&](const VnnCase& c) {
+    std::vector<const std::vector<VnnAtom>*> v;
+    for (const auto& k : c.output) v.push_back(&k);
+    if (c.output.empty()) v.push_back(&always);
+    return v;
+  };
+  auto finish = [&](VerifyResult r) {
+    out.result = r;
+    st.total_s = since(start);
+    return out;
+  };
+  // Stage 1: falsification everywhere (cheap, and a sat anywhere decides the instance).
+  SplitMix64 rng(o.seed);
+  const auto t0 = Clock::now();
+  for (const VnnCase& c : p.cases)
+    for (const auto* conj : conjunctions(c)) {
+      Search s{m, c, *conj, o, st, {}};
+      if (falsify(s, rng, c.lo_in, c.hi_in)) {
+        out.witness = s.found;
+        st.falsify_s = since(t0);
+        return finish(VerifyResult::Sat);
+      }
+      if (Clock::now() > deadline) return finish(VerifyResult::Timeout);
+    }
+  st.falsify_s = since(t0);
+  // Stage 2: bounds and branch and bound, conjunction by conjunction.
+  const auto t1 = Clock::now();
+  bool all_unsat = true, timed_out = false;
+  int64_t roots = 0;
+  for (const VnnCase& c : p.cases)
+    for (const auto* conj : conjunctions(c)) {
+      Search s{m, c, *conj, o, st, {}};
+      Bounder b{m, *conj, spec_of(*conj, p.num_outputs), o, st, {}};
+      ++roots;
+      const VerifyResult r = conj->empty() ? VerifyResult::Unknown : bab(s, b, deadline, st.domains);
+      if (r == VerifyResult::Sat) {
+        out.witness = s.found;
+        st.bab_s = since(t1);
+        return finish(VerifyResult::Sat);
+      }
+      if (r != VerifyResult::Unsat) all_unsat = false;
+      if (r == VerifyResult::Timeout) timed_out = true;
+      if (timed_out) break;
+    }
+  st.bab_s = since(t1);
+  if (all_unsat) {
+    if (st.domains > roots) st.decided_by = "bab";
+    return finish(VerifyResult::Unsat);
+  }
+  out.note = timed_out ? "" : "branch and bound ended without a decision";
+  return finish(timed_out ? VerifyResult::Timeout : VerifyResult::Unknown);
+}
+
+}  // namespace denote

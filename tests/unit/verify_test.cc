@@ -1,0 +1,91 @@
+// denote verify (include/denote/verify/verify.h) on the VNN-COMP 2021 test benchmark (ACAS Xu 1_6 /
+// 1_7 on property 3: unsat / sat per the benchmark's README; nano, tiny and small networks) and ACAS Xu
+// 2_1 property 2 (sat: a counterexample exists, issue 16); every sat witness re-checked here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "denote/io/onnx.h"
+#include "denote/verify/verify.h"
+
+namespace denote {
+namespace {
+
+const std::string kData = std::string(DENOTE_SOURCE_DIR) + "/../shared/data";
+
+struct VerifyRun {
+  Model model;
+  VnnProperty prop;
+  VerifyOutcome out;
+};
+
+VerifyRun run(const std::string& onnx, const std::string& vnnlib, double timeout = 60) {
+  auto m = load_model_onnx_file(kData + "/" + onnx);
+  EXPECT_TRUE(m.ok()) << m.message();
+  auto p = load_vnnlib_file(kData + "/" + vnnlib);
+  EXPECT_TRUE(p.ok()) << p.message();
+  VerifyOptions o;
+  o.timeout_s = timeout;
+  auto r = verify(*m, *p, o);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return {std::move(*m), std::move(*p), r.ok() ? *r : VerifyOutcome{}};
+}
+
+// A sat answer's witness lies in some case's exact box and satisfies one of its conjunctions, in f32
+// and exactly (checked again here, independently of the search).
+void expect_witness(const VerifyRun& r) {
+  ASSERT_TRUE(r.out.witness.has_value());
+  bool ok = false;
+  for (const VnnCase& c : r.prop.cases)
+    for (const auto& conj : c.output) {
+      const WitnessCheck w = check_witness(r.model, c, conj, r.out.witness->x, "f32");
+      ok = ok || (w.in_box && w.holds_arith && w.holds_exact);
+      if (w.in_box && w.holds_arith) EXPECT_EQ(w.y, r.out.witness->y);
+    }
+  EXPECT_TRUE(ok) << "the witness does not re-check";
+}
+
+TEST(Verify, Vnncomp2021TestBenchmarkAcasXuProperty3) {
+  const VerifyRun unsat = run("vnncomp2021/test/test_unsat.onnx", "vnncomp2021/test/test_prop.vnnlib");
+  EXPECT_EQ(unsat.out.result, VerifyResult::Unsat) << unsat.out.note;
+  EXPECT_FALSE(unsat.out.witness.has_value());
+  const VerifyRun sat = run("vnncomp2021/test/test_sat.onnx", "vnncomp2021/test/test_prop.vnnlib");
+  EXPECT_EQ(sat.out.result, VerifyResult::Sat);
+  expect_witness(sat);
+}
+
+TEST(Verify, SmallTestNetworksAreDecided) {
+  for (const char* name : {"test_nano", "test_tiny", "test_small"}) {
+    SCOPED_TRACE(name);
+    const VerifyRun r = run(std::string("vnncomp2021/test/") + name + ".onnx", std::string("vnncomp2021/test/") + name + ".vnnlib");
+    EXPECT_TRUE(r.out.result == VerifyResult::Sat || r.out.result == VerifyResult::Unsat) << r.out.note;
+    if (r.out.result == VerifyResult::Sat) expect_witness(r);
+  }
+}
+
+TEST(Verify, AcasXu21Property2HasACounterexample) {
+  const VerifyRun r = run("acasxu/ACASXU_run2a_2_1_batch_2000.onnx", "acasxu/prop_2.vnnlib");
+  EXPECT_EQ(r.out.result, VerifyResult::Sat);
+  expect_witness(r);
+}
+
+TEST(Verify, SameSeedSameAnswer) {
+  const VerifyRun a = run("vnncomp2021/test/test_sat.onnx", "vnncomp2021/test/test_prop.vnnlib");
+  const VerifyRun b = run("vnncomp2021/test/test_sat.onnx", "vnncomp2021/test/test_prop.vnnlib");
+  ASSERT_TRUE(a.out.witness && b.out.witness);
+  EXPECT_EQ(a.out.witness->x, b.out.witness->x);
+}
+
+TEST(Verify, ModelAndPropertyMustAgree) {
+  auto m = load_model_onnx_file(kData + "/acasxu/ACASXU_run2a_1_1_batch_2000.onnx");
+  auto p = load_vnnlib_file(kData + "/vnncomp2021/test/test_nano.vnnlib");
+  ASSERT_TRUE(m.ok() && p.ok());
+  auto r = verify(*m, *p, VerifyOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("the property declares 1 inputs and 1 outputs, the model has 5 and 5"), std::string::npos)
+      << r.message();
+}
+
+}  // namespace
+}  // namespace denote

@@ -1,0 +1,183 @@
+// denote verify MODEL PROP.vnnlib [--timeout S] [--arith f32|f64] [--out FILE] [--json]: decides one
+//   VNN-COMP instance (include/denote/verify/verify.h) and prints the VNN-COMP result: `sat` with the
+//   witness as ((X_0 v) ... (Y_0 v) ...), or `unsat`, `unknown`, `timeout`. Exit 0 whatever the answer.
+// denote verify --instances FILE.csv [--root DIR] [--out results.csv] [--json]: every line
+//   `onnx,vnnlib,timeout` of a VNN-COMP benchmark CSV, a results CSV (instance, result, seconds) and
+//   a summary.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli.h"
+#include "denote/check/check.h"
+#include "denote/verify/verify.h"
+
+namespace denote::cli {
+
+namespace {
+
+struct VerifyCliOptions {
+  std::string model, property, instances, root, out, arith = "f32";
+  double timeout = 60;
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+std::string exact(double v) { return fmt::format("{:.17g}", v); }
+
+// The VNN-COMP result text: the answer, and for sat the witness, one pair per line.
+std::string result_text(const VerifyOutcome& r) {
+  std::string s = std::string(verify_result_name(r.result)) + "\n";
+  if (!r.witness) return s;
+  const auto& w = *r.witness;
+  for (size_t i = 0; i < w.x.size(); ++i) s += fmt::format("{}(X_{} {})\n", i ? " " : "(", i, exact(w.x[i]));
+  for (size_t j = 0; j < w.y.size(); ++j) s += fmt::format(" (Y_{} {})\n", j, exact(w.y[j]));
+  return s + ")\n";
+}
+
+std::string list(const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json_number(v[i]);
+  return s + "]";
+}
+
+std::string result_json(const VerifyOutcome& r) {
+  const VerifyStats& st = r.stats;
+  std::string w = "null";
+  if (r.witness) w = fmt::format("{{\"x\": {}, \"y\": {}}}", list(r.witness->x), list(r.witness->y));
+  return fmt::format(
+      "{{\"result\": \"{}\", \"time_s\": {}, \"witness\": {}, \"stats\": {{\"decided_by\": \"{}\", \"falsify_s\": {}, "
+      "\"bounds_s\": {}, \"bab_s\": {}, \"samples\": {}, \"pgd_steps\": {}, \"domains\": {}, \"crown_calls\": {}, "
+      "\"alpha_calls\": {}, \"disagreements\": {}}}, \"note\": \"{}\"}}",
+      verify_result_name(r.result), json_number(st.total_s), w, st.decided_by, json_number(st.falsify_s),
+      json_number(st.bounds_s), json_number(st.bab_s), st.samples, st.pgd_steps, st.domains, st.crown_calls,
+      st.alpha_calls, st.disagreements, r.note);
+}
+
+Result<VerifyOutcome> run_one(const std::string& model_path, const std::string& prop_path, double timeout,
+                              const VerifyCliOptions& o) {
+  auto m = load_model(model_path);
+  if (!m.ok()) return m.status();
+  if (Status s = check_shapes(m->graph); !s.ok()) return s;
+  auto p = load_vnnlib_file(prop_path);
+  if (!p.ok()) return p.status();
+  VerifyOptions vo;
+  vo.timeout_s = timeout;
+  vo.arith = o.arith;
+  vo.seed = o.seed;
+  return verify(*m, *p, vo);
+}
+
+int verify_one(const VerifyCliOptions& o) {
+  auto r = run_one(o.model, o.property, o.timeout, o);
+  if (!r.ok()) return fail(r.message());
+  const std::string text = result_text(*r);
+  if (!o.out.empty()) {
+    std::ofstream f(o.out);
+    if (!(f << text)) return fail("--out " + o.out + ": cannot write the file");
+  }
+  std::cout << (o.json ? result_json(*r) + "\n" : text);
+  return kExitOk;
+}
+
+struct Instance {
+  std::string onnx, vnnlib;
+  double timeout = 0;
+};
+
+Result<std::vector<Instance>> read_csv(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return error_status("--instances " + path + ": cannot open the file");
+  std::vector<Instance> out;
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::stringstream ss(line);
+    Instance in;
+    std::string t;
+    if (!std::getline(ss, in.onnx, ',') || !std::getline(ss, in.vnnlib, ',') || !std::getline(ss, t))
+      return error_status(fmt::format("{}:{}: expected onnx,vnnlib,timeout", path, n));
+    char* end = nullptr;
+    in.timeout = std::strtod(t.c_str(), &end);
+    if (end == t.c_str() || !(in.timeout > 0))
+      return error_status(fmt::format("{}:{}: timeout '{}': expected a number of seconds > 0", path, n, t));
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+int verify_csv(const VerifyCliOptions& o) {
+  auto list = read_csv(o.instances);
+  if (!list.ok()) return fail(list.message());
+  const std::filesystem::path root = o.root.empty() ? std::filesystem::path(o.instances).parent_path() : std::filesystem::path(o.root);
+  std::map<std::string, int> counts;
+  std::string csv;
+  double total = 0;
+  const bool tty = ::isatty(STDERR_FILENO);
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Instance& in = (*list)[i];
+    if (tty) std::fprintf(stderr, "\r[%zu/%zu] %s %s", i + 1, list->size(), in.onnx.c_str(), in.vnnlib.c_str());
+    auto r = run_one((root / in.onnx).string(), (root / in.vnnlib).string(), in.timeout, o);
+    const std::string res = r.ok() ? std::string(verify_result_name(r->result)) : "error";
+    const double secs = r.ok() ? r->stats.total_s : 0;
+    ++counts[res];
+    total += secs;
+    csv += fmt::format("{},{},{},{:.3f}\n", in.onnx, in.vnnlib, res, secs);
+    if (!r.ok()) std::cerr << (tty ? "\n" : "") << "error: " << in.onnx << " " << in.vnnlib << ": " << r.message() << "\n";
+  }
+  if (tty) std::fprintf(stderr, "\n");
+  if (!o.out.empty()) {
+    std::ofstream f(o.out);
+    if (!(f << csv)) return fail("--out " + o.out + ": cannot write the file");
+  }
+  if (o.json) {
+    std::string c;
+    for (const auto& [k, v] : counts) c += fmt::format("{}\"{}\": {}", c.empty() ? "" : ", ", k, v);
+    std::cout << fmt::format("{{\"instances\": {}, \"counts\": {{{}}}, \"total_s\": {}}}\n", list->size(), c,
+                             json_number(total));
+  } else {
+    std::cout << csv;
+    for (const auto& [k, v] : counts) std::cout << fmt::format("{}: {}\n", k, v);
+    std::cout << fmt::format("total: {} instances, {:.2f} s\n", list->size(), total);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_verify(CLI::App& app, Command& cmd) {
+  auto* sub = app.add_subcommand("verify", "decide a VNN-COMP instance (ONNX + VNN-LIB): sat with a witness, unsat, unknown, timeout");
+  auto o = std::make_shared<VerifyCliOptions>();
+  sub->add_option("model", o->model, "model file (.onnx or .json)");
+  sub->add_option("property", o->property, "VNN-LIB property file");
+  sub->add_option("--instances", o->instances, "a VNN-COMP benchmark CSV (onnx,vnnlib,timeout per line)");
+  sub->add_option("--root", o->root, "directory the CSV's paths are relative to (default: the CSV's directory)");
+  sub->add_option("--timeout", o->timeout, "seconds for one instance (default 60)");
+  sub->add_option("--arith", o->arith, "the network's arithmetic: f32 (default, ONNX FLOAT) or f64");
+  sub->add_option("--seed", o->seed, "seed of the falsification's random points");
+  sub->add_option("--out", o->out, "also write the result (the results CSV with --instances) to FILE");
+  sub->add_flag("--json", o->json, "one JSON document on stdout");
+  sub->callback([&cmd, o] {
+    cmd.run = [o] {
+      if (o->arith != "f32" && o->arith != "f64") return usage_error("--arith " + o->arith + ": expected f32 or f64");
+      if (!(o->timeout > 0)) return usage_error(fmt::format("--timeout {}: expected a number of seconds > 0", o->timeout));
+      if (!o->instances.empty()) {
+        if (!o->model.empty()) return usage_error("--instances replaces MODEL PROP.vnnlib");
+        return verify_csv(*o);
+      }
+      if (o->model.empty() || o->property.empty()) return usage_error("verify needs MODEL PROP.vnnlib or --instances FILE.csv");
+      return verify_one(*o);
+    };
+  });
+}
+
+}  // namespace denote::cli
