@@ -161,7 +161,8 @@ Status Parser::command(const Token& open) {
       DENOTE_RETURN_IF_ERROR(next_in(a, at));
       DENOTE_RETURN_IF_ERROR(next_in(b, at));
       if (a.kind != Token::kOpen || b.kind != Token::kClose)
-        return err(pos_of(a), ErrorCode::kUnsupported, fmt::format("unexpected {} in declare-fun", describe(a)),
+        return err(pos_of(a.kind != Token::kOpen ? a : b), ErrorCode::kUnsupported,
+                   fmt::format("unexpected {} in declare-fun", describe(a.kind != Token::kOpen ? a : b)),
                    "an empty argument list () (only constants are supported)");
     }
     DENOTE_RETURN_IF_ERROR(next_in(sort, at));
