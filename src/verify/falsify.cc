@@ -48,6 +48,7 @@ std::vector<double> eval_exact(const Model& m, const std::vector<double>& x) {
 // runtime reads) that is still inside.
 std::vector<double> arith_point(const VnnCase& c, std::vector<double> x, const std::string& arith) {
   for (size_t i = 0; i < x.size(); ++i) {
+    if (!(c.lo_in[i] <= c.hi_in[i])) continue;  // no double in the box (check_witness refuses the point)
     x[i] = std::clamp(x[i], c.lo_in[i], c.hi_in[i]);
     if (arith != "f32") continue;
     float f = static_cast<float>(x[i]);
@@ -138,6 +139,8 @@ bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, co
 
 bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi) {
   if (s.conj.empty()) return false;
+  for (size_t i = 0; i < lo.size(); ++i)
+    if (!(lo[i] <= hi[i])) return false;
   std::vector<double> x(lo.size());
   for (size_t i = 0; i < x.size(); ++i) x[i] = lo[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (hi[i] - lo[i]);
   return descend(s, x, lo, hi, 10);
@@ -145,6 +148,8 @@ bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std:
 
 bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi) {
   const size_t n = lo.size();
+  for (size_t i = 0; i < n; ++i)
+    if (!(lo[i] <= hi[i])) return false;  // no double in the box: no witness to find
   auto unit = [&] { return static_cast<double>(rng.next() >> 11) * 0x1p-53; };
   std::vector<double> x(n);
   for (size_t i = 0; i < n; ++i) x[i] = lo[i] + (hi[i] - lo[i]) / 2;

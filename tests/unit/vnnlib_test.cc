@@ -503,7 +503,7 @@ TEST(VnnlibErrors, MessagesNameLineAndColumn) {
             "t.vnnlib:1:16: declared name 'Z'; expected X_<i> (an input) or Y_<j> (an output), i and j without leading "
             "zeros");
   EXPECT_EQ(error_of("(declare-fun X_0 (Real) Real)"),
-            "t.vnnlib:1:18: unexpected 'Real' in declare-fun; expected an empty argument list () (only constants are "
+            "t.vnnlib:1:19: unexpected 'Real' in declare-fun; expected an empty argument list () (only constants are "
             "supported)");
   EXPECT_EQ(error_of("(push 1)"),
             "t.vnnlib:1:2: unknown command 'push'; expected declare-const, declare-fun, assert, set-logic, check-sat, "

@@ -30,8 +30,7 @@ struct VnnDecimal {
 };
 
 // sum_j coef[j] * Y_j <= rhs (strict: <). coef has num_outputs entries (zeros where Y_j is absent).
-// rhs is exact as a rational of the file's decimals: rhs_text is an expression text that
-// evaluate_atom_exact understands (see below); rhs_down/rhs_up enclose it.
+// rhs is the exact sum of the decimals in rhs_terms (each with its sign); rhs_down/rhs_up enclose it.
 struct VnnAtom {
   std::vector<double> coef;  // exact: coefficients are decimals that must be exactly doubles (else an error)
   double rhs_down = 0, rhs_up = 0;
@@ -41,7 +40,7 @@ struct VnnAtom {
 
 struct VnnCase {
   // The input box: lo_out/hi_out round outward (for bounding), lo_in/hi_in inward (a witness inside
-  // [lo_in, hi_in] is inside the exact decimal box). The decimal texts for exact re-checks.
+  // [lo_in, hi_in] is inside the exact decimal box; lo_in > hi_in when no double lies in the box). The decimal texts for exact re-checks.
   std::vector<double> lo_out, hi_out, lo_in, hi_in;
   std::vector<VnnDecimal> lo_text, hi_text;
   std::vector<std::vector<VnnAtom>> output;  // DNF; empty outer vector: no output condition (always true)
@@ -58,10 +57,11 @@ struct VnnProperty {
 Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file = "<vnnlib>");
 Result<VnnProperty> load_vnnlib_file(const std::string& path);
 
-// Exact decimal comparison: sign of (x - d) for a double x and a decimal d (-1, 0, 1), by MPFR.
+// Exact decimal comparison: sign of (x - d) for a double x and a decimal d (-1, 0, 1), by MPFR;
+// 2 when x is NaN (a NaN is never inside a box: test both sides).
 int compare_exact(double x, const VnnDecimal& d);
 // Whether the atom holds at outputs y, exactly (sum coef * y compared with the decimal sum by MPFR
-// at enough precision to be exact).
+// at enough precision to be exact); false for a NaN, a wrong-size y, inf - inf, or an unreadable term.
 bool atom_holds_exact(const VnnAtom& a, const std::vector<double>& y);
 
 }  // namespace denote
