@@ -238,11 +238,7 @@ TEST(Crown, RandomGraphsContainExactAndEvaluatedValues) {
         ASSERT_TRUE(boxes.ok() && rows.ok()) << (boxes.ok() ? rows.message() : boxes.message());
         ++graphs;
         for (int j = 0; j < 6; ++j) {
-          std::vector<double> x;
-          for (int64_t i = 0; i < n; ++i) {
-            const double t = j == 0 ? 0 : j == 1 ? 1 : j == 2 ? 0.5 : rng.unit();
-            x.push_back(std::clamp(box.lo[i] + t * (box.hi[i] - box.lo[i]), box.lo[i], box.hi[i]));
-          }
+          const std::vector<double> x = ibp_test::box_point(rng, box, j);
           RealContext real(200);
           F64Context f64;
           F32Context f32;

@@ -137,6 +137,16 @@ void expect_inside(Ctx& ctx, const ValueTable<typename Ctx::Scalar>& table, cons
   }
 }
 
+// Point j of a box: j = 0 the lower corner, 1 the upper corner, 2 the midpoint, then random points.
+inline std::vector<double> box_point(Rng& rng, const DoubleBox& box, int j) {
+  std::vector<double> x;
+  for (size_t i = 0; i < box.lo.size(); ++i) {
+    const double t = j == 0 ? 0 : j == 1 ? 1 : j == 2 ? 0.5 : rng.unit();
+    x.push_back(std::clamp(box.lo[i] + t * (box.hi[i] - box.lo[i]), box.lo[i], box.hi[i]));
+  }
+  return x;
+}
+
 struct RandomGraphStats {
   int64_t checks = 0, skipped = 0, none = 0, nodes = 0;
 };
@@ -164,11 +174,7 @@ inline void check_random_graphs(uint64_t seed, int graphs, bool wide, RandomGrap
       for (const auto& b : r->boxes) st.none += !b, ++st.nodes;
     }
     for (int j = 0; j < 6; ++j) {
-      std::vector<double> x;
-      for (int64_t i = 0; i < n; ++i) {
-        const double t = j == 0 ? 0 : j == 1 ? 1 : j == 2 ? 0.5 : rng.unit();
-        x.push_back(std::clamp(box.lo[i] + t * (box.hi[i] - box.lo[i]), box.lo[i], box.hi[i]));
-      }
+      const std::vector<double> x = box_point(rng, box, j);
       RealContext real(200);
       F64Context f64;
       F32Context f32;
