@@ -1,18 +1,22 @@
 // denote verify MODEL PROP.vnnlib [--timeout S] [--arith f32|f64] [--out FILE] [--json]: decides one
 //   VNN-COMP instance (include/denote/verify/verify.h) and prints the VNN-COMP result: `sat` with the
 //   witness as ((X_0 v) ... (Y_0 v) ...), or `unsat`, `unknown`, `timeout`. Exit 0 whatever the answer.
-// denote verify --instances FILE.csv [--root DIR] [--out results.csv] [--json]: every line
-//   `onnx,vnnlib,timeout` of a VNN-COMP benchmark CSV, a results CSV (instance, result, seconds) and
-//   a summary.
+// denote verify --instances FILE.csv [--root DIR] [--jobs N] [--out results.csv] [--json]: every line
+//   `onnx,vnnlib,timeout` of a VNN-COMP benchmark CSV (N instances at once), a results CSV (instance,
+//   result, seconds) and a summary.
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -28,6 +32,7 @@ struct VerifyCliOptions {
   std::string model, property, instances, root, out, arith = "f32";
   double timeout = 60;
   uint64_t seed = 1;
+  int jobs = 2;
   bool json = false;
 };
 
@@ -119,22 +124,42 @@ int verify_csv(const VerifyCliOptions& o) {
   auto list = read_csv(o.instances);
   if (!list.ok()) return fail(list.message());
   const std::filesystem::path root = o.root.empty() ? std::filesystem::path(o.instances).parent_path() : std::filesystem::path(o.root);
+  // Instances run on --jobs threads (each instance on one: its answer does not depend on the count);
+  // lines are printed in the CSV's order.
+  const size_t n = list->size();
+  std::vector<std::string> lines(n), errors(n), results(n);
+  std::vector<double> seconds(n, 0.0);
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex progress;
+  const bool tty = ::isatty(STDERR_FILENO);
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      const Instance& in = (*list)[i];
+      auto r = run_one((root / in.onnx).string(), (root / in.vnnlib).string(), in.timeout, o);
+      results[i] = r.ok() ? std::string(verify_result_name(r->result)) : "error";
+      seconds[i] = r.ok() ? r->stats.total_s : 0;
+      lines[i] = fmt::format("{},{},{},{:.3f}\n", in.onnx, in.vnnlib, results[i], seconds[i]);
+      if (!r.ok()) errors[i] = "error: " + in.onnx + " " + in.vnnlib + ": " + r.message() + "\n";
+      const size_t k = ++done;
+      if (tty) {
+        std::lock_guard<std::mutex> lock(progress);
+        std::fprintf(stderr, "\r[%zu/%zu] %s %s: %s   ", k, n, in.onnx.c_str(), in.vnnlib.c_str(), results[i].c_str());
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, o.jobs); ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  if (tty) std::fprintf(stderr, "\n");
   std::map<std::string, int> counts;
   std::string csv;
   double total = 0;
-  const bool tty = ::isatty(STDERR_FILENO);
-  for (size_t i = 0; i < list->size(); ++i) {
-    const Instance& in = (*list)[i];
-    if (tty) std::fprintf(stderr, "\r[%zu/%zu] %s %s", i + 1, list->size(), in.onnx.c_str(), in.vnnlib.c_str());
-    auto r = run_one((root / in.onnx).string(), (root / in.vnnlib).string(), in.timeout, o);
-    const std::string res = r.ok() ? std::string(verify_result_name(r->result)) : "error";
-    const double secs = r.ok() ? r->stats.total_s : 0;
-    ++counts[res];
-    total += secs;
-    csv += fmt::format("{},{},{},{:.3f}\n", in.onnx, in.vnnlib, res, secs);
-    if (!r.ok()) std::cerr << (tty ? "\n" : "") << "error: " << in.onnx << " " << in.vnnlib << ": " << r.message() << "\n";
+  for (size_t i = 0; i < n; ++i) {
+    ++counts[results[i]];
+    total += seconds[i];
+    csv += lines[i];
+    std::cerr << errors[i];
   }
-  if (tty) std::fprintf(stderr, "\n");
   if (!o.out.empty()) {
     std::ofstream f(o.out);
     if (!(f << csv)) return fail("--out " + o.out + ": cannot write the file");
@@ -147,7 +172,7 @@ int verify_csv(const VerifyCliOptions& o) {
   } else {
     std::cout << csv;
     for (const auto& [k, v] : counts) std::cout << fmt::format("{}: {}\n", k, v);
-    std::cout << fmt::format("total: {} instances, {:.2f} s\n", list->size(), total);
+    std::cout << fmt::format("total: {} instances, {:.2f} s of instance time ({} jobs)\n", list->size(), total, o.jobs);
   }
   return kExitOk;
 }
@@ -164,12 +189,14 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_option("--timeout", o->timeout, "seconds for one instance (default 60)");
   sub->add_option("--arith", o->arith, "the network's arithmetic: f32 (default, ONNX FLOAT) or f64");
   sub->add_option("--seed", o->seed, "seed of the falsification's random points");
+  sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
   sub->add_option("--out", o->out, "also write the result (the results CSV with --instances) to FILE");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([&cmd, o] {
     cmd.run = [o] {
       if (o->arith != "f32" && o->arith != "f64") return usage_error("--arith " + o->arith + ": expected f32 or f64");
       if (!(o->timeout > 0)) return usage_error(fmt::format("--timeout {}: expected a number of seconds > 0", o->timeout));
+      if (o->jobs < 1 || o->jobs > 256) return usage_error(fmt::format("--jobs {}: expected 1 to 256", o->jobs));
       if (!o->instances.empty()) {
         if (!o->model.empty()) return usage_error("--instances replaces MODEL PROP.vnnlib");
         return verify_csv(*o);

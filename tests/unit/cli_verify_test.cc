@@ -1,0 +1,81 @@
+// End-to-end tests of `denote verify`: the VNN-COMP result text (sat with the witness one pair per line,
+// values that read back exactly), --json, --out, --instances with 1 and 2 jobs (same answers), errors.
+#include <cstdlib>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "unit/cli_run.h"
+
+namespace denote {
+namespace {
+
+using testing::CliRun;
+using testing::run_cli;
+using testing::slurp;
+using testing::temp_dir;
+
+const std::string kTest = std::string(DENOTE_SOURCE_DIR) + "/../shared/data/vnncomp2021/test/";
+
+TEST(CliVerify, SatWitnessInTheVnncompFormat) {
+  const std::string out = (temp_dir() / "verify_sat.txt").string();
+  CliRun r = run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(out), r.out);
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "sat");
+  int xs = 0, ys = 0;
+  while (std::getline(in, line)) {
+    if (line == ")") break;
+    const bool x = line.find("(X_") != std::string::npos;
+    EXPECT_TRUE(x || line.rfind(" (Y_", 0) == 0) << line;
+    EXPECT_EQ(line.substr(0, 1), xs == 0 && x ? "(" : " ") << line;
+    // The value reads back as a double.
+    const std::string v = line.substr(line.rfind(' ') + 1, line.size() - line.rfind(' ') - 2);
+    char* end = nullptr;
+    std::strtod(v.c_str(), &end);
+    EXPECT_EQ(*end, '\0') << v;
+    (x ? xs : ys) += 1;
+  }
+  EXPECT_EQ(xs, 5);
+  EXPECT_EQ(ys, 5);
+}
+
+TEST(CliVerify, JsonAndUnsat) {
+  CliRun r = run_cli("verify " + kTest + "test_unsat.onnx " + kTest + "test_prop.vnnlib --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["result"], "unsat");
+  EXPECT_TRUE(doc["witness"].is_null());
+  EXPECT_GE(doc["stats"]["crown_calls"].get<int>(), 1);
+}
+
+TEST(CliVerify, InstancesGiveTheSameAnswersOnOneAndTwoJobs) {
+  CliRun one = run_cli("verify --instances " + kTest + "test_instances.csv --jobs 1");
+  CliRun two = run_cli("verify --instances " + kTest + "test_instances.csv --jobs 2 --json");
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_NE(one.out.find("test_sat.onnx,test_prop.vnnlib,sat,"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("test_unsat.onnx,test_prop.vnnlib,unsat,"), std::string::npos) << one.out;
+  const auto doc = nlohmann::json::parse(two.out);
+  EXPECT_EQ(doc["instances"], 5);
+  EXPECT_EQ(doc["counts"]["sat"], 1);
+  EXPECT_EQ(doc["counts"]["unsat"], 4);
+}
+
+TEST(CliVerify, ErrorsAndUsage) {
+  EXPECT_EQ(run_cli("verify").code, 2);
+  EXPECT_EQ(run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --arith bfloat16").code, 2);
+  EXPECT_EQ(run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --timeout 0").code, 2);
+  CliRun bad = run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_nano.vnnlib");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("the property declares 1 inputs"), std::string::npos) << bad.err;
+  CliRun missing = run_cli("verify " + kTest + "test_sat.onnx /nonexistent.vnnlib");
+  EXPECT_EQ(missing.code, 1);
+}
+
+}  // namespace
+}  // namespace denote
