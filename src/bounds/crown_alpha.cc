@@ -21,6 +21,40 @@ struct Adam {
   std::vector<double> m, v;
 };
 
+// Which node values the gradients read: a relu with slopes reads its parent at the unstable
+// elements; elementwise ops pass their needs to their parent element by element, every other op
+// needs all of its parents. need[n] empty: nothing (n's value is not computed); all ones: all;
+// crown_forward's linear rule computes only the marked outputs.
+std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start, const std::vector<std::vector<double>>& alpha,
+                                             const std::vector<std::optional<DoubleBox>>& boxes) {
+  std::vector<std::vector<char>> need(g.nodes.size());
+  auto mark = [&](int64_t id) -> std::vector<char>& {
+    auto& v = need[static_cast<size_t>(id)];
+    if (v.empty()) v.assign(static_cast<size_t>(numel(g.nodes[static_cast<size_t>(id)].out_shape)), 0);
+    return v;
+  };
+  for (const Node& n : g.nodes) {
+    if (alpha[static_cast<size_t>(n.id)].empty()) continue;
+    const auto& xb = *boxes[static_cast<size_t>(n.parents[0])];
+    auto& v = mark(n.parents[0]);
+    for (size_t j = 0; j < v.size(); ++j)
+      if (xb.lo[j] < 0 && xb.hi[j] > 0) v[j] = 1;
+  }
+  for (int64_t id = start; id >= 0; --id) {
+    const Node& n = g.nodes[static_cast<size_t>(id)];
+    const auto& v = need[static_cast<size_t>(id)];
+    if (v.empty() || std::find(v.begin(), v.end(), 1) == v.end()) continue;
+    for (int64_t p : n.parents) {
+      auto& pv = mark(p);
+      if (is_elementwise(n.op) && n.parents.size() == 1 && pv.size() == v.size())
+        for (size_t j = 0; j < v.size(); ++j) pv[j] = pv[j] || v[j];
+      else
+        std::fill(pv.begin(), pv.end(), 1);
+    }
+  }
+  return need;
+}
+
 }  // namespace
 
 std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
@@ -45,6 +79,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     adam[static_cast<size_t>(n.id)].v.assign(a.size(), 0.0);
   }
   if (!any) return best;
+  const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes);
   const double b1 = 0.9, b2 = 0.999;
   double lr = o.alpha_lr;
   for (int t = 0; t < o.alpha_iters; ++t) {
@@ -59,11 +94,13 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     st.rows = rows;
     const std::vector<const DoubleBox*> box = ptrs();
     RuleCtx rc{g, payload, box, err, st, &alpha};
-    ForwardCtx fc{rc, pr.A, V};
+    ForwardCtx fc{rc, pr.A, V, &need};
     bool ok = true;
     for (const Node& n : g.nodes) {
       if (n.id > start) break;
-      if (pr.A[static_cast<size_t>(n.id)].empty()) continue;
+      const auto& nd = need[static_cast<size_t>(n.id)];
+      if (pr.A[static_cast<size_t>(n.id)].empty() || nd.empty() || std::find(nd.begin(), nd.end(), 1) == nd.end())
+        continue;
       if (!crown_forward(n.op)(fc, n)) {
         ok = false;
         break;

@@ -378,6 +378,22 @@ bool fwd_linear(ForwardCtx& f, const Node& n) {
   const int64_t rows = static_cast<int64_t>(X.size()) / in;
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.assign(static_cast<size_t>(rows * out), 0);
+  const std::vector<char>* need = f.need ? &(*f.need)[static_cast<size_t>(n.id)] : nullptr;
+  const int64_t lead = rows / std::max<int64_t>(f.rc.st.rows, 1);
+  if (need && !need->empty() && lead == 1) {  // only the needed outputs (few, next to an optimised relu)
+    for (int64_t o = 0; o < out; ++o) {
+      if (!(*need)[static_cast<size_t>(o)]) continue;
+      const double* w = rec->weight.data() + o * in;
+      const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
+      for (int64_t r = 0; r < rows; ++r) {
+        const double* x = X.data() + r * in;
+        double s = b;
+        for (int64_t i = 0; i < in; ++i) s += w[i] * x[i];
+        V[r * out + o] = s;
+      }
+    }
+    return true;
+  }
   gemm_nt(rows, out, in, X.data(), rec->weight.data(), V.data());
   if (!rec->bias.empty())
     for (int64_t r = 0; r < rows; ++r)

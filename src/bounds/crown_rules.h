@@ -26,6 +26,9 @@ struct ForwardCtx {
   // Per node: the coefficients the backward pass had there (rows x numel; empty: not reached).
   const std::vector<std::vector<double>>& A;
   std::vector<std::vector<double>>& V;  // per node: rows x numel
+  // Per node, the elements whose values some gradient needs (empty: all); a linear node computes
+  // only those (the others are left 0).
+  const std::vector<std::vector<char>>* need = nullptr;
 };
 using ForwardRule = bool (*)(ForwardCtx&, const Node&);
 // nullptr: alpha-CROWN has no gradient through the op (it keeps the CROWN slopes).
