@@ -16,7 +16,7 @@ using testing::run_cli;
 using testing::slurp;
 using testing::temp_dir;
 
-const std::string kTest = std::string(DENOTE_SOURCE_DIR) + "/../shared/data/vnncomp2021/test/";
+const std::string kTest = std::string(DENOTE_SOURCE_DIR) + "/tests/data/vnncomp2021_test/";
 
 TEST(CliVerify, SatWitnessInTheVnncompFormat) {
   const std::string out = (temp_dir() / "verify_sat.txt").string();

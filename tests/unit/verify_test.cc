@@ -12,7 +12,8 @@
 namespace denote {
 namespace {
 
-const std::string kData = std::string(DENOTE_SOURCE_DIR) + "/../shared/data";
+// Copies of ../shared/data/vnncomp2021_test and the ACAS Xu properties live in tests/data (a clean clone has no ../shared).
+const std::string kData = std::string(DENOTE_SOURCE_DIR) + "/tests/data";
 
 struct VerifyRun {
   Model model;
@@ -47,10 +48,10 @@ void expect_witness(const VerifyRun& r) {
 }
 
 TEST(Verify, Vnncomp2021TestBenchmarkAcasXuProperty3) {
-  const VerifyRun unsat = run("vnncomp2021/test/test_unsat.onnx", "vnncomp2021/test/test_prop.vnnlib");
+  const VerifyRun unsat = run("vnncomp2021_test/test_unsat.onnx", "vnncomp2021_test/test_prop.vnnlib");
   EXPECT_EQ(unsat.out.result, VerifyResult::Unsat) << unsat.out.note;
   EXPECT_FALSE(unsat.out.witness.has_value());
-  const VerifyRun sat = run("vnncomp2021/test/test_sat.onnx", "vnncomp2021/test/test_prop.vnnlib");
+  const VerifyRun sat = run("vnncomp2021_test/test_sat.onnx", "vnncomp2021_test/test_prop.vnnlib");
   EXPECT_EQ(sat.out.result, VerifyResult::Sat);
   expect_witness(sat);
 }
@@ -58,7 +59,7 @@ TEST(Verify, Vnncomp2021TestBenchmarkAcasXuProperty3) {
 TEST(Verify, SmallTestNetworksAreDecided) {
   for (const char* name : {"test_nano", "test_tiny", "test_small"}) {
     SCOPED_TRACE(name);
-    const VerifyRun r = run(std::string("vnncomp2021/test/") + name + ".onnx", std::string("vnncomp2021/test/") + name + ".vnnlib");
+    const VerifyRun r = run(std::string("vnncomp2021_test/") + name + ".onnx", std::string("vnncomp2021_test/") + name + ".vnnlib");
     EXPECT_TRUE(r.out.result == VerifyResult::Sat || r.out.result == VerifyResult::Unsat) << r.out.note;
     if (r.out.result == VerifyResult::Sat) expect_witness(r);
   }
@@ -71,15 +72,15 @@ TEST(Verify, AcasXu21Property2HasACounterexample) {
 }
 
 TEST(Verify, SameSeedSameAnswer) {
-  const VerifyRun a = run("vnncomp2021/test/test_sat.onnx", "vnncomp2021/test/test_prop.vnnlib");
-  const VerifyRun b = run("vnncomp2021/test/test_sat.onnx", "vnncomp2021/test/test_prop.vnnlib");
+  const VerifyRun a = run("vnncomp2021_test/test_sat.onnx", "vnncomp2021_test/test_prop.vnnlib");
+  const VerifyRun b = run("vnncomp2021_test/test_sat.onnx", "vnncomp2021_test/test_prop.vnnlib");
   ASSERT_TRUE(a.out.witness && b.out.witness);
   EXPECT_EQ(a.out.witness->x, b.out.witness->x);
 }
 
 TEST(Verify, ModelAndPropertyMustAgree) {
   auto m = load_model_onnx_file(kData + "/acasxu/ACASXU_run2a_1_1_batch_2000.onnx");
-  auto p = load_vnnlib_file(kData + "/vnncomp2021/test/test_nano.vnnlib");
+  auto p = load_vnnlib_file(kData + "/vnncomp2021_test/test_nano.vnnlib");
   ASSERT_TRUE(m.ok() && p.ok());
   auto r = verify(*m, *p, VerifyOptions{});
   ASSERT_FALSE(r.ok());

@@ -24,7 +24,10 @@
 namespace denote {
 namespace {
 
+// Every benchmark file: ../shared/data when present (skipped otherwise); the files the other tests read
+// are copies in tests/data (a clean clone has no ../shared).
 const std::string kData = std::string(DENOTE_SOURCE_DIR) + "/../shared/data";
+const std::string kRepoData = std::string(DENOTE_SOURCE_DIR) + "/tests/data";
 
 std::string decls(int nx, int ny) {
   std::string s;
@@ -120,8 +123,7 @@ TEST(VnnlibFiles, EveryBenchmarkFileParses) {
 }
 
 TEST(VnnlibFiles, AcasProp1Box) {
-  if (!has_data()) GTEST_SKIP();
-  auto p = load_vnnlib_file(kData + "/acasxu/prop_1.vnnlib");
+  auto p = load_vnnlib_file(kRepoData + "/acasxu/prop_1.vnnlib");
   ASSERT_TRUE(p.ok()) << p.message();
   EXPECT_EQ(p->num_inputs, 5);
   EXPECT_EQ(p->num_outputs, 5);
@@ -156,8 +158,7 @@ TEST(VnnlibFiles, AcasProp1Box) {
 }
 
 TEST(VnnlibFiles, AcasProp2FourAtoms) {
-  if (!has_data()) GTEST_SKIP();
-  auto p = load_vnnlib_file(kData + "/acasxu/prop_2.vnnlib");
+  auto p = load_vnnlib_file(kRepoData + "/acasxu/prop_2.vnnlib");
   ASSERT_TRUE(p.ok()) << p.message();
   ASSERT_EQ(p->cases.size(), 1u);
   ASSERT_EQ(p->cases[0].output.size(), 1u);
@@ -175,8 +176,7 @@ TEST(VnnlibFiles, AcasProp2FourAtoms) {
 }
 
 TEST(VnnlibFiles, AcasProp6TwoBoxesEachWithTheOutputDnf) {
-  if (!has_data()) GTEST_SKIP();
-  auto p = load_vnnlib_file(kData + "/acasxu/prop_6.vnnlib");
+  auto p = load_vnnlib_file(kRepoData + "/acasxu/prop_6.vnnlib");
   ASSERT_TRUE(p.ok()) << p.message();
   ASSERT_EQ(p->cases.size(), 2u);
   EXPECT_EQ(p->cases[0].lo_text[1].text, "0.11140846");
@@ -193,8 +193,7 @@ TEST(VnnlibFiles, AcasProp6TwoBoxesEachWithTheOutputDnf) {
 }
 
 TEST(VnnlibFiles, AcasProp7OneBoxTwoConjunctions) {
-  if (!has_data()) GTEST_SKIP();
-  auto p = load_vnnlib_file(kData + "/acasxu/prop_7.vnnlib");
+  auto p = load_vnnlib_file(kRepoData + "/acasxu/prop_7.vnnlib");
   ASSERT_TRUE(p.ok()) << p.message();
   ASSERT_EQ(p->cases.size(), 1u);
   ASSERT_EQ(p->cases[0].output.size(), 2u);
@@ -203,9 +202,8 @@ TEST(VnnlibFiles, AcasProp7OneBoxTwoConjunctions) {
 }
 
 TEST(VnnlibFiles, BoxAndOutputInsideOneDisjunct) {
-  if (!has_data()) GTEST_SKIP();
   // (assert (or (and (>= X_0 -1) (<= X_0 1) (>= Y_0 100))))
-  auto p = load_vnnlib_file(kData + "/vnncomp2021_test/test_small.vnnlib");
+  auto p = load_vnnlib_file(kRepoData + "/vnncomp2021_test/test_small.vnnlib");
   ASSERT_TRUE(p.ok()) << p.message();
   EXPECT_EQ(p->num_inputs, 1);
   EXPECT_EQ(p->num_outputs, 1);
