@@ -9,7 +9,10 @@
 namespace denote::crown {
 
 Engine::Engine(const Graph& g_, const Payload<double>& p, EvalErr e, std::vector<std::optional<DoubleBox>> b)
-    : g(g_), payload(p), err(e), boxes(std::move(b)) {}
+    : g(g_), payload(p), err(e), boxes(std::move(b)), relu_children_(g_.nodes.size()) {
+  for (const Node& n : g.nodes)
+    if (n.op == Op::Relu) relu_children_[static_cast<size_t>(n.parents[0])].push_back(n.id);
+}
 
 std::vector<const DoubleBox*> Engine::ptrs() const {
   std::vector<const DoubleBox*> out(boxes.size(), nullptr);
@@ -135,9 +138,9 @@ void Engine::tighten(int64_t id, const std::vector<int64_t>& elems, const std::v
 void Engine::refresh_children(int64_t id, bool replace) {
   const DoubleBox* b = boxes[static_cast<size_t>(id)] ? &*boxes[static_cast<size_t>(id)] : nullptr;
   if (!b) return;
-  for (const Node& n : g.nodes) {
-    if (n.op != Op::Relu || n.parents[0] != id || !boxes[static_cast<size_t>(n.id)]) continue;
-    DoubleBox& y = *boxes[static_cast<size_t>(n.id)];
+  for (int64_t child : relu_children_[static_cast<size_t>(id)]) {
+    if (!boxes[static_cast<size_t>(child)]) continue;
+    DoubleBox& y = *boxes[static_cast<size_t>(child)];
     for (size_t j = 0; j < y.lo.size(); ++j) {
       const double l = std::max(b->lo[j], 0.0), h = std::max(b->hi[j], 0.0);
       y.lo[j] = replace ? l : std::max(y.lo[j], l);

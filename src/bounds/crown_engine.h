@@ -50,6 +50,7 @@ class Engine {
 
  private:
   std::vector<const DoubleBox*> ptrs() const;
+  std::vector<std::vector<int64_t>> relu_children_;  // per node: the relu nodes it feeds
   bool linear_one_step(int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo, std::vector<double>& hi);
 };
 
