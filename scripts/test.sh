@@ -18,8 +18,10 @@ if [[ "${1:-}" != "--no-sanitize" ]]; then
   cmake --build --preset debug -j "$jobs" --target denote_tests denote_cli onnx_conformance
   # The exhaustive/random numerical sweeps already ran in the release build; under the sanitizers
   # (about 10x slower) every other test runs, including the property test and the 1M-node chain.
-  # onnx_export_check (python's onnx.checker over exported files) also ran in the release pass.
-  heavy='Exhaustive|RandomPairs|RandomTriples|EveryWord|EveryPair|EveryTriple|EverySmall|Every.*Golden|onnx_export_check'
+  # onnx_export_check (python's onnx.checker over exported files) also ran in the release pass, and so did the
+  # one-process-per-case PyTorch golden tables (Case/Golden*: ~320 value comparisons of rules that the unit,
+  # property and random-graph tests also run under the sanitizers; about 3.5 minutes of ASan start-up).
+  heavy='Exhaustive|RandomPairs|RandomTriples|EveryWord|EveryPair|EveryTriple|EverySmall|Every.*Golden|Case/Golden|onnx_export_check'
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset debug -j "$jobs" -E "$heavy"
 fi
 echo "== all tests passed"
