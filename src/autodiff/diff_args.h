@@ -14,6 +14,7 @@
 #pragma once
 
 #include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,19 @@ struct VjpOut {
                     VjpOut<typename Ctx::Scalar>& out);
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
+
+// Whether parent k of a VJP needs its cotangent contribution.
+template <class S>
+bool wants(const VjpOut<S>& out, size_t k) {
+  return k < out.want.size() && out.want[k];
+}
+
+// Stores parent k's contribution (growing out.parents as needed).
+template <class S>
+void set_parent(VjpOut<S>& out, size_t k, Tensor<S> t) {
+  if (out.parents.size() <= k) out.parents.resize(k + 1);
+  out.parents[k] = std::move(t);
+}
 
 // A derivative rule's error, without node context (the walker attaches the node).
 inline Status diff_error(const std::string& what, std::string_view field = {}) {

@@ -20,11 +20,7 @@ namespace denote::ad {
 // diff_contraction.h include this header).
 namespace lrc {
 
-// Whether parent k's cotangent is wanted.
-template <class S>
-bool wants(const VjpOut<S>& out, size_t k) {
-  return k < out.want.size() && out.want[k];
-}
+using ad::wants;
 
 // Makes room for one cotangent per parent (the walker usually sized it already).
 template <class S>

@@ -25,16 +25,8 @@ namespace denote::ad {
 
 namespace norm_diff {
 
-template <class S>
-bool wants(const VjpOut<S>& out, size_t k) {
-  return k < out.want.size() && out.want[k];
-}
-
-template <class S>
-void set_parent(VjpOut<S>& out, size_t k, Tensor<S> t) {
-  if (out.parents.size() <= k) out.parents.resize(k + 1);
-  out.parents[k] = std::move(t);
-}
+using ad::set_parent;
+using ad::wants;
 
 // dst = y * (u - sum(u * y)) on lane l over the entries `keep` accepts; other entries stay zero.
 template <class Ctx, class Keep>

@@ -24,16 +24,8 @@ namespace denote::ad {
 
 namespace window_diff {
 
-template <class S>
-bool wants(const VjpOut<S>& out, size_t k) {
-  return k < out.want.size() && out.want[k];
-}
-
-template <class S>
-void set_parent(VjpOut<S>& out, size_t k, Tensor<S> t) {
-  if (out.parents.size() <= k) out.parents.resize(k + 1);
-  out.parents[k] = std::move(t);
-}
+using ad::set_parent;
+using ad::wants;
 
 // The extents a conv's loops run over (the same split as rules::eval_Conv).
 struct ConvDims {
