@@ -2,6 +2,7 @@
 // then the specification's bounds by one backward pass with the rows [C; -C].
 #include "denote/bounds/crown.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -119,6 +120,19 @@ void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions&
   }
 }
 
+// Both enclose the same values, so they overlap; an element whose intersection would be empty
+// (only possible from a caller's mistake) keeps its IBP box.
+void intersect_prior(std::vector<std::optional<DoubleBox>>& boxes, const std::vector<std::optional<DoubleBox>>& prior) {
+  for (size_t i = 0; i < boxes.size() && i < prior.size(); ++i) {
+    if (!boxes[i] || !prior[i] || prior[i]->lo.size() != boxes[i]->lo.size()) continue;
+    DoubleBox& b = *boxes[i];
+    for (size_t j = 0; j < b.lo.size(); ++j) {
+      const double l = std::max(b.lo[j], prior[i]->lo[j]), h = std::min(b.hi[j], prior[i]->hi[j]);
+      if (l <= h) b.lo[j] = l, b.hi[j] = h;
+    }
+  }
+}
+
 Status check_spec(const SpecMatrix& s, int64_t cols) {
   if (s.rows <= 0 || s.cols != cols || s.c.size() != static_cast<size_t>(s.rows * s.cols))
     return error_status(ErrorCode::kInvalidInput,
@@ -147,6 +161,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   if (o.method != BoundMethod::Ibp && !known_err.ok()) return known_err.status();
   if (known_err.ok()) err = *known_err;
   DENOTE_ASSIGN_OR_RETURN(DoubleIbp ibp, run_ibp_double(g, payload, inputs, o.arith, o.eval));
+  if (o.prior) intersect_prior(ibp.boxes, *o.prior);
   crown::Engine eng(g, payload, err, std::move(ibp.boxes));
   CrownResult res;
   res.notes = std::move(ibp.notes);

@@ -211,8 +211,71 @@ Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, dou
     L.open[j] = O == Op::Relu && xb.lo[j] < 0 && xb.hi[j] > 0;
     L.xm[j] = std::max(std::fabs(xb.lo[j]), std::fabs(xb.hi[j])) * (kU * 1.01);
     L.ye[j] = kEvalUlps > 0 ? std::max(std::fabs(yb.lo[j]), std::fabs(yb.hi[j])) * kEvalUlps * u_eval + 2 * tiny_eval : 0;
+    if (!rx.ok) {  // cut at the output's box: slope 0, intercepts the box's ends, no error terms
+      L.la[j] = L.ua[j] = L.xm[j] = L.ye[j] = 0;
+      L.lb[j] = yb.lo[j], L.ub[j] = yb.hi[j];
+      L.open[j] = 0;
+    }
   }
   return L;
+}
+
+// Every row through the lines, without branches (the signs of the coefficients are unpredictable):
+// the lower line for a coefficient >= 0, else the upper one; a zero coefficient adds nothing (also
+// against an infinite intercept). Cut elements have slope 0 and the box's ends as intercepts.
+// Sums of nonnegative or signed terms with four partial sums (vectorises; the a-priori bounds of
+// the pass hold for any summation order).
+double sum4(const double* v, int64_t m) {
+  double s[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= m; j += 4)
+    for (int k = 0; k < 4; ++k) s[k] += v[j + k];
+  for (; j < m; ++j) s[0] += v[j];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+template <bool HasAlpha>
+void relax_rows(RuleCtx& c, const Lines& L, double* A, const double* alpha, int64_t m) {
+  const double* __restrict la_ = L.la.data();
+  const double* __restrict lb_ = L.lb.data();
+  const double* __restrict ua_ = L.ua.data();
+  const double* __restrict ub_ = L.ub.data();
+  const double* __restrict xm_ = L.xm.data();
+  const double* __restrict ye_ = L.ye.data();
+  const char* __restrict open_ = L.open.data();
+  std::vector<double> tmp(static_cast<size_t>(4 * m));
+  double* __restrict tt = tmp.data();
+  double* __restrict ta = tt + m;
+  double* __restrict tc = ta + m;
+  double* __restrict ts = tc + m;
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double* __restrict a = A + r * m;
+    const double* __restrict al = HasAlpha ? alpha + r * m : nullptr;
+    for (int64_t j = 0; j < m; ++j) {  // every load unconditional: selects, not branches
+      const double lam = a[j];
+      double lo_a = la_[j];
+      if constexpr (HasAlpha) {
+        const double alj = al[j];
+        lo_a = open_[j] != 0 ? alj : lo_a;
+      }
+      const double up_a = ua_[j], lo_b = lb_[j], up_b = ub_[j], xm = xm_[j], ye = ye_[j];
+      const bool below = lam >= 0, live = lam != 0;
+      const double la = below ? lo_a : up_a;
+      const double lb = below ? lo_b : up_b;
+      const double prod = lam * lb, na = lam * la;
+      const double t = live ? prod : 0.0;
+      tt[j] = t;
+      ta[j] = std::fabs(t);
+      tc[j] = static_cast<double>(live & (lb != 0.0));
+      const double sl = std::fabs(na) * xm + std::fabs(lam) * ye;
+      ts[j] = live ? sl : 0.0;
+      a[j] = live ? na : 0.0;
+    }
+    c.st.bias[r] += sum4(tt, m);
+    c.st.mag[r] += sum4(ta, m);
+    c.st.terms[r] += sum4(tc, m);
+    c.st.slack[r] += up_sum(sum4(ts, m), static_cast<double>(2 * m));
+  }
 }
 
 // The line row r uses at element j: the lower one for a coefficient >= 0, else the upper one.
@@ -225,35 +288,10 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const int64_t m = c.numel_of(n.id);
   const Lines L = element_lines<O>(*xb, *yb, c.err.u, c.err.tiny);
   const std::vector<double>* alpha = O == Op::Relu ? alpha_of(c, n.id) : nullptr;
-  for (int64_t r = 0; r < c.st.rows; ++r) {
-    double* a = A.data() + r * m;
-    const double* al = alpha ? alpha->data() + r * m : nullptr;
-    double sum = 0, mag = 0, cnt = 0, slack = 0;
-    for (int64_t j = 0; j < m; ++j) {
-      const double lam = a[j];
-      if (lam == 0) continue;
-      if (!L.ok[j]) {  // this element is cut at its box
-        const double t = lam > 0 ? lam * yb->lo[j] : lam * yb->hi[j];
-        sum += t, mag += std::fabs(t), cnt += 1;
-        a[j] = 0;
-        continue;
-      }
-      const bool below = lam >= 0;
-      const double la = below ? (al && L.open[j] ? al[j] : L.la[j]) : L.ua[j];
-      const double lb = below ? L.lb[j] : L.ub[j];
-      const double na = lam * la;
-      if (lb != 0) {
-        const double t = lam * lb;
-        sum += t, mag += std::fabs(t), cnt += 1;
-      }
-      slack += std::fabs(na) * L.xm[j] + std::fabs(lam) * L.ye[j];
-      a[j] = na;
-    }
-    c.st.bias[r] += sum;
-    c.st.mag[r] += mag;
-    c.st.terms[r] += cnt;
-    c.st.slack[r] += up_sum(slack, static_cast<double>(2 * m));
-  }
+  if (alpha)
+    relax_rows<true>(c, L, A.data(), alpha->data(), m);
+  else
+    relax_rows<false>(c, L, A.data(), nullptr, m);
   c.add_to(p, std::move(A));
   return c.st.failure.empty();
 }

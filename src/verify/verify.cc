@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "denote/bounds/crown.h"
 #include "verify/falsify.h"
+#include "verify/pool.h"
 
 namespace denote {
 
@@ -38,43 +40,54 @@ SpecMatrix spec_of(const std::vector<VnnAtom>& conj, int64_t outputs) {
 
 enum class Decision { Proven, Open, Error };
 
+using Boxes = std::vector<std::optional<DoubleBox>>;
+
+struct Domain {
+  std::vector<double> lo, hi;
+  std::shared_ptr<const Boxes> prior;  // the parent's node boxes (they hold on this sub-box too)
+};
+
+// One subdomain's bounds: thread-safe (reads the model and the conjunction only).
+struct Bounded {
+  Decision dec = Decision::Error;
+  std::vector<double> spec_lo;          // the rows' lower bounds
+  std::shared_ptr<const Boxes> boxes;   // every node's box on this domain (for the children)
+};
+
 struct Bounder {
   const Model& m;
   const std::vector<VnnAtom>& conj;
   SpecMatrix spec;
   const VerifyOptions& o;
-  VerifyStats& stats;
-  std::vector<double> last_lo;  // the rows' lower bounds of the last call
 
   // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side).
-  Decision decide(const std::vector<double>& lo, const std::vector<double>& hi, BoundMethod method) {
-    const DoubleBox box{input_shape(m), lo, hi};
+  Bounded bound(const Domain& d, BoundMethod method) const {
+    const DoubleBox box{input_shape(m), d.lo, d.hi};
     CrownOptions co;
     co.method = method;
     co.arith = o.arith;
-    (method == BoundMethod::AlphaCrown ? stats.alpha_calls : stats.crown_calls) += 1;
+    co.prior = d.prior.get();
     auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
-    if (!r.ok()) return Decision::Error;
-    last_lo = r->spec_lo;
+    Bounded out;
+    if (!r.ok()) return out;
+    out.dec = Decision::Open;
+    out.spec_lo = r->spec_lo;
     for (size_t k = 0; k < conj.size(); ++k) {
       const double l = r->spec_lo[k];
-      if (conj[k].strict ? l >= conj[k].rhs_up : l > conj[k].rhs_up) return Decision::Proven;
+      if (conj[k].strict ? l >= conj[k].rhs_up : l > conj[k].rhs_up) out.dec = Decision::Proven;
     }
-    return Decision::Open;
+    if (out.dec == Decision::Open) out.boxes = std::make_shared<const Boxes>(std::move(r->boxes));
+    return out;
   }
-};
-
-struct Domain {
-  std::vector<double> lo, hi;
 };
 
 // The split dimension: the largest width times |d worst atom / dx| at the center (the widest one
 // when the gradient vanishes).
-size_t split_dim(const Search& s, const Bounder& b, const Domain& d, const Domain& root) {
+size_t split_dim(const Search& s, const std::vector<double>& spec_lo, const Domain& d, const Domain& root) {
   size_t worst = 0;
   double gap = INFINITY;
-  for (size_t k = 0; k < s.conj.size() && k < b.last_lo.size(); ++k)
-    if (s.conj[k].rhs_up - b.last_lo[k] < gap) gap = s.conj[k].rhs_up - b.last_lo[k], worst = k;
+  for (size_t k = 0; k < s.conj.size() && k < spec_lo.size(); ++k)
+    if (s.conj[k].rhs_up - spec_lo[k] < gap) gap = s.conj[k].rhs_up - spec_lo[k], worst = k;
   std::vector<double> x(d.lo.size());
   for (size_t i = 0; i < x.size(); ++i) x[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
   std::vector<double> g = s.conj.empty() ? std::vector<double>{} : atom_gradient(s.m, s.conj[worst], x);
@@ -92,51 +105,98 @@ size_t split_dim(const Search& s, const Bounder& b, const Domain& d, const Domai
   return score > 0 ? best : wi;
 }
 
-// Branch and bound on one (case, conjunction); the root was falsified already.
-VerifyResult bab(Search& s, Bounder& b, Clock::time_point deadline, int64_t& domains) {
-  const Domain whole{s.c.lo_out, s.c.hi_out};
-  std::vector<Domain> stack = {whole};
-  SplitMix64 rng(s.o.seed ^ 0xbab);
-  bool root = true, undecided = false;
+enum class Step { Continue, Sat, Unknown };
+
+struct Bab {
+  Search& s;
+  const Bounder& b;
+  WorkerPool& pool;
+  Domain whole;
+  SplitMix64 rng;
+  std::vector<Domain> stack;
+  bool undecided = false;
   int64_t visited = 0;
-  while (!stack.empty()) {
-    if (Clock::now() > deadline) return VerifyResult::Timeout;
-    if (++domains > s.o.max_domains) return VerifyResult::Unknown;
-    Domain d = std::move(stack.back());
-    stack.pop_back();
-    const auto tb = Clock::now();
-    Decision dec = b.decide(d.lo, d.hi, BoundMethod::Crown);
-    if (dec == Decision::Open && root && s.o.alpha_root) dec = b.decide(d.lo, d.hi, BoundMethod::AlphaCrown);
-    if (root) s.stats.bounds_s += since(tb);
-    if (root && dec == Decision::Proven) s.stats.decided_by = s.stats.alpha_calls ? "alpha-crown" : "crown";
-    root = false;
-    if (dec == Decision::Error) return VerifyResult::Unknown;
-    if (dec == Decision::Proven) continue;
+
+  // After a subdomain's bounds: probe it, then split it onto the stack.
+  Step expand(Domain&& d, const Bounded& r) {
+    if (r.dec == Decision::Error) return Step::Unknown;
+    if (r.dec == Decision::Proven) return Step::Continue;
     std::vector<double> mid(d.lo.size());
     for (size_t i = 0; i < mid.size(); ++i) mid[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
-    if (try_point(s, mid)) {
-      s.stats.decided_by = "bab-probe";
-      return VerifyResult::Sat;
-    }
+    if (try_point(s, mid)) return Step::Sat;
     // Now and then a short descent inside the open box (a witness near its boundary).
-    if (++visited % 32 == 0 && probe(s, rng, d.lo, d.hi)) {
-      s.stats.decided_by = "bab-probe";
-      return VerifyResult::Sat;
-    }
-    const size_t k = split_dim(s, b, d, whole);
+    if (++visited % 32 == 0 && probe(s, rng, d.lo, d.hi)) return Step::Sat;
+    const size_t k = split_dim(s, r.spec_lo, d, whole);
     const double cut = mid[k];
     if (!(cut > d.lo[k] && cut < d.hi[k])) {  // a box of single floats that CROWN cannot decide
-      if (falsify(s, rng, d.lo, d.hi)) return VerifyResult::Sat;
+      if (falsify(s, rng, d.lo, d.hi)) return Step::Sat;
       undecided = true;  // the other boxes may still hold a witness
-      continue;
+      return Step::Continue;
     }
-    Domain left = d, right = std::move(d);
+    Domain left{d.lo, d.hi, r.boxes}, right{std::move(d.lo), std::move(d.hi), r.boxes};
     left.hi[k] = cut;
     right.lo[k] = cut;
     stack.push_back(std::move(right));
     stack.push_back(std::move(left));
+    return Step::Continue;
   }
-  return undecided ? VerifyResult::Unknown : VerifyResult::Unsat;
+
+  // Batches of up to bab_batch subdomains from the top of the stack, bounded in parallel, then
+  // expanded in stack order (so the search is the same on any number of threads).
+  VerifyResult run(Clock::time_point deadline, int64_t& domains, Bounded root) {
+    if (expand(Domain(whole), root) == Step::Sat) return sat();
+    const size_t batch = static_cast<size_t>(std::max(1, s.o.bab_batch));
+    std::vector<Domain> ds;
+    std::vector<Bounded> rs;
+    while (!stack.empty()) {
+      if (Clock::now() > deadline) return VerifyResult::Timeout;
+      ds.clear();
+      while (!stack.empty() && ds.size() < batch) ds.push_back(std::move(stack.back())), stack.pop_back();
+      if ((domains += static_cast<int64_t>(ds.size())) > s.o.max_domains) return VerifyResult::Unknown;
+      rs.assign(ds.size(), Bounded{});
+      const auto tb = Clock::now();
+      pool.run(static_cast<int>(ds.size()), [&](int i) { rs[static_cast<size_t>(i)] = b.bound(ds[static_cast<size_t>(i)], BoundMethod::Crown); });
+      s.stats.bab_bounds_s += since(tb);
+      s.stats.crown_calls += static_cast<int64_t>(ds.size());
+      const auto tp = Clock::now();
+      for (size_t i = 0; i < ds.size(); ++i) {
+        const Step st = expand(std::move(ds[i]), rs[i]);
+        if (st == Step::Sat) return sat();
+        if (st == Step::Unknown) return VerifyResult::Unknown;
+      }
+      s.stats.bab_probe_s += since(tp);
+    }
+    return undecided ? VerifyResult::Unknown : VerifyResult::Unsat;
+  }
+  VerifyResult sat() {
+    s.stats.decided_by = "bab-probe";
+    return VerifyResult::Sat;
+  }
+};
+
+// Bounds on the whole box (CROWN, then alpha-CROWN), then branch and bound; the root was
+// falsified already.
+VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_point deadline, int64_t& domains) {
+  Bab bab{s, b, pool, Domain{s.c.lo_out, s.c.hi_out, nullptr}, SplitMix64(s.o.seed ^ 0xbab), {}, false, 0};
+  const auto tb = Clock::now();
+  ++domains;
+  ++s.stats.crown_calls;
+  Bounded root = b.bound(bab.whole, BoundMethod::Crown);
+  if (root.dec == Decision::Open && s.o.alpha_root) {
+    ++s.stats.alpha_calls;
+    Bounded a = b.bound(bab.whole, BoundMethod::AlphaCrown);
+    if (a.dec != Decision::Error) root = std::move(a);
+  }
+  s.stats.bounds_s += since(tb);
+  if (root.dec == Decision::Proven) {
+    s.stats.decided_by = s.stats.alpha_calls ? "alpha-crown" : "crown";
+    return VerifyResult::Unsat;
+  }
+  if (root.dec == Decision::Error) return VerifyResult::Unknown;
+  const auto t = Clock::now();
+  const VerifyResult r = bab.run(deadline, domains, std::move(root));
+  s.stats.bab_s += since(t);
+  return r;
 }
 
 Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
@@ -190,25 +250,26 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     }
   st.falsify_s = since(t0);
   // Stage 2: bounds and branch and bound, conjunction by conjunction.
-  const auto t1 = Clock::now();
+  WorkerPool pool(std::max(1, o.threads));
+  st.threads = pool.threads();
   bool all_unsat = true, timed_out = false;
   int64_t roots = 0;
-  for (const VnnCase& c : p.cases)
+  for (const VnnCase& c : p.cases) {
+    if (timed_out) break;
     for (const auto* conj : conjunctions(c)) {
       Search s{m, c, *conj, o, st, {}};
-      Bounder b{m, *conj, spec_of(*conj, p.num_outputs), o, st, {}};
+      const Bounder b{m, *conj, spec_of(*conj, p.num_outputs), o};
       ++roots;
-      const VerifyResult r = conj->empty() ? VerifyResult::Unknown : bab(s, b, deadline, st.domains);
+      const VerifyResult r = conj->empty() ? VerifyResult::Unknown : decide(s, b, pool, deadline, st.domains);
       if (r == VerifyResult::Sat) {
         out.witness = s.found;
-        st.bab_s = since(t1);
         return finish(VerifyResult::Sat);
       }
       if (r != VerifyResult::Unsat) all_unsat = false;
       if (r == VerifyResult::Timeout) timed_out = true;
       if (timed_out) break;
     }
-  st.bab_s = since(t1);
+  }
   if (all_unsat) {
     if (st.domains > roots) st.decided_by = "bab";
     return finish(VerifyResult::Unsat);

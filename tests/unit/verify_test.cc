@@ -21,13 +21,14 @@ struct VerifyRun {
   VerifyOutcome out;
 };
 
-VerifyRun run(const std::string& onnx, const std::string& vnnlib, double timeout = 60) {
+VerifyRun run(const std::string& onnx, const std::string& vnnlib, double timeout = 60, int threads = 1) {
   auto m = load_model_onnx_file(kData + "/" + onnx);
   EXPECT_TRUE(m.ok()) << m.message();
   auto p = load_vnnlib_file(kData + "/" + vnnlib);
   EXPECT_TRUE(p.ok()) << p.message();
   VerifyOptions o;
   o.timeout_s = timeout;
+  o.threads = threads;
   auto r = verify(*m, *p, o);
   EXPECT_TRUE(r.ok()) << r.message();
   return {std::move(*m), std::move(*p), r.ok() ? *r : VerifyOutcome{}};
@@ -76,6 +77,23 @@ TEST(Verify, SameSeedSameAnswer) {
   const VerifyRun b = run("vnncomp2021_test/test_sat.onnx", "vnncomp2021_test/test_prop.vnnlib");
   ASSERT_TRUE(a.out.witness && b.out.witness);
   EXPECT_EQ(a.out.witness->x, b.out.witness->x);
+}
+
+// ACAS Xu 2_2 property 3 needs a few hundred subdomains: the search (answer, subdomains, bound
+// calls) is the same on one, two and three threads, as the batches fix its order.
+TEST(Verify, BranchAndBoundIsTheSameOnAnyThreadCount) {
+  const VerifyRun one = run("acasxu/ACASXU_run2a_2_2_batch_2000.onnx", "acasxu/prop_3.vnnlib", 120, 1);
+  EXPECT_EQ(one.out.result, VerifyResult::Unsat) << one.out.note;
+  EXPECT_EQ(one.out.stats.decided_by, "bab");
+  EXPECT_GT(one.out.stats.domains, 50);
+  EXPECT_EQ(one.out.stats.threads, 1);
+  for (int t : {2, 3}) {
+    const VerifyRun r = run("acasxu/ACASXU_run2a_2_2_batch_2000.onnx", "acasxu/prop_3.vnnlib", 120, t);
+    EXPECT_EQ(r.out.stats.threads, t);
+    EXPECT_EQ(r.out.result, one.out.result);
+    EXPECT_EQ(r.out.stats.domains, one.out.stats.domains);
+    EXPECT_EQ(r.out.stats.crown_calls, one.out.stats.crown_calls);
+  }
 }
 
 TEST(Verify, ModelAndPropertyMustAgree) {

@@ -33,6 +33,7 @@ struct VerifyCliOptions {
   double timeout = 60;
   uint64_t seed = 1;
   int jobs = 2;
+  int threads = 0;  // 0: every core for one instance, one thread per instance with --instances
   bool json = false;
 };
 
@@ -60,10 +61,11 @@ std::string result_json(const VerifyOutcome& r) {
   if (r.witness) w = fmt::format("{{\"x\": {}, \"y\": {}}}", list(r.witness->x), list(r.witness->y));
   return fmt::format(
       "{{\"result\": \"{}\", \"time_s\": {}, \"witness\": {}, \"stats\": {{\"decided_by\": \"{}\", \"falsify_s\": {}, "
-      "\"bounds_s\": {}, \"bab_s\": {}, \"samples\": {}, \"pgd_steps\": {}, \"domains\": {}, \"crown_calls\": {}, "
+      "\"bounds_s\": {}, \"bab_s\": {}, \"bab_bounds_s\": {}, \"bab_probe_s\": {}, \"threads\": {}, \"samples\": {}, \"pgd_steps\": {}, \"domains\": {}, \"crown_calls\": {}, "
       "\"alpha_calls\": {}, \"disagreements\": {}}}, \"note\": \"{}\"}}",
       verify_result_name(r.result), json_number(st.total_s), w, st.decided_by, json_number(st.falsify_s),
-      json_number(st.bounds_s), json_number(st.bab_s), st.samples, st.pgd_steps, st.domains, st.crown_calls,
+      json_number(st.bounds_s), json_number(st.bab_s), json_number(st.bab_bounds_s), json_number(st.bab_probe_s),
+      st.threads, st.samples, st.pgd_steps, st.domains, st.crown_calls,
       st.alpha_calls, st.disagreements, r.note);
 }
 
@@ -78,6 +80,9 @@ Result<VerifyOutcome> run_one(const std::string& model_path, const std::string& 
   vo.timeout_s = timeout;
   vo.arith = o.arith;
   vo.seed = o.seed;
+  vo.threads = o.threads > 0 ? o.threads
+               : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
+                                     : 1;
   return verify(*m, *p, vo);
 }
 
@@ -190,6 +195,8 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_option("--arith", o->arith, "the network's arithmetic: f32 (default, ONNX FLOAT) or f64");
   sub->add_option("--seed", o->seed, "seed of the falsification's random points");
   sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
+  sub->add_option("--threads", o->threads,
+                  "threads of one instance's branch and bound (default: every core; 1 with --instances)");
   sub->add_option("--out", o->out, "also write the result (the results CSV with --instances) to FILE");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([&cmd, o] {
@@ -197,6 +204,8 @@ void add_verify(CLI::App& app, Command& cmd) {
       if (o->arith != "f32" && o->arith != "f64") return usage_error("--arith " + o->arith + ": expected f32 or f64");
       if (!(o->timeout > 0)) return usage_error(fmt::format("--timeout {}: expected a number of seconds > 0", o->timeout));
       if (o->jobs < 1 || o->jobs > 256) return usage_error(fmt::format("--jobs {}: expected 1 to 256", o->jobs));
+      if (o->threads < 0 || o->threads > 256)
+        return usage_error(fmt::format("--threads {}: expected 1 to 256", o->threads));
       if (!o->instances.empty()) {
         if (!o->model.empty()) return usage_error("--instances replaces MODEL PROP.vnnlib");
         return verify_csv(*o);

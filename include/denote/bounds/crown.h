@@ -65,6 +65,10 @@ struct CrownOptions {
   double alpha_lr = 0.5;
   double alpha_decay = 0.98;
   bool alpha_intermediate = true;
+  // Boxes already known to enclose each node's values (exact and in `arith`) on a superset of the
+  // input boxes, e.g. a parent subdomain's CrownResult::boxes in branch and bound: every IBP box is
+  // intersected with its prior box first (entries without a box, or of another size, are ignored).
+  const std::vector<std::optional<DoubleBox>>* prior = nullptr;
   EvalOptions eval;
 };
 

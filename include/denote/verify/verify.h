@@ -41,6 +41,11 @@ struct VerifyOptions {
   int pgd_steps = 40;
   bool alpha_root = true;         // alpha-CROWN on the whole box before branching
   int64_t max_domains = 2000000;  // subdomains visited in all; then unknown
+  // Branch and bound bounds bab_batch subdomains at a time on `threads` threads; the batch, not the
+  // thread count, fixes the order of the search, so the answer and the witness do not depend on
+  // `threads` (only when a timeout strikes).
+  int threads = 1;
+  int bab_batch = 4;
 };
 
 struct Witness {
@@ -49,8 +54,12 @@ struct Witness {
 };
 
 struct VerifyStats {
-  double falsify_s = 0, bounds_s = 0, bab_s = 0, total_s = 0;
+  // falsify_s: stage 1 (sampling and PGD everywhere); bounds_s: CROWN and alpha-CROWN on each
+  // whole box; bab_s: branch and bound after that, of which bab_bounds_s bounding subdomains
+  // (wall time of the parallel batches) and bab_probe_s the probes and split choices.
+  double falsify_s = 0, bounds_s = 0, bab_s = 0, bab_bounds_s = 0, bab_probe_s = 0, total_s = 0;
   int64_t samples = 0, pgd_steps = 0, domains = 0, crown_calls = 0, alpha_calls = 0;
+  int threads = 1;
   int64_t disagreements = 0;  // points that satisfy the property in one semantics only
   std::string decided_by;     // "sampling", "pgd", "bab-probe", "crown", "alpha-crown", "bab", ""
 };
