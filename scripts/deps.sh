@@ -11,9 +11,10 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
   clang
   graphviz  # dot, for the README tour (print --dot | dot -Tpng)
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel  # the Python module (python/)
 )
 if [[ "${1:-}" == "--extra" ]]; then
-  packages+=(python3-torch python3-numpy)
+  packages+=(python3-torch)
 fi
 
 missing=()

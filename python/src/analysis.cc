@@ -1,0 +1,359 @@
+// Model.bounds (IBP, CROWN, alpha-CROWN), Model.grad / Model.jvp (reverse and forward mode),
+// Model.plan (the kernel plan) and denote.verify (a VNN-LIB property). The GIL is released while the
+// library computes.
+#include <fmt/format.h>
+
+#include "common.h"
+#include "denote/autodiff/grad.h"
+#include "denote/bounds/crown.h"
+#include "denote/check/check.h"
+#include "denote/plan/registry.h"
+#include "denote/scalar/arith.h"
+#include "denote/verify/verify.h"
+
+namespace denote::python {
+
+namespace {
+
+// One tensor per input: `x` itself for a one-input model, else a sequence with one entry per input.
+std::vector<Tensor<double>> per_input(const PyModel& m, const py::object& x, const std::string& what) {
+  const size_t n = m.model().graph.input_ids().size();
+  std::vector<Tensor<double>> out;
+  if (n == 1) {
+    out.push_back(to_tensor(x, {what.c_str()}, true));
+    return out;
+  }
+  if (!py::isinstance<py::sequence>(x) || py::len(x) != n)
+    raise_invalid(fmt::format("{}: the model has {} inputs; give a list with one array per input", what, n), what);
+  for (size_t k = 0; k < n; ++k) out.push_back(to_tensor(x[py::int_(k)], {what.c_str(), static_cast<int64_t>(k)}, true));
+  return out;
+}
+
+py::tuple box_pair(const std::optional<DoubleBox>& b, const Shape& shape) {
+  if (!b) {  // no sound box: the whole line
+    const size_t n = static_cast<size_t>(numel(shape));
+    return py::make_tuple(to_numpy(shape, std::vector<double>(n, -INFINITY)),
+                          to_numpy(shape, std::vector<double>(n, INFINITY)));
+  }
+  DoubleBox c = *b;
+  return py::make_tuple(to_numpy(c.shape, std::move(c.lo)), to_numpy(c.shape, std::move(c.hi)));
+}
+
+struct BoundArgs {
+  std::string method, arith;
+  bool all_nodes = false, lirpa_compatible = false;
+  int alpha_iters = 20;
+};
+
+// (lo, hi) of C y with a spec; else per output (IBP's box, or the CROWN pass started there), or
+// {node: (lo, hi)} for every node.
+py::object bound_result(const Model& m, const DoubleIbp& ibp, std::vector<CrownResult>& runs, bool has_spec,
+                        bool all_nodes) {
+  if (has_spec) {
+    CrownResult& r = runs.front();
+    const Shape rows{static_cast<int64_t>(r.spec_lo.size())};
+    return py::make_tuple(to_numpy(rows, std::move(r.spec_lo)), to_numpy(rows, std::move(r.spec_hi)));
+  }
+  // The box of node i: IBP's, or the CROWN pass started at i (an output) when there is one.
+  auto box_of = [&](int64_t i) -> const std::optional<DoubleBox>& {
+    if (runs.empty()) return ibp.boxes[static_cast<size_t>(i)];
+    const CrownResult* best = &runs.front();
+    for (const auto& r : runs)
+      if (r.output == i) best = &r;
+    return best->boxes[static_cast<size_t>(i)];
+  };
+  if (all_nodes) {
+    py::dict d;
+    for (const Node& n : m.graph.nodes) d[py::int_(n.id)] = box_pair(box_of(n.id), n.out_shape);
+    return d;
+  }
+  std::vector<py::tuple> outs;
+  for (int64_t id : m.output_ids) outs.push_back(box_pair(box_of(id), m.graph.nodes[static_cast<size_t>(id)].out_shape));
+  if (outs.size() == 1) return outs[0];
+  return py::cast(outs);
+}
+
+std::vector<DoubleBox> boxes_of(const PyModel& self, const py::object& lo, const py::object& hi) {
+  std::vector<Tensor<double>> los = per_input(self, lo, "lo"), his = per_input(self, hi, "hi");
+  std::vector<DoubleBox> boxes;
+  for (size_t k = 0; k < los.size(); ++k) {
+    if (los[k].shape != his[k].shape)
+      raise_invalid(fmt::format("lo and hi of input {}: shapes {} and {} differ", k, to_string(los[k].shape),
+                                to_string(his[k].shape)), "hi");
+    boxes.push_back(DoubleBox{los[k].shape, std::move(los[k].data), std::move(his[k].data)});
+  }
+  return boxes;
+}
+
+std::optional<SpecMatrix> spec_of(const Model& m, const py::object& spec) {
+  if (spec.is_none()) return std::nullopt;
+  if (m.output_ids.size() != 1) raise_invalid("spec: a spec needs a model with exactly one output", "spec");
+  Tensor<double> c = to_tensor(spec, {"spec"}, true);
+  if (c.shape.size() > 2 || c.shape.empty()) raise_invalid("spec: expected a matrix (rows x output elements)", "spec");
+  return SpecMatrix{c.shape.size() == 2 ? c.shape[0] : 1, c.shape.back(), std::move(c.data)};
+}
+
+py::object bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& spec_obj,
+                  const BoundArgs& a, const EvalOptions& options) {
+  const std::optional<BoundMethod> method = parse_bound_method(a.method);
+  if (!method) raise_invalid("method " + a.method + ": expected ibp, crown or alpha-crown", "method");
+  const Model& m = self.model();
+  const std::vector<DoubleBox> boxes = boxes_of(self, lo, hi);
+  const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);
+  std::vector<CrownResult> runs;
+  Result<DoubleIbp> ibp_r = DoubleIbp{};
+  Status failed;
+  {
+    py::gil_scoped_release release;
+    if (*method == BoundMethod::Ibp && !spec) {
+      ibp_r = run_ibp_double(m.graph, m.payload, boxes, a.arith, options);
+    } else {
+      CrownOptions co;
+      co.method = *method;
+      co.arith = a.arith;
+      co.alpha_iters = a.alpha_iters;
+      co.lirpa_compatible = a.lirpa_compatible;
+      co.eval = options;
+      for (int64_t out : m.output_ids) {
+        Result<CrownResult> r = run_crown(m.graph, m.payload, boxes, out, spec ? &*spec : nullptr, co);
+        if (!r.ok()) {
+          failed = r.status();
+          break;
+        }
+        runs.push_back(std::move(*r));
+      }
+    }
+  }
+  check(failed);
+  const DoubleIbp ibp = unwrap(std::move(ibp_r));
+  return bound_result(m, ibp, runs, spec.has_value(), a.all_nodes);
+}
+
+int64_t pick_output(const Model& m, const std::optional<int64_t>& output) {
+  if (!output) {
+    if (m.output_ids.size() != 1)
+      raise_invalid(fmt::format("the model has {} outputs; choose one with output=ID", m.output_ids.size()), "output");
+    return m.output_ids[0];
+  }
+  if (*output < 0 || *output >= static_cast<int64_t>(m.graph.nodes.size()))
+    raise_invalid(fmt::format("output {}: expected a node id below {}", *output, m.graph.nodes.size()), "output");
+  return *output;
+}
+
+template <class Ctx>
+std::vector<Tensor<typename Ctx::Scalar>> to_ctx(Ctx& ctx, const std::vector<Tensor<double>>& ts) {
+  std::vector<Tensor<typename Ctx::Scalar>> r;
+  for (const auto& t : ts) {
+    Tensor<typename Ctx::Scalar> c;
+    c.shape = t.shape;
+    for (double v : t.data) c.data.push_back(ctx.from_double(v));
+    r.push_back(std::move(c));
+  }
+  return r;
+}
+
+template <class Ctx, class V>
+std::vector<double> widen(Ctx& ctx, const V& values) {
+  std::vector<double> r;
+  r.reserve(values.size());
+  for (const auto& v : values) r.push_back(ctx.to_double(v));
+  return r;
+}
+
+// A derivative's results, widened to double.
+struct Derivs {
+  Tensor<double> value, tangent;
+  std::vector<Tensor<double>> inputs;
+  std::vector<ParamGrad<double>> params;
+};
+
+template <class Ctx>
+Result<Derivs> run_diff(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs,
+                        const std::vector<Tensor<double>>* tangents, const std::optional<Tensor<double>>& cot,
+                        int64_t output, const GradOptions& options) {
+  using S = typename Ctx::Scalar;
+  const auto in = to_ctx(ctx, inputs);
+  const Payload<S> payload = convert_payload<S>(m.payload, [&](double v) { return ctx.from_double(v); });
+  Derivs d;
+  if (tangents) {
+    const auto tan = to_ctx(ctx, *tangents);
+    DENOTE_ASSIGN_OR_RETURN(auto t, jvp(m.graph, payload, std::span<const Tensor<S>>(in),
+                                        std::span<const Tensor<S>>(tan), output, ctx, options.eval));
+    d.value = Tensor<double>(t.value.shape, widen(ctx, t.value.data));
+    d.tangent = Tensor<double>(t.tangent.shape, widen(ctx, t.tangent.data));
+    return d;
+  }
+  std::optional<Tensor<S>> c;
+  if (cot) c = to_ctx(ctx, std::vector<Tensor<double>>{*cot})[0];
+  DENOTE_ASSIGN_OR_RETURN(auto g, vjp(m.graph, payload, std::span<const Tensor<S>>(in), output, c ? &*c : nullptr,
+                                      ctx, options));
+  d.value = Tensor<double>(g.value.shape, widen(ctx, g.value.data));
+  for (const auto& t : g.inputs) d.inputs.emplace_back(t.shape, widen(ctx, t.data));
+  for (const auto& p : g.params) d.params.push_back({p.node, p.field, p.shape, widen(ctx, p.values)});
+  return d;
+}
+
+struct DiffArgs {
+  std::optional<int64_t> output;
+  std::string wrt = "inputs", kernels = "exact", arith = "f64", rounding = "nearest-even";
+  long precision = 256;
+};
+
+Derivs differentiate(const PyModel& self, const py::args& xs, const py::object& tangents, const py::object& cotangent,
+                     const DiffArgs& a, const EvalOptions& eval) {
+  const Model& m = self.model();
+  const ArithSpec spec = unwrap(parse_arith(a.arith, a.rounding, a.precision));
+  GradOptions o;
+  o.eval = eval;
+  const std::optional<GradWrt> wrt = parse_grad_wrt(a.wrt);
+  if (!wrt) raise_invalid("wrt " + a.wrt + ": expected inputs, params or all", "wrt");
+  o.wrt = *wrt;
+  const std::optional<GradKernels> kernels = parse_grad_kernels(a.kernels);
+  if (!kernels) raise_invalid("kernels " + a.kernels + ": expected exact or openblas", "kernels");
+  o.kernels = *kernels;
+  const int64_t output = pick_output(m, a.output);
+  std::vector<Tensor<double>> inputs;
+  for (size_t k = 0; k < xs.size(); ++k) inputs.push_back(to_tensor(xs[k], {"input", static_cast<int64_t>(k)}, true));
+  std::optional<std::vector<Tensor<double>>> tan;
+  if (!tangents.is_none()) tan = per_input(self, tangents, "tangents");
+  std::optional<Tensor<double>> cot;
+  if (!cotangent.is_none()) cot = to_tensor(cotangent, {"cotangent"}, true);
+  Result<Derivs> r = Status::error(ErrorCode::kInternal, "internal: derivative did not run");
+  {
+    py::gil_scoped_release release;
+    r = visit_arith(spec, [&](auto& ctx) { return run_diff(ctx, m, inputs, tan ? &*tan : nullptr, cot, output, o); });
+  }
+  return unwrap(std::move(r));
+}
+
+py::object grad_result(Derivs d, const std::string& wrt) {
+  py::list inputs;
+  for (auto& t : d.inputs) inputs.append(to_numpy(std::move(t)));
+  py::object in = inputs.size() == 1 ? py::object(inputs[0]) : py::object(py::tuple(inputs));
+  if (wrt == "inputs") return in;
+  py::dict params;
+  for (auto& p : d.params) params[py::make_tuple(p.node, p.field)] = to_numpy(p.shape, std::move(p.values));
+  if (wrt == "params") return params;
+  return py::make_tuple(in, params);
+}
+
+py::object json_to_python(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
+
+py::object plan(const PyModel& self, const std::string& provider, const std::string& device,
+                const std::string& assurance, bool report) {
+  PlanPolicy policy;
+  policy.device = device;
+  check(parse_provider_policy(provider, policy).with_field("provider"));
+  check(parse_assurance(assurance, policy).with_field("assurance"));
+  CapsuleRegistry registered = unwrap(standard_registry());
+  GraphKernelPlan p = unwrap(plan_graph(self.model().graph, registered.available(detect_environment()), policy));
+  return report ? py::object(py::str(plan_report(p))) : json_to_python(plan_json(p));
+}
+
+py::dict verify_result(const VerifyOutcome& r) {
+  py::dict d, stats;
+  d["result"] = std::string(verify_result_name(r.result));
+  d["time_s"] = r.stats.total_s;
+  if (r.witness) {
+    py::dict w;
+    std::vector<double> x = r.witness->x, y = r.witness->y;
+    const Shape xs{static_cast<int64_t>(x.size())}, ys{static_cast<int64_t>(y.size())};
+    w["x"] = to_numpy(xs, std::move(x));
+    w["y"] = to_numpy(ys, std::move(y));
+    d["witness"] = w;
+  } else {
+    d["witness"] = py::none();
+  }
+  const VerifyStats& s = r.stats;
+  stats["decided_by"] = s.decided_by;
+  stats["falsify_s"] = s.falsify_s, stats["bounds_s"] = s.bounds_s, stats["bab_s"] = s.bab_s;
+  stats["bab_bounds_s"] = s.bab_bounds_s, stats["bab_probe_s"] = s.bab_probe_s, stats["threads"] = s.threads;
+  stats["samples"] = s.samples, stats["pgd_steps"] = s.pgd_steps, stats["domains"] = s.domains;
+  stats["crown_calls"] = s.crown_calls, stats["alpha_calls"] = s.alpha_calls, stats["disagreements"] = s.disagreements;
+  d["stats"] = stats;
+  d["note"] = r.note;
+  return d;
+}
+
+py::dict verify(const PyModel& self, const std::string& vnnlib_path, double timeout, const std::string& arith,
+                uint64_t seed, int threads) {
+  if (threads < 1 || threads > 256) raise_invalid(fmt::format("threads {}: expected 1 to 256", threads), "threads");
+  if (!(timeout > 0)) raise_invalid(fmt::format("timeout {}: expected a number of seconds > 0", timeout), "timeout");
+  check(check_shapes(self.model().graph));
+  const VnnProperty p = unwrap(load_vnnlib_file(vnnlib_path), /*parsing=*/true);
+  VerifyOptions o;
+  o.timeout_s = timeout;
+  o.arith = arith;
+  o.seed = seed;
+  o.threads = threads;
+  Result<VerifyOutcome> r = Status::error(ErrorCode::kInternal, "internal: verify did not run");
+  {
+    py::gil_scoped_release release;
+    r = denote::verify(self.model(), p, o);
+  }
+  return verify_result(unwrap(std::move(r)));
+}
+
+}  // namespace
+
+void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
+  cls.def(
+      "bounds",
+      [](const PyModel& self, const py::object& lo, const py::object& hi, const std::string& method,
+         const py::object& spec, const std::string& arith, bool all_nodes, int alpha_iters, bool lirpa_compatible,
+         const std::optional<int64_t>& max_memory) {
+        return bounds(self, lo, hi, spec, BoundArgs{method, arith, all_nodes, lirpa_compatible, alpha_iters},
+                      eval_options(max_memory));
+      },
+      py::arg("lo"), py::arg("hi"), py::arg("method") = "ibp", py::arg("spec") = py::none(), py::arg("arith") = "f64",
+      py::arg("all_nodes") = false, py::arg("alpha_iters") = 20, py::arg("lirpa_compatible") = false,
+      py::arg("max_memory") = py::none(),
+      R"doc(Sound bounds over the input box [lo, hi] (arrays for a one-input model, else one per input).
+
+method: "ibp" (default), "crown" or "alpha-crown". arith: the endpoint arithmetic (ibp: f64, f32 or a
+binary format; crown: f64 or f32). spec: a matrix C (rows x output elements): returns (lo, hi) of C y,
+one entry per row. Otherwise returns (lower, upper) arrays shaped like the output (a list of pairs for
+several outputs, {node_id: (lower, upper)} with all_nodes); a node without a sound box gets -inf..inf.)doc");
+  cls.def(
+      "grad",
+      [](const PyModel& self, const py::args& xs, const std::optional<int64_t>& output, const py::object& cotangent,
+         const std::string& wrt, const std::string& kernels, const std::string& arith, const std::string& rounding,
+         long precision, const std::optional<int64_t>& max_memory) {
+        DiffArgs a{output, wrt, kernels, arith, rounding, precision};
+        return grad_result(differentiate(self, xs, py::none(), cotangent, a, eval_options(max_memory)), wrt);
+      },
+      py::arg("output") = py::none(), py::arg("cotangent") = py::none(), py::arg("wrt") = "inputs",
+      py::arg("kernels") = "exact", py::arg("arith") = "f64", py::arg("rounding") = "nearest-even",
+      py::arg("precision") = 256, py::arg("max_memory") = py::none(),
+      R"doc(Reverse mode: the gradient of sum(cotangent * y) (cotangent default: ones), y = node `output`
+(default: the only output), at the given inputs, in the arithmetic `arith`.
+
+wrt="inputs" (default): one array per input (a tuple for several); "params": {(node_id, field): array}
+for the weights, biases, norm parameters and constants the output reads; "all": (inputs, params).
+kernels: "exact" (default) or "openblas" (f32/f64 linear nodes as gemm).)doc");
+  cls.def(
+      "jvp",
+      [](const PyModel& self, const py::args& xs, const py::object& tangents, const std::optional<int64_t>& output,
+         const std::string& arith, const std::string& rounding, long precision,
+         const std::optional<int64_t>& max_memory) {
+        DiffArgs a{output, "inputs", "exact", arith, rounding, precision};
+        Derivs d = differentiate(self, xs, tangents, py::none(), a, eval_options(max_memory));
+        return py::make_tuple(to_numpy(std::move(d.value)), to_numpy(std::move(d.tangent)));
+      },
+      py::arg("tangents"), py::arg("output") = py::none(), py::arg("arith") = "f64",
+      py::arg("rounding") = "nearest-even", py::arg("precision") = 256, py::arg("max_memory") = py::none(),
+      "Forward mode: (value, tangent) of node `output` along `tangents` (one array per input, like bounds' lo).");
+  cls.def("plan", &plan, py::arg("provider") = "auto", py::arg("device") = "cpu", py::arg("assurance") = "checked",
+          py::arg("report") = false,
+          R"doc(The kernel plan under a policy (provider "auto", "prefer:P", "only:P"; assurance "checked" or
+"external"): {'device': ..., 'nodes': [{'id', 'op', 'capsule', 'provider', 'device', 'trust', 'reduction'}]},
+or the report text (one line per node, as `denote plan`) with report=True.)doc");
+  m.def("verify", &verify, py::arg("model"), py::arg("vnnlib_path"), py::arg("timeout") = 60.0,
+        py::arg("arith") = "f32", py::arg("seed") = 1, py::arg("threads") = 1,
+        R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`:
+{'result': 'sat'|'unsat'|'unknown'|'timeout', 'time_s', 'witness': {'x', 'y'} or None, 'stats': {...},
+'note'}. arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
+threads (the answer does not depend on them).)doc");
+}
+
+}  // namespace denote::python

@@ -1,0 +1,264 @@
+// Model.run: denotation in f64 / f32 (hardware), a software binary format (exact rounding, IEEE
+// flags), MPFR (real), through a kernel plan (provider=...), or typed execution for integer and bool
+// arrays (include/denote/typed/interp.h). The GIL is released while the library computes.
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "common.h"
+#include "denote/eval/eval.h"
+#include "denote/plan/registry.h"
+#include "denote/scalar/arith.h"
+
+namespace denote::python {
+
+namespace {
+
+// The values a run hands back, widened to double (float32 kept for f32), and the IEEE flags.
+struct Values {
+  std::vector<int64_t> ids;  // the nodes whose values are kept (outputs, or all nodes)
+  std::vector<Tensor<double>> f64;
+  std::vector<Tensor<float>> f32;
+  bool has_flags = false;
+  uint32_t flags = 0;
+};
+
+std::vector<int64_t> all_ids(const Graph& g) {
+  std::vector<int64_t> ids(g.nodes.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
+  return ids;
+}
+
+template <class S>
+void keep(Values& v, std::vector<Tensor<S>>& table) {
+  for (int64_t id : v.ids) {
+    Tensor<S>& t = table[static_cast<size_t>(id)];
+    if constexpr (std::is_same_v<S, float>) v.f32.push_back(std::move(t));
+    else v.f64.push_back(std::move(t));
+  }
+}
+
+template <class Ctx>
+const Payload<typename Ctx::Scalar>* payload_for(Ctx& ctx, const PyModel& m, Payload<typename Ctx::Scalar>& scratch) {
+  using S = typename Ctx::Scalar;
+  if constexpr (std::is_same_v<S, double>) return &m.model().payload;
+  else if constexpr (std::is_same_v<S, float>) return m.f32_payload.get();
+  else {
+    scratch = convert_payload<S>(m.model().payload, [&](double x) { return ctx.from_double(x); });
+    return &scratch;
+  }
+}
+
+// Inputs and parameters enter the context through from_double; values leave through to_double.
+template <class Ctx>
+Result<Values> evaluate(Ctx& ctx, const PyModel& m, std::vector<Tensor<double>>& inputs, bool all_nodes,
+                        const EvalOptions& options) {
+  using S = typename Ctx::Scalar;
+  const Model& model = m.model();
+  std::vector<Tensor<S>> in;
+  if constexpr (std::is_same_v<S, double>) {
+    in = std::move(inputs);
+  } else {
+    for (auto& t : inputs) {
+      std::vector<S> data;
+      data.reserve(t.data.size());
+      for (double x : t.data) data.push_back(ctx.from_double(x));
+      in.emplace_back(std::move(t.shape), std::move(data));
+    }
+  }
+  Payload<S> scratch;
+  const Payload<S>& payload = *payload_for(ctx, m, scratch);
+  const std::span<const Tensor<S>> args(in);
+  DENOTE_ASSIGN_OR_RETURN(auto table, all_nodes ? denote_all(model.graph, payload, args, ctx, options)
+                                                : denote_outputs(model.graph, payload, args,
+                                                                 std::span<const int64_t>(model.output_ids), ctx, options));
+  Values v;
+  v.ids = all_nodes ? all_ids(model.graph) : model.output_ids;
+  if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) {
+    keep(v, table);
+  } else {
+    for (int64_t id : v.ids) {
+      const Tensor<S>& t = table[static_cast<size_t>(id)];
+      std::vector<double> data;
+      data.reserve(t.data.size());
+      for (const S& x : t.data) data.push_back(ctx.to_double(x));
+      v.f64.emplace_back(t.shape, std::move(data));
+    }
+  }
+  if constexpr (requires { ctx.flags(); }) {
+    v.has_flags = true;
+    v.flags = ctx.flags();
+  }
+  return v;
+}
+
+std::shared_ptr<const BoundPlan> bound_plan(PyModel& m, const std::string& provider) {
+  std::lock_guard<std::mutex> lock(m.cache_mutex);
+  if (auto it = m.plans.find(provider); it != m.plans.end()) return it->second;
+  PlanPolicy policy;
+  check(parse_provider_policy(provider, policy).with_field("provider"));
+  CapsuleRegistry registered = unwrap(standard_registry());
+  GraphKernelPlan plan = unwrap(plan_graph(m.model().graph, registered.available(detect_environment()), policy));
+  auto bound = std::make_shared<const BoundPlan>(unwrap(bind_plan(plan, standard_handlers())));
+  m.plans[provider] = bound;
+  return bound;
+}
+
+template <class S>
+Result<Values> execute(const BoundPlan& bound, const PyModel& m, std::vector<Tensor<double>>& inputs, bool all_nodes,
+                       const EvalOptions& options) {
+  std::vector<Tensor<S>> in;
+  if constexpr (std::is_same_v<S, double>) {
+    in = std::move(inputs);
+  } else {
+    for (auto& t : inputs) in.emplace_back(std::move(t.shape), std::vector<S>(t.data.begin(), t.data.end()));
+  }
+  const Payload<S>* payload = nullptr;
+  if constexpr (std::is_same_v<S, double>) payload = &m.model().payload;
+  else payload = m.f32_payload.get();
+  DENOTE_ASSIGN_OR_RETURN(auto table,
+                          execute_plan<S>(bound, m.model().graph, *payload, std::span<const Tensor<S>>(in), options));
+  Values v;
+  v.ids = all_nodes ? all_ids(m.model().graph) : m.model().output_ids;
+  keep(v, table);
+  return v;
+}
+
+py::dict flags_dict(uint32_t flags) {
+  py::dict d;
+  for (uint32_t bit = 1; bit <= kFpMappedSpecial; bit <<= 1) {
+    std::string name = flags_to_string(bit);
+    for (char& c : name) c = c == '-' ? '_' : c;
+    d[py::str(name)] = (flags & bit) != 0;
+  }
+  return d;
+}
+
+// One array, a tuple (several outputs) or {id: array} (all_nodes), with the flags on request.
+py::object package(std::vector<int64_t> ids, std::vector<py::object> arrays, bool all_nodes, bool return_flags,
+                   uint32_t flags) {
+  py::object result;
+  if (all_nodes) {
+    py::dict d;
+    for (size_t k = 0; k < ids.size(); ++k) d[py::int_(ids[k])] = arrays[k];
+    result = std::move(d);
+  } else if (arrays.size() == 1) {
+    result = arrays[0];
+  } else {
+    py::tuple t(arrays.size());
+    for (size_t k = 0; k < arrays.size(); ++k) t[k] = arrays[k];
+    result = std::move(t);
+  }
+  if (!return_flags) return result;
+  return py::make_tuple(result, flags_dict(flags));
+}
+
+struct RunArgs {
+  std::string arith, rounding;
+  long precision = 256;
+  std::optional<std::string> provider;
+  bool all_nodes = false, return_flags = false;
+  EvalOptions options;
+};
+
+py::object run_typed(PyModel& self, const py::args& inputs, const RunArgs& a) {
+  if (a.arith != "f64" || a.provider)
+    raise_invalid("typed execution (integer or bool arrays, or a typed model) takes each value's dtype: leave arith "
+                  "and provider unset", a.provider ? "provider" : "arith");
+  const std::optional<Rounding> mode = parse_rounding(a.rounding);
+  if (!mode) raise_invalid(fmt::format("rounding {}: expected nearest-even, toward-zero, upward, downward (or "
+                                       "nearest-away)", a.rounding), "rounding");
+  TypedModel tm = self.typed() || !self.typed_onnx ? self.tm : *self.typed_onnx;
+  const std::vector<int64_t> ids = tm.model.graph.input_ids();
+  if (inputs.size() != ids.size())
+    raise_invalid(fmt::format("run: the model has {} input(s), got {}", ids.size(), inputs.size()), "inputs");
+  std::vector<typed::TypedTensor> in;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    auto declared = tm.input_dtypes.find(ids[k]);
+    std::optional<typed::DType> d;
+    if (declared != tm.input_dtypes.end()) d = declared->second;
+    in.push_back(to_typed(inputs[k], d, tm.model.graph.nodes[static_cast<size_t>(ids[k])].out_shape,
+                          fmt::format("input {} (node {})", k, ids[k])));
+    tm.input_dtypes[ids[k]] = in.back().dtype;
+  }
+  typed::TypedOptions o;
+  o.rounding = *mode;
+  o.max_bytes = a.options.max_bytes;
+  Result<typed::TypedRun> r = Status::error(ErrorCode::kInternal, "internal: typed run did not run");
+  {
+    py::gil_scoped_release release;
+    r = typed::eval_typed(tm, in, o);
+  }
+  typed::TypedRun run = unwrap(std::move(r));
+  std::vector<int64_t> keep_ids = a.all_nodes ? all_ids(tm.model.graph) : tm.model.output_ids;
+  std::vector<py::object> arrays;
+  for (int64_t id : keep_ids) arrays.push_back(typed_to_numpy(run.table[static_cast<size_t>(id)]));
+  return package(keep_ids, std::move(arrays), a.all_nodes, a.return_flags, run.flags);
+}
+
+py::object run(PyModel& self, const py::args& inputs, const RunArgs& a) {
+  bool integral = self.typed();
+  for (const auto& x : inputs) integral = integral || is_integral_array(x);
+  if (integral) return run_typed(self, inputs, a);
+  const ArithSpec spec = unwrap(parse_arith(a.arith, a.rounding, a.precision));
+  std::vector<Tensor<double>> in;
+  in.reserve(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) in.push_back(to_tensor(inputs[k], {"input", static_cast<int64_t>(k)}));
+  if (spec.kind == ArithKind::F32 && !self.f32_payload) {
+    std::lock_guard<std::mutex> lock(self.cache_mutex);
+    if (!self.f32_payload)
+      self.f32_payload = std::make_shared<const Payload<float>>(
+          convert_payload<float>(self.model().payload, [](double x) { return static_cast<float>(x); }));
+  }
+  if (a.return_flags && spec.kind != ArithKind::Binary)
+    raise_invalid(fmt::format("return_flags: the {} context does not track IEEE flags (a binary format such as "
+                              "binary64 does)", spec.name), "return_flags");
+  std::shared_ptr<const BoundPlan> plan;
+  if (a.provider) {
+    if (!spec.native())
+      raise_status(Status::error(ErrorCode::kUnsupported, "provider runs a kernel plan in f64 or f32 only, not arith " +
+                                                              spec.name).with_field("arith"));
+    plan = bound_plan(self, *a.provider);
+  }
+  Result<Values> r = Status::error(ErrorCode::kInternal, "internal: run did not run");
+  {
+    py::gil_scoped_release release;
+    if (plan && spec.kind == ArithKind::F32) r = execute<float>(*plan, self, in, a.all_nodes, a.options);
+    else if (plan) r = execute<double>(*plan, self, in, a.all_nodes, a.options);
+    else r = visit_arith(spec, [&](auto& ctx) { return evaluate(ctx, self, in, a.all_nodes, a.options); });
+  }
+  Values v = unwrap(std::move(r));
+  std::vector<py::object> arrays;
+  for (auto& t : v.f64) arrays.push_back(to_numpy(std::move(t)));
+  for (auto& t : v.f32) arrays.push_back(to_numpy(std::move(t)));
+  return package(std::move(v.ids), std::move(arrays), a.all_nodes, a.return_flags, v.flags);
+}
+
+}  // namespace
+
+void register_run(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
+  cls.def(
+      "run",
+      [](PyModel& self, const py::args& inputs, const std::string& arith, const std::string& rounding, long precision,
+         const std::optional<std::string>& provider, bool all_nodes, bool return_flags,
+         const std::optional<int64_t>& max_memory) {
+        return run(self, inputs, RunArgs{arith, rounding, precision, provider, all_nodes, return_flags,
+                                         eval_options(max_memory)});
+      },
+      py::arg("arith") = "f64", py::arg("rounding") = "nearest-even", py::arg("precision") = 256,
+      py::arg("provider") = py::none(), py::arg("all_nodes") = false, py::arg("return_flags") = false,
+      py::arg("max_memory") = py::none(),
+      R"doc(Denotes the model at the given inputs (one array per input node, in Model.inputs order).
+
+arith: "f64" (default), "f32" (hardware), a binary format ("binary16", "bfloat16", "binary32", "binary64",
+"e4m3fn", ..., "binary(E,F)": exact software rounding) or "real" (MPFR at `precision` bits).
+rounding: nearest-even (default), toward-zero, upward, downward, nearest-away (binary formats).
+provider: run through a kernel plan: "auto", "prefer:openblas", "only:reference" (f64/f32 only).
+all_nodes: return {node_id: array} for every node. return_flags: also return the IEEE flags of a binary
+format as a dict (invalid, divide_by_zero, overflow, underflow, inexact, saturated, mapped_special).
+max_memory: the memory budget of the values alive at once, in bytes (default: half the RAM).
+Integer or bool arrays (or a typed model) run the typed interpreter; results keep their dtypes.
+Returns one array (one output), a tuple (several) or a dict (all_nodes); float64 arrays, float32 for f32.)doc");
+}
+
+}  // namespace denote::python

@@ -1,0 +1,96 @@
+"""Model.bounds, grad, jvp, plan and denote.verify, against the CLI and the golden files."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import denote
+
+LO = np.array([[[[0.6, -0.5, -0.5, 0.45, -0.5]]]])
+HI = np.array([[[[0.68, 0.5, 0.5, 0.5, -0.45]]]])
+
+
+def cli_json(cli, *args):
+    return json.loads(subprocess.run([cli, *args, "--json"], capture_output=True, text=True, check=True).stdout)
+
+
+@pytest.mark.parametrize("method,arith", [("ibp", "f64"), ("ibp", "binary32"), ("crown", "f32"),
+                                          ("alpha-crown", "f32")])
+def test_bounds_match_cli(cli, acas_path, method, arith):
+    m = denote.load(acas_path)
+    lo, hi = m.bounds(LO, HI, method=method, arith=arith)
+    want = cli_json(cli, "bounds", acas_path, "--box", json.dumps(LO.tolist()), json.dumps(HI.tolist()),
+                    "--method", method, "--arith", arith)["boxes"][0]
+    assert lo.shape == (1, 5)
+    np.testing.assert_array_equal(lo.ravel(), want["lo"])
+    np.testing.assert_array_equal(hi.ravel(), want["hi"])
+
+
+def test_bounds_contain_samples(acas_path):
+    m = denote.load(acas_path)
+    lo, hi = m.bounds(LO, HI, method="crown")
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        x = LO + rng.uniform(0, 1, LO.shape) * (HI - LO)
+        y = m.run(x)
+        assert np.all(lo <= y) and np.all(y <= hi)
+
+
+def test_bounds_spec_and_all_nodes(acas_path):
+    m = denote.load(acas_path)
+    spec = np.array([[1.0, -1, 0, 0, 0], [1, 0, -1, 0, 0]])
+    slo, shi = m.bounds(LO, HI, method="alpha-crown", arith="f32", spec=spec)
+    assert slo.shape == (2,) and np.all(slo <= shi)
+    boxes = m.bounds(LO, HI, all_nodes=True)
+    assert sorted(boxes) == list(range(17))
+    np.testing.assert_array_equal(boxes[0][0], LO)
+
+
+def test_grad_matches_torch_golden(root):
+    d = os.path.join(root, "tests", "data", "golden", "composite_mlp_softmax")
+    m = denote.load(os.path.join(d, "model.json"))
+    x = np.load(os.path.join(d, "input_0.npy"))
+    c = np.load(os.path.join(d, "cotangent.npy"))
+    g = m.grad(x, cotangent=c)
+    np.testing.assert_allclose(g, np.load(os.path.join(d, "grad_input_0.npy")), rtol=1e-10, atol=1e-13)
+
+
+def test_grad_params_and_jvp(mlp):
+    m, w1, b1, w2, b2 = mlp
+    x = np.array([0.3, -0.2, 0.1, 0.4])
+    gin, params = m.grad(x, wrt="all")
+    h = np.tanh(w1 @ x + b1)
+    np.testing.assert_allclose(gin, w1.T @ ((1 - h ** 2) * (w2.T @ np.ones(3))), rtol=1e-12)
+    np.testing.assert_allclose(params[(3, "bias")], np.ones(3))
+    np.testing.assert_allclose(params[(3, "weight")], np.outer(np.ones(3), h), rtol=1e-13)
+    t = np.array([1.0, 0, 0, 0])
+    value, tangent = m.jvp(x, tangents=t)
+    np.testing.assert_allclose(value, m.run(x))
+    np.testing.assert_allclose(tangent, w2 @ ((1 - h ** 2) * w1[:, 0]), rtol=1e-12)
+    g16 = m.grad(x, arith="bfloat16")
+    np.testing.assert_allclose(g16, gin, rtol=0.05, atol=0.05)
+
+
+def test_plan(cli, acas_path):
+    m = denote.load(acas_path)
+    p = m.plan("prefer:openblas")
+    assert p == cli_json(cli, "plan", acas_path, "--provider", "prefer:openblas")
+    assert m.plan(report=True).startswith("2: sub")
+    with pytest.raises(denote.InvalidInputError):
+        m.plan("sometimes")
+
+
+def test_verify_matches_cli(cli, root, acas_path):
+    prop = os.path.join(root, "docs", "tour", "acas_prop1.vnnlib")
+    m = denote.load(acas_path)
+    r = denote.verify(m, prop, timeout=60)
+    want = cli_json(cli, "verify", acas_path, prop)
+    assert r["result"] == want["result"] == "unsat"
+    assert r["witness"] is None
+    assert set(r["stats"]) <= set(want["stats"])
+    assert {"decided_by", "domains", "crown_calls", "samples"} <= set(r["stats"])
+    assert r["stats"]["domains"] == want["stats"]["domains"]
+    with pytest.raises(denote.ParseError):
+        denote.verify(m, "/nonexistent.vnnlib")
