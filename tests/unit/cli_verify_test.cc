@@ -51,6 +51,15 @@ TEST(CliVerify, JsonAndUnsat) {
   EXPECT_EQ(doc["result"], "unsat");
   EXPECT_TRUE(doc["witness"].is_null());
   EXPECT_GE(doc["stats"]["crown_calls"].get<int>(), 1);
+  // The stage split: branch and bound's time is bounding plus probing (and a little bookkeeping).
+  const auto& st = doc["stats"];
+  EXPECT_LE(st["bab_bounds_s"].get<double>() + st["bab_probe_s"].get<double>(), st["bab_s"].get<double>() + 1e-6);
+  CliRun two = run_cli("verify " + kTest + "test_unsat.onnx " + kTest + "test_prop.vnnlib --json --threads 2");
+  ASSERT_EQ(two.code, 0) << two.err;
+  const auto d2 = nlohmann::json::parse(two.out);
+  EXPECT_EQ(d2["stats"]["threads"], 2);
+  EXPECT_EQ(d2["result"], "unsat");
+  EXPECT_EQ(d2["stats"]["domains"], st["domains"]);
 }
 
 TEST(CliVerify, InstancesGiveTheSameAnswersOnOneAndTwoJobs) {
@@ -70,6 +79,9 @@ TEST(CliVerify, ErrorsAndUsage) {
   EXPECT_EQ(run_cli("verify").code, 2);
   EXPECT_EQ(run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --arith bfloat16").code, 2);
   EXPECT_EQ(run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --timeout 0").code, 2);
+  CliRun threads = run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --threads -1");
+  EXPECT_EQ(threads.code, 2);
+  EXPECT_NE(threads.err.find("--threads -1: expected 1 to 256"), std::string::npos) << threads.err;
   CliRun bad = run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_nano.vnnlib");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find("the property declares 1 inputs"), std::string::npos) << bad.err;

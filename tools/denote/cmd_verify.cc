@@ -205,7 +205,7 @@ void add_verify(CLI::App& app, Command& cmd) {
       if (!(o->timeout > 0)) return usage_error(fmt::format("--timeout {}: expected a number of seconds > 0", o->timeout));
       if (o->jobs < 1 || o->jobs > 256) return usage_error(fmt::format("--jobs {}: expected 1 to 256", o->jobs));
       if (o->threads < 0 || o->threads > 256)
-        return usage_error(fmt::format("--threads {}: expected 1 to 256", o->threads));
+        return usage_error(fmt::format("--threads {}: expected 1 to 256 (0: the default)", o->threads));
       if (!o->instances.empty()) {
         if (!o->model.empty()) return usage_error("--instances replaces MODEL PROP.vnnlib");
         return verify_csv(*o);
