@@ -17,7 +17,8 @@ if [[ "${1:-}" != "--no-sanitize" ]]; then
   cmake --preset debug >/dev/null
   cmake --build --preset debug -j "$jobs" --target denote_tests denote_cli onnx_conformance
   # The exhaustive/random numerical sweeps already ran in the release build; under the sanitizers
-  # (about 10x slower) every other test runs, including the property test and the 1M-node chain.
+  # (about 10x slower) every other test runs, including the property test (a quarter of its random
+  # graphs: DENOTE_SANITIZED_BUILD) and the 1M-node chain.
   # onnx_export_check (python's onnx.checker over exported files) also ran in the release pass, and so did the
   # one-process-per-case PyTorch golden tables (Case/Golden*: ~320 value comparisons of rules that the unit,
   # property and random-graph tests also run under the sanitizers; about 3.5 minutes of ASan start-up).

@@ -1,5 +1,5 @@
 // Internal: derivative rules of the storage-only family (permute, transpose, broadcast_to,
-// reshape, flatten, concat). Every one is linear, so its JVP is the op itself applied to the
+// reshape, flatten, concat, gather). Every one is linear, so its JVP is the op itself applied to the
 // tangents; its VJP moves the cotangent back (the inverse permutation, a split along the concat
 // axis). Only broadcast_to's VJP does arithmetic: it sums the cotangent over the broadcast axes
 // (PyTorch's sum_to_size), each input entry a left fold from zero in the cotangent's row-major order.
@@ -179,6 +179,38 @@ Status vjp_Concat(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a, const Tenso
       src += block;
     }
   }
+  return ok_status();
+}
+
+// ---- gather: the JVP gathers the tangent; the VJP adds each cotangent row back into the row it
+// was read from (repeated indices accumulate, in the cotangent's order)
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> jvp_Gather(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a,
+                                                std::span<const Tensor<typename Ctx::Scalar>* const> tangents) {
+  return rules::eval_Gather<Ctx>(ctx, a.eval_args(tangents));
+}
+
+template <class Ctx>
+Status vjp_Gather(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a, const Tensor<typename Ctx::Scalar>& cot,
+                  VjpOut<typename Ctx::Scalar>& out) {
+  if (!lrc::wants(out, 0)) return ok_status();
+  lrc::reserve_slots(out, 1);
+  const auto& g = std::get<GatherAttrs>(a.node.attrs);
+  const Shape& in_shape = a.in().shape;
+  const size_t axis = static_cast<size_t>(g.axis);
+  const int64_t outer = numel(Shape(in_shape.begin(), in_shape.begin() + static_cast<std::ptrdiff_t>(axis)));
+  const int64_t inner = numel(Shape(in_shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, in_shape.end()));
+  const int64_t extent = in_shape[axis];
+  auto grad = zeros(ctx, in_shape);
+  size_t src = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t idx : g.indices)
+      for (int64_t k = 0; k < inner; ++k, ++src) {
+        auto& d = grad.data[static_cast<size_t>((o * extent + idx) * inner + k)];
+        d = ctx.add(d, cot.data[src]);
+      }
+  out.parents[0] = std::move(grad);
   return ok_status();
 }
 

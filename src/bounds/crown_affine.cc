@@ -13,8 +13,9 @@ namespace denote::crown {
 
 namespace {
 
-// Exact data movement: the coefficients move with the data and no rounding happens anywhere.
-bool exact_movement(Op op) { return has_flag(op, kFlagStorageOnly) && op != Op::BroadcastTo; }
+// Exact data movement: the coefficients move with the data and no rounding happens anywhere
+// (broadcast_to and gather can read an entry twice: their VJP sums coefficients, which rounds).
+bool exact_movement(Op op) { return has_flag(op, kFlagStorageOnly) && op != Op::BroadcastTo && op != Op::Gather; }
 // Same flat layout as the parent: the coefficients pass unchanged.
 bool same_layout(Op op) { return op == Op::Reshape || op == Op::Flatten || op == Op::Detach; }
 

@@ -13,7 +13,7 @@ namespace denote::crown {
 
 template <Op O>
 inline constexpr bool kAffineOp = O == Op::Permute || O == Op::Transpose || O == Op::Detach ||
-                                  O == Op::BroadcastTo || O == Op::Reshape || O == Op::Flatten || O == Op::Concat ||
+                                  O == Op::BroadcastTo || O == Op::Reshape || O == Op::Flatten || O == Op::Concat || O == Op::Gather ||
                                   O == Op::ReduceSum || O == Op::ReduceMean || O == Op::Sum || O == Op::AvgPool ||
                                   O == Op::Conv || O == Op::BatchNormEval;
 

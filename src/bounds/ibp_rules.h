@@ -6,6 +6,7 @@
 // generic rule.
 #pragma once
 
+#include <cmath>
 #include <type_traits>
 
 #include "../eval/evaluator_impl.h"
@@ -30,6 +31,30 @@ Result<Tensor<Interval<typename E::Value>>> ibp_sqrt(IntervalContext<E>& ctx,
                                                      const rules::EvalArgs<Interval<typename E::Value>>& a) {
   using S = Interval<typename E::Value>;
   return rules::map_unary(a.in(), [&](const S& x) { return ctx.sqrt_of_value(x); });
+}
+
+// floor, ceil, round, sign: nondecreasing, so [f(lo), f(hi)]. Each endpoint goes to a double
+// outward (to_double), the integer function is applied there (monotone again) and the result comes
+// back outward: the box holds f of every real in [lo, hi] and of every endpoint-format value.
+enum class Step { Floor, Ceil, Round, Sign };
+
+template <Step K>
+double step_of(double v) {
+  if constexpr (K == Step::Floor) return std::floor(v);
+  else if constexpr (K == Step::Ceil) return std::ceil(v);
+  else if constexpr (K == Step::Round) return std::nearbyint(v);  // the default mode: ties to even
+  else return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0);
+}
+
+template <class E, Step K>
+Result<Tensor<Interval<typename E::Value>>> ibp_step(IntervalContext<E>& ctx,
+                                                     const rules::EvalArgs<Interval<typename E::Value>>& a) {
+  using S = Interval<typename E::Value>;
+  const E& e = ctx.endpoints();
+  return rules::map_unary(a.in(), [&](const S& x) {
+    return S{e.from_double(step_of<K>(e.to_double(x.lo, Dir::Down)), Dir::Down),
+             e.from_double(step_of<K>(e.to_double(x.hi, Dir::Up)), Dir::Up)};
+  });
 }
 
 // The dedicated rule of op O over endpoints E (nullptr: the generic rule).
@@ -60,6 +85,22 @@ struct Dedicated<E, Op::MseLoss> {
 template <class E>
 struct Dedicated<E, Op::Sqrt> {
   static constexpr IbpFn<E> fn = &ibp_sqrt<E>;
+};
+template <class E>
+struct Dedicated<E, Op::Floor> {
+  static constexpr IbpFn<E> fn = &ibp_step<E, Step::Floor>;
+};
+template <class E>
+struct Dedicated<E, Op::Ceil> {
+  static constexpr IbpFn<E> fn = &ibp_step<E, Step::Ceil>;
+};
+template <class E>
+struct Dedicated<E, Op::Round> {
+  static constexpr IbpFn<E> fn = &ibp_step<E, Step::Round>;
+};
+template <class E>
+struct Dedicated<E, Op::Sign> {
+  static constexpr IbpFn<E> fn = &ibp_step<E, Step::Sign>;
 };
 template <class E>
 struct Dedicated<E, Op::Linear> {

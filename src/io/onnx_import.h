@@ -167,6 +167,8 @@ std::vector<MapEntry> basic_mappers();   // onnx_map_basic.cc
 std::vector<MapEntry> layout_mappers();  // onnx_map_layout.cc
 std::vector<MapEntry> nn_mappers();      // onnx_map_nn.cc
 std::vector<MapEntry> act_mappers();     // onnx_map_act.cc
+std::vector<MapEntry> index_mappers();   // onnx_map_index.cc
+std::vector<MapEntry> select_mappers();  // onnx_map_select.cc
 // The 1:1 mappers generated from ops.def's onnx column (onnx_direct ops; onnx_map_basic.cc); a
 // hand-written mapper of the same ONNX op type takes precedence.
 std::vector<MapEntry> direct_mappers();

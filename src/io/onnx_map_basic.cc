@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "onnx_import.h"
+#include "onnx_index.h"
 
 namespace denote::onnxio {
 namespace {
@@ -51,6 +52,8 @@ bool try_fuse_bias(Importer& im, int k) {
 }
 
 Status map_add(Importer& im) {
+  DENOTE_ASSIGN_OR_RETURN(bool folded, fold_int_binary(im, '+'));
+  if (folded) return ok_status();
   if (try_fuse_bias(im, 0) || try_fuse_bias(im, 1)) return ok_status();
   DENOTE_ASSIGN_OR_RETURN(int64_t a, im.input(0));
   DENOTE_ASSIGN_OR_RETURN(int64_t b, im.input(1));
@@ -193,8 +196,23 @@ Result<HostTensor> cast_host(Importer& im, const HostTensor& in, int32_t to) {
   return t;
 }
 
+Status cast_to(Importer& im, int64_t to);
+
 Status map_cast(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(int64_t to, attr_int(im, "to", 0));
+  return cast_to(im, to);
+}
+
+// CastLike: Cast to the element type of input 1, which the float import knows for constants.
+Status map_cast_like(Importer& im) {
+  const HostTensor* like = im.const_input(1);
+  if (!like)
+    return im.fail("CastLike needs the element type of its second input: give it as a constant (the float import "
+                   "does not track the element types of graph inputs)");
+  return cast_to(im, like->dtype);
+}
+
+Status cast_to(Importer& im, int64_t to) {
   if (const HostTensor* c = im.const_input(0)) {
     DENOTE_ASSIGN_OR_RETURN(HostTensor t, cast_host(im, *c, static_cast<int32_t>(to)));
     return im.set_output_const(0, std::move(t));
@@ -370,7 +388,7 @@ std::vector<MapEntry> basic_mappers() {
       {onnx_name(Op::MinElem), map_variadic<Op::MinElem>}, {"Sum", map_variadic<Op::Add>},
       {"Mean", map_variadic<Op::Add, true>},
       {"Clip", map_clip}, {onnx_name(Op::Detach), map_identity}, {"Dropout", map_dropout}, {"Constant", map_constant},
-      {onnx_name(Op::Cast), map_cast}, {"Shape", map_shape}, {"Size", map_size},
+      {onnx_name(Op::Cast), map_cast}, {"CastLike", map_cast_like}, {"Shape", map_shape}, {"Size", map_size},
       {"ConstantOfShape", map_constant_of_shape},
       {onnx_name(Op::Matmul), map_matmul}, {onnx_name(Op::Linear), map_gemm},
   };

@@ -141,7 +141,8 @@ using onnxio::MapFn;
 const std::map<std::string, MapFn, std::less<>>& mapper_table() {
   static const auto* table = [] {
     auto* t = new std::map<std::string, MapFn, std::less<>>();
-    for (auto list : {onnxio::basic_mappers(), onnxio::layout_mappers(), onnxio::nn_mappers(), onnxio::act_mappers()})
+    for (auto list : {onnxio::basic_mappers(), onnxio::layout_mappers(), onnxio::nn_mappers(), onnxio::act_mappers(),
+                      onnxio::index_mappers(), onnxio::select_mappers()})
       for (const auto& e : list) (*t)[std::string(e.op_type)] = e.fn;
     for (const auto& e : onnxio::direct_mappers()) t->emplace(std::string(e.op_type), e.fn);
     return t;
@@ -243,16 +244,25 @@ Result<Shape> static_shape(const onnx::ValueInfoProto& v, const OnnxImportOption
   Shape s;
   for (int k = 0; k < tt.shape().dim_size(); ++k) {
     const auto& d = tt.shape().dim(k);
+    const std::string what = d.has_dim_param() ? "symbolic ('" + d.dim_param() + "')" : "unknown";
     if (d.has_dim_value() && d.dim_value() >= 0) {
       s.push_back(d.dim_value());
     } else if (d.has_dim_value()) {
       return error_status(fmt::format("dim {} is negative ({})", k, d.dim_value()));
+    } else if (auto it = options.dims.find(d.dim_param()); d.has_dim_param() && it != options.dims.end()) {
+      if (it->second < 0) return error_status(fmt::format("dim {} ('{}') is fixed to {} (< 0)", k, it->first, it->second));
+      s.push_back(it->second);
+    } else if (k == 0 && options.symbolic_batch_as_one) {
+      s.push_back(1);
+      if (options.notes)
+        options.notes->push_back(fmt::format("onnx: graph input '{}': dim 0 is {}; read as 1 (a batch of 1{})", v.name(),
+                                             what, d.has_dim_param() ? "; --onnx-dim " + d.dim_param() + "=N fixes it" : ""));
     } else if (options.unknown_dims_as_one) {
       s.push_back(1);
     } else {
-      return error_status(fmt::format("dim {} is {} (denote needs static shapes; unknown dims can be read as 1: "
-                                      "--onnx-unknown-dims-as-one)",
-                                      k, d.has_dim_param() ? "symbolic ('" + d.dim_param() + "')" : "unknown"));
+      return error_status(fmt::format("dim {} is {} (denote needs static shapes; fix a symbolic dim with --onnx-dim "
+                                      "NAME=VALUE, or read unknown dims as 1: --onnx-unknown-dims-as-one)",
+                                      k, what));
     }
   }
   return s;
@@ -374,7 +384,9 @@ Status add_outputs(Importer& im, const onnx::GraphProto& g) {
     if (!v.type().has_tensor_type()) continue;
     DENOTE_RETURN_IF_ERROR(check_output_type(im, v.type().tensor_type().elem_type(), id).with_prefix(where));
     if (!v.type().tensor_type().has_shape()) continue;
-    auto declared = static_shape(v, OnnxImportOptions{});
+    OnnxImportOptions strict;
+    strict.symbolic_batch_as_one = false;  // a symbolic output dim is not checked
+    auto declared = static_shape(v, strict);
     if (declared.ok() && *declared != im.shape(id))
       return error_status(where + fmt::format("declared shape {} but the graph computes {}", to_string(*declared),
                                               to_string(im.shape(id))));

@@ -241,7 +241,11 @@ bool int_safe(const std::string& op) {
     if (!info.onnx.name.empty() && info.onnx.name == op && (info.flags & (kFlagInteger | kFlagStorageOnly)))
       return true;
   static const std::set<std::string, std::less<>> kShapeOps = {
-      "Sum", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size", "Constant", "ConstantOfShape"};
+      "Sum", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size", "Constant", "ConstantOfShape",
+      // element moves and selections decided at import time (onnx_map_index.cc, onnx_map_select.cc)
+      "Slice", "GatherElements", "GatherND", "Split", "Pad", "Tile", "DepthToSpace", "SpaceToDepth", "Trilu",
+      "Compress", "ReverseSequence", "Where", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not",
+      "Xor", "EyeLike", "OneHot", "Range"};
   return kShapeOps.count(op) != 0;
 }
 

@@ -35,6 +35,7 @@ class Exporter {
   Status export_broadcast(const Node& n);
   Status export_reshape(const Node& n);  // reshape and flatten
   Status export_concat(const Node& n);
+  Status export_gather(const Node& n);
   Status export_rsqrt(const Node& n);
   Status export_clamp_min(const Node& n);
   Status export_cast(const Node& n);
@@ -181,6 +182,12 @@ Status Exporter::export_concat(const Node& n) {
   std::vector<std::string> parts;
   for (size_t k = 0; k < n.parents.size(); ++k) parts.push_back(in(n, k));
   set_int(add(onnx_name(n.op), parts, name(n.id)), "axis", std::get<AxisAttrs>(n.attrs).axis);
+  return ok_status();
+}
+
+Status Exporter::export_gather(const Node& n) {  // Gather along the axis with 1-D int64 indices
+  const auto& g = std::get<GatherAttrs>(n.attrs);
+  set_int(add(onnx_name(n.op), {in(n), init_ints(g.indices)}, name(n.id)), "axis", g.axis);
   return ok_status();
 }
 
@@ -397,6 +404,7 @@ constexpr ExportRow kExportOf[] = {
     {Op::Reshape, &E::export_reshape},
     {Op::Flatten, &E::export_reshape},
     {Op::Concat, &E::export_concat},
+    {Op::Gather, &E::export_gather},
     {Op::Add, &E::export_direct},
     {Op::Sub, &E::export_direct},
     {Op::MulElem, &E::export_direct},
@@ -427,6 +435,10 @@ constexpr ExportRow kExportOf[] = {
     {Op::Gelu, &E::export_none},  // ONNX Gelu needs opset 20; export writes opset 17
     {Op::ClampMin, &E::export_clamp_min},
     {Op::Cast, &E::export_cast},
+    {Op::Floor, &E::export_direct},
+    {Op::Ceil, &E::export_direct},
+    {Op::Round, &E::export_direct},
+    {Op::Sign, &E::export_direct},
     {Op::ReduceSum, &E::export_reduce_sum},
     {Op::ReduceMean, &E::export_reduce_mean},
     {Op::Sum, &E::export_sum},

@@ -1,5 +1,5 @@
 // Shape rules of the storage-only family: permute, transpose, detach, broadcast_to, reshape,
-// flatten, concat.
+// flatten, concat, gather.
 #include <fmt/format.h>
 
 #include "rules.h"
@@ -81,6 +81,21 @@ Result<Shape> infer_Concat(const Node& node, std::span<const Shape> parents) {
     if (!sum) return op_error(node, "axis extent overflows");
     out[axis] = *sum;
   }
+  DENOTE_RETURN_IF_ERROR(check_attr_shape(node, "output", out));
+  return out;
+}
+
+// gather: one axis, every index inside it; the axis takes the number of indices (0 allowed).
+Result<Shape> infer_Gather(const Node& node, std::span<const Shape> parents) {
+  const auto& a = std::get<GatherAttrs>(node.attrs);
+  Shape out = parents[0];
+  DENOTE_RETURN_IF_ERROR(check_axis(node, a.axis, out.size()));
+  const int64_t extent = out[static_cast<size_t>(a.axis)];
+  for (size_t j = 0; j < a.indices.size(); ++j)
+    if (a.indices[j] < 0 || a.indices[j] >= extent)
+      return op_error(node, fmt::format("index {} at position {} is outside [0, {}) (axis {} of {})", a.indices[j], j,
+                                        extent, a.axis, to_string(parents[0])));
+  out[static_cast<size_t>(a.axis)] = static_cast<int64_t>(a.indices.size());
   DENOTE_RETURN_IF_ERROR(check_attr_shape(node, "output", out));
   return out;
 }

@@ -1,5 +1,5 @@
 // Internal: evaluation rules of the storage-only family (permute, transpose, detach, broadcast_to,
-// reshape, flatten, concat). They move values and never call the context's arithmetic.
+// reshape, flatten, concat, gather). They move values and never call the context's arithmetic.
 #pragma once
 
 #include <utility>
@@ -67,6 +67,28 @@ Result<Tensor<typename Ctx::Scalar>> eval_Concat(Ctx&, const EvalArgs<typename C
       out.data.insert(out.data.end(), first, first + static_cast<std::ptrdiff_t>(block));
     }
   }
+  return out;
+}
+
+// gather: for each index of the axes before `axis`, the rows indices[0], indices[1], ... of the
+// parent's block along `axis` (each row = the inner axes, contiguous).
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Gather(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  const auto& g = std::get<GatherAttrs>(a.node.attrs);
+  const Shape& in_shape = a.in().shape;
+  const size_t axis = static_cast<size_t>(g.axis);
+  const int64_t outer = numel(Shape(in_shape.begin(), in_shape.begin() + static_cast<std::ptrdiff_t>(axis)));
+  const int64_t inner = numel(Shape(in_shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, in_shape.end()));
+  const int64_t extent = in_shape[axis];
+  Tensor<S> out;
+  out.shape = a.out_shape;
+  out.data.reserve(static_cast<size_t>(numel(a.out_shape)));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t idx : g.indices) {
+      const auto first = a.in().data.begin() + static_cast<std::ptrdiff_t>((o * extent + idx) * inner);
+      out.data.insert(out.data.end(), first, first + static_cast<std::ptrdiff_t>(inner));
+    }
   return out;
 }
 

@@ -96,4 +96,53 @@ Result<Tensor<typename Ctx::Scalar>> eval_Cast(Ctx& ctx, const EvalArgs<typename
   return map_unary(a.in(), [&](const S& x) { return ctx.cast(x, c.dtype, c.rounding); });
 }
 
+// ---- floor, ceil, round (ties to even), sign: exact in every context, written with the context's
+// own primitives. floor(x) is div_floor(x, 1) (the floor of the exact quotient, rounded once: exact,
+// since the floor of a representable number is representable); infinities and NaN are returned
+// unchanged (x - x is NaN exactly for them). The interval context takes the dedicated monotone
+// rules of src/bounds/ibp_rules.h instead.
+template <class Ctx>
+typename Ctx::Scalar floor_of(Ctx& ctx, const typename Ctx::Scalar& x) {
+  if (ctx.is_nan(ctx.sub(x, x))) return x;
+  return ctx.div_floor(x, ctx.one());
+}
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Floor(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  return map_unary(a.in(), [&](const S& x) { return floor_of(ctx, x); });
+}
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Ceil(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  return map_unary(a.in(), [&](const S& x) { return ctx.neg(floor_of(ctx, ctx.neg(x))); });
+}
+
+// f = floor(x), d = x - f in [0, 1) (exact: f and x share the binade or f is 0); d > 1/2 rounds up,
+// d < 1/2 down, d = 1/2 to the even one of f and f + 1. f + 1 is exact wherever d > 0 (|x| < 2^p).
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Round(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  const S one = ctx.one(), two = ctx.add(one, one), half = ctx.div(one, two);
+  return map_unary(a.in(), [&](const S& x) {
+    if (ctx.is_nan(ctx.sub(x, x))) return x;
+    const S f = ctx.div_floor(x, one);
+    const S d = ctx.sub(x, f);
+    if (ctx.less(half, d)) return ctx.add(f, one);
+    if (ctx.less(d, half)) return f;
+    return ctx.less(ctx.zero(), ctx.remainder(f, two)) ? ctx.add(f, one) : f;
+  });
+}
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Sign(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  return map_unary(a.in(), [&](const S& x) {
+    if (ctx.less(ctx.zero(), x)) return ctx.one();
+    if (ctx.less(x, ctx.zero())) return ctx.neg(ctx.one());
+    return x;  // +-0 and NaN
+  });
+}
+
 }  // namespace denote::rules

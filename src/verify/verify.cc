@@ -142,7 +142,7 @@ struct Bab {
   }
 
   // Batches of up to bab_batch subdomains from the top of the stack, bounded in parallel, then
-  // expanded in stack order (so the search is the same on any number of threads).
+  // expanded one by one (so the search is the same on any number of threads).
   VerifyResult run(Clock::time_point deadline, int64_t& domains, Bounded root) {
     if (expand(Domain(whole), root) == Step::Sat) return sat();
     const size_t batch = static_cast<size_t>(std::max(1, s.o.bab_batch));
@@ -159,7 +159,9 @@ struct Bab {
       s.stats.bab_bounds_s += since(tb);
       s.stats.crown_calls += static_cast<int64_t>(ds.size());
       const auto tp = Clock::now();
-      for (size_t i = 0; i < ds.size(); ++i) {
+      // Last popped first, so the top box's children end on top: the depth-first order of one box
+      // at a time, only bounded a few boxes ahead.
+      for (size_t i = ds.size(); i-- > 0;) {
         const Step st = expand(std::move(ds[i]), rs[i]);
         if (st == Step::Sat) return sat();
         if (st == Step::Unknown) return VerifyResult::Unknown;

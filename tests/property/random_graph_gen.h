@@ -211,6 +211,18 @@ inline bool Generator::add_layout(Op op, int64_t x, const Shape& s) {
     }
     case Op::Flatten: push(op, {x}, ValueShapeAttrs{s}, Shape{count(s)}); return true;
     case Op::Concat: return add_concat(x, s);
+    case Op::Gather: {
+      if (rank == 0) return false;
+      const int64_t axis = random_axis(s);
+      std::vector<int64_t> indices;
+      if (s[axis] > 0)
+        for (int64_t k = rng_.range(0, 4); k > 0; --k) indices.push_back(rng_.range(0, s[axis] - 1));
+      Shape out = s;
+      out[axis] = static_cast<int64_t>(indices.size());
+      if (count(out) > kMaxNumel) return false;
+      push(op, {x}, GatherAttrs{axis, indices}, out);
+      return true;
+    }
     default: return false;
   }
 }

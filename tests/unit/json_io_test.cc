@@ -69,7 +69,8 @@ Model every_kind_model() {
   const int64_t bc = add(Op::BroadcastTo, {rsum}, BroadcastAttrs{{4}, {2, 4}}, {2, 4});
   const int64_t fl = add(Op::Flatten, {bc}, ValueShapeAttrs{{2, 4}}, {8});
   const int64_t ru = add(Op::RandUniform, {}, SeedAttrs{std::numeric_limits<uint64_t>::max()}, {8});
-  const int64_t cc = add(Op::Concat, {fl, ru}, AxisAttrs{0}, {16});
+  const int64_t cc0 = add(Op::Concat, {fl, ru}, AxisAttrs{0}, {16});
+  const int64_t cc = add(Op::Gather, {cc0}, GatherAttrs{0, {15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 13}}, {16});
   const int64_t cu = add(Op::Custom, {cc}, CustomAttrs{"square", {{16}}}, {16});
   const int64_t s = add(Op::Sum, {cu}, NoAttrs{}, {});
   const int64_t bm = add(Op::BernoulliMask, {s}, SeedAttrs{3}, {2, 2});
@@ -110,7 +111,7 @@ TEST(JsonIo, WrittenDocumentHasTorchLeanFields) {
   json doc = json::parse(write_model_json(m));
   EXPECT_EQ(doc["format"], "torchlean.ir.v1");
   EXPECT_EQ(doc["input_id"], 0);
-  EXPECT_EQ(doc["output_ids"], json({20, 23}));
+  EXPECT_EQ(doc["output_ids"], json({21, 24}));
   const json& nodes = doc["nodes"];
   ASSERT_EQ(nodes.size(), m.graph.nodes.size());
   // Tensors are nested lists in their shape, as torch.Tensor.tolist() writes them.

@@ -104,13 +104,13 @@ TEST(OnnxBadInput, EveryUnsupportedOpIsListedAtOnce) {
   b.input("x", {2, 2});
   b.node("Relu", {"x"}, {"a"}, "ok");
   b.node("LSTM", {"a"}, {"b"}, "rnn");
-  b.node("Floor", {"b"}, {"c"}, "");
+  b.node("Einsum", {"b"}, {"c"}, "");
   b.node("LSTM", {"c"}, {"d"}, "rnn2");
   auto* custom = b.node("FusedThing", {"d"}, {"e"}, "vendor");
   custom->set_domain("com.example");
   b.output("e");
   EXPECT_EQ(error_of(b.bytes()),
-            "onnx: unsupported ops: Floor, LSTM, com.example::FusedThing (at node 1 ('rnn', LSTM), node 2 ('', Floor), "
+            "onnx: unsupported ops: Einsum, LSTM, com.example::FusedThing (at node 1 ('rnn', LSTM), node 2 ('', Einsum), "
             "node 3 ('rnn2', LSTM), node 4 ('vendor', com.example::FusedThing))");
 }
 

@@ -112,5 +112,33 @@ TEST(OnnxCli, CheckJsonWithInvalidUtf8NodeName) {
   EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
 }
 
+// A symbolic batch dim reads as 1 with a note on stderr; --onnx-dim fixes it on every command; a
+// symbolic dim elsewhere is an error naming the input; a malformed spec is a usage error.
+TEST(OnnxCli, SymbolicDimsReadAsOneOrFixedByOnnxDim) {
+  testing::OnnxBuilder b;
+  b.input("x", {1, 3});
+  auto* shape = b.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->mutable_dim(0)->set_dim_param("unk__17");
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  const std::string path = (temp_dir() / "symbolic_batch.onnx").string();
+  std::ofstream(path, std::ios::binary) << b.bytes();
+  CliRun r = run_cli("run " + path + " --input '[1,-2,3]'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: onnx: graph input 'x': dim 0 is symbolic ('unk__17'); read as 1"), std::string::npos)
+      << r.err;
+  CliRun f = run_cli("run " + path + " --onnx-dim unk__17=2 --input '[1,-2,3,4,5,-6]'");
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_NE(f.out.find("[2, 3] = [1, 0, 3, 4, 5, 0]"), std::string::npos) << f.out;
+  EXPECT_EQ(f.err, "");
+  shape->mutable_dim(1)->set_dim_param("W");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << b.bytes();
+  CliRun e = run_cli("check " + path);
+  EXPECT_EQ(e.code, 1);
+  EXPECT_NE(e.err.find("dim 1 is symbolic ('W')"), std::string::npos) << e.err;
+  EXPECT_EQ(run_cli("check " + path + " --onnx-dim W=3").code, 0);
+  EXPECT_EQ(run_cli("check " + path + " --onnx-dim W").code, 2);
+}
+
 }  // namespace
 }  // namespace denote

@@ -237,16 +237,45 @@ TEST(OnnxImport, InputsKeepTheirOrderAndInitializerInputsAreConstants) {
 TEST(OnnxImport, SymbolicDimsNeedTheOption) {
   OnnxBuilder b;
   b.input("x", {1, 4});
-  b.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  b.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_param("W");
   b.node("Relu", {"x"}, {"y"});
   b.output("y");
   auto bad = read_model_onnx(b.bytes());
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.message().find("graph input 'x': dim 0 is symbolic ('N')"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("graph input 'x': dim 1 is symbolic ('W')"), std::string::npos) << bad.message();
   OnnxImportOptions o;
   o.unknown_dims_as_one = true;
   Model m = import_ok(b, o);
+  EXPECT_EQ(m.graph.nodes[0].out_shape, (Shape{1, 1}));
+  OnnxImportOptions fixed;  // --onnx-dim W=6
+  fixed.dims["W"] = 6;
+  EXPECT_EQ(import_ok(b, fixed).graph.nodes[0].out_shape, (Shape{1, 6}));
+}
+
+// A symbolic batch dim (VNN-COMP's 'unk__17') reads as 1 with a note; --onnx-dim fixes it; with
+// symbolic_batch_as_one off it is an error.
+TEST(OnnxImport, SymbolicBatchDimReadsAsOneWithANote) {
+  OnnxBuilder b;
+  b.input("x", {1, 4});
+  b.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("unk__17");
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  std::vector<std::string> notes;
+  OnnxImportOptions o;
+  o.notes = &notes;
+  Model m = import_ok(b, o);
   EXPECT_EQ(m.graph.nodes[0].out_shape, (Shape{1, 4}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "onnx: graph input 'x': dim 0 is symbolic ('unk__17'); read as 1 (a batch of 1; --onnx-dim "
+                      "unk__17=N fixes it)");
+  OnnxImportOptions fixed;
+  fixed.dims["unk__17"] = 3;
+  EXPECT_EQ(import_ok(b, fixed).graph.nodes[0].out_shape, (Shape{3, 4}));
+  OnnxImportOptions strict;
+  strict.symbolic_batch_as_one = false;
+  auto bad = read_model_onnx(b.bytes(), strict);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("dim 0 is symbolic ('unk__17')"), std::string::npos) << bad.message();
 }
 
 TEST(OnnxImport, ConstantInputsOptionBindsWeights) {

@@ -81,6 +81,8 @@ std::vector<PassCase> pass_cases() {
   c.push_back({Op::Reshape, ReshapeAttrs{{2, 3}, {3, 1, 2}}, {{2, 3}}, {3, 1, 2}});
   c.push_back({Op::Flatten, ValueShapeAttrs{{2, 3, 4}}, {{2, 3, 4}}, {24}});
   c.push_back({Op::Concat, AxisAttrs{1}, {{2, 3}, {2, 4}, {2, 1}}, {2, 8}});
+  c.push_back({Op::Gather, GatherAttrs{1, {2, 0, 2, 1}}, {{2, 3}}, {2, 4}});
+  c.push_back({Op::Gather, GatherAttrs{0, {}}, {{0, 3}}, {0, 3}});
   for (Op op : {Op::Add, Op::Sub, Op::MulElem, Op::MaxElem, Op::MinElem, Op::Div, Op::DivTrunc, Op::DivFloor,
                 Op::Remainder, Op::Pow})
     c.push_back({op, NoAttrs{}, {{2, 3}, {2, 3}}, {2, 3}});
@@ -88,7 +90,7 @@ std::vector<PassCase> pass_cases() {
   c.push_back({Op::SafeLog, NoAttrs{}, {{2, 3}, {}}, {2, 3}});
   c.push_back({Op::BernoulliMask, SeedAttrs{3}, {{}}, {4, 2}});
   for (Op op : {Op::Abs, Op::Sqrt, Op::Inv, Op::Relu, Op::Tanh, Op::Sigmoid, Op::Exp, Op::Log, Op::Sin, Op::Cos,
-                Op::Softplus, Op::Neg, Op::Rsqrt, Op::Erf, Op::Gelu})
+                Op::Softplus, Op::Neg, Op::Rsqrt, Op::Erf, Op::Gelu, Op::Floor, Op::Ceil, Op::Round, Op::Sign})
     c.push_back({op, NoAttrs{}, {{3, 0, 2}}, {3, 0, 2}});
   c.push_back({Op::ClampMin, ClampAttrs{-0.5}, {{5}}, {5}});
   c.push_back({Op::Cast, CastAttrs{"binary16", "toward-zero"}, {{2, 2}}, {2, 2}});
@@ -177,6 +179,9 @@ std::vector<FailCase> fail_cases() {
   c.push_back({Op::Reshape, ReshapeAttrs{{2, 3}, {4, 2}}, {{2, 3}}, {4, 2}, K::kRule, "reshape numel mismatch: 6 vs 8"});
   c.push_back({Op::Flatten, ValueShapeAttrs{{3, 2}}, {{2, 3}}, {6}, K::kRule,
                "flatten: parent shape [2, 3] is not shape [3, 2]"});
+  c.push_back({Op::Gather, GatherAttrs{1, {0, 3}}, {{2, 3}}, {2, 2}, K::kRule,
+               "gather: index 3 at position 1 is outside [0, 3) (axis 1 of [2, 3])"});
+  c.push_back({Op::Gather, GatherAttrs{2, {0}}, {{2, 3}}, {2, 3}, K::kRule, "gather: invalid axis 2 for rank 2"});
   c.push_back({Op::Concat, AxisAttrs{1}, {{2, 3}, {3, 3}}, {2, 6}, K::kRule,
                "concat: parent 1 shape [3, 3] does not fit [2, 3] along axis 1"});
   for (Op op : {Op::Add, Op::Sub, Op::MulElem, Op::MaxElem, Op::MinElem, Op::Div, Op::DivTrunc, Op::DivFloor,
@@ -186,7 +191,7 @@ std::vector<FailCase> fail_cases() {
   c.push_back({Op::BernoulliMask, SeedAttrs{3}, {{2}}, {2}, K::kRule,
                "bernoulli_mask: keep probability must be a scalar [], got [2]"});
   for (Op op : {Op::Abs, Op::Sqrt, Op::Inv, Op::Relu, Op::Tanh, Op::Sigmoid, Op::Exp, Op::Log, Op::Sin, Op::Cos,
-                Op::Softplus, Op::Neg, Op::Rsqrt, Op::Erf, Op::Gelu})
+                Op::Softplus, Op::Neg, Op::Rsqrt, Op::Erf, Op::Gelu, Op::Floor, Op::Ceil, Op::Round, Op::Sign})
     c.push_back({op, NoAttrs{}, {{4}}, {5}, K::kMismatch, "[4]"});
   c.push_back({Op::ClampMin, ClampAttrs{0.0}, {{4, 1}}, {4}, K::kMismatch, "[4, 1]"});
   c.push_back({Op::Cast, CastAttrs{"binary16", "sideways"}, {{2}}, {2}, K::kRule,

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "denote/base/status.h"
+#include "denote/io/onnx.h"
 #include "denote/ir/model.h"
 #include "denote/tensor/tensor.h"
 
@@ -44,8 +45,16 @@ void add_verify(CLI::App& app, Command& cmd);
 // Prints "error: MESSAGE" to stderr and returns kExitInvalid.
 int fail(const std::string& message);
 
-// Loads a model file (structure and fields only; no shape check).
+// Loads a model file (structure and fields only; no shape check). ONNX files are read with
+// onnx_options() (symbolic dims fixed by --onnx-dim; a symbolic batch dim reads as 1); the import's
+// notes go to stderr as "note: ...".
 Result<Model> load_model(const std::string& path);
+// The ONNX import options every command uses (filled by --onnx-dim before the command runs).
+OnnxImportOptions& onnx_options();
+// Registers --onnx-dim NAME=VALUE (repeatable) on every subcommand of `app` that lacks it.
+void add_onnx_dim_option(CLI::App& app);
+// Prints the notes an ONNX import collected (and clears them).
+void print_onnx_notes();
 
 // Parses `--input` values for the graph's input nodes: each is a JSON array / number or @file.npy,
 // optionally prefixed "ID=". A flat list (or 1-D file) with the right element count takes the node's shape;

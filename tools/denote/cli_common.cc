@@ -20,7 +20,58 @@ int fail(const std::string& message) {
   return kExitInvalid;
 }
 
-Result<Model> load_model(const std::string& path) { return load_model_file(path); }
+namespace {
+
+std::vector<std::string> g_onnx_notes;
+
+bool is_onnx_path(const std::string& path) { return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
+
+}  // namespace
+
+OnnxImportOptions& onnx_options() {
+  static OnnxImportOptions options = [] {
+    OnnxImportOptions o;
+    o.notes = &g_onnx_notes;
+    return o;
+  }();
+  return options;
+}
+
+void print_onnx_notes() {
+  for (const std::string& n : g_onnx_notes) std::cerr << "note: " << n << "\n";
+  g_onnx_notes.clear();
+}
+
+Result<Model> load_model(const std::string& path) {
+  if (!is_onnx_path(path)) return load_model_file(path);
+  auto m = load_model_onnx_file(path, onnx_options());
+  print_onnx_notes();
+  return m;
+}
+
+void add_onnx_dim_option(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_option_no_throw("--onnx-dim")) continue;
+    sub->add_option_function<std::vector<std::string>>(
+           "--onnx-dim",
+           [](const std::vector<std::string>& specs) {
+             for (const std::string& spec : specs) {
+               const size_t eq = spec.find('=');
+               int64_t v = -1;
+               const char* first = spec.data() + (eq == std::string::npos ? 0 : eq + 1);
+               const char* last = spec.data() + spec.size();
+               auto [ptr, ec] = std::from_chars(first, last, v);
+               if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != last || v < 0)
+                 throw CLI::ValidationError("--onnx-dim", "expected NAME=VALUE with VALUE >= 0, got '" + spec + "'");
+               onnx_options().dims[spec.substr(0, eq)] = v;
+             }
+           },
+           "fix a symbolic ONNX input dim, NAME=VALUE (repeatable); a symbolic batch dim (dim 0) reads as 1 without it")
+        ->type_name("NAME=VALUE")
+        ->take_all()
+        ->allow_extra_args(false);
+  }
+}
 
 std::string json_number(double v) {
   if (std::isnan(v)) return "\"nan\"";

@@ -52,9 +52,10 @@ int convert(const std::string& in, const std::string& out, bool unknown_dims_as_
     auto text = read_text_file(in);
     if (text.ok() && has_typed_nodes(*text)) return convert_typed(in, *text, out);
   }
-  OnnxImportOptions options;
+  OnnxImportOptions options = onnx_options();
   options.unknown_dims_as_one = unknown_dims_as_one;
   auto m = has_ext(in, ".onnx") ? load_model_onnx_file(in, options) : load_model(in);
+  print_onnx_notes();
   if (!m.ok()) return fail(m.message());
   if (Status s = check_shapes(m->graph); !s.ok()) {
     for (const Diagnostic& d : diagnose(m->graph)) std::cerr << "error: " << d.message << "\n";

@@ -143,7 +143,8 @@ int run_typed(const TypedRunRequest& r) {
   if (!text.ok()) return fail(text.message());
   // .onnx: integer/bool/float tensors through the typed import (docs/ONNX.md, "Typed import").
   const bool onnx = r.path.size() >= 5 && r.path.compare(r.path.size() - 5, 5, ".onnx") == 0;
-  auto tm = onnx ? read_typed_model_onnx(*text) : read_typed_model_json(*text);
+  auto tm = onnx ? read_typed_model_onnx(*text, onnx_options()) : read_typed_model_json(*text);
+  print_onnx_notes();
   if (!tm.ok()) return fail(tm.message());
   auto inputs = load_inputs(*tm, r.input_words);
   if (!inputs.ok()) return fail(inputs.message());

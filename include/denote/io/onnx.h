@@ -26,9 +26,15 @@
 namespace denote {
 
 struct OnnxImportOptions {
-  // Symbolic or unknown input dims are an error by default; with this set they read as 1
-  // (a batch dimension of 1).
+  // Symbolic dims of graph inputs fixed by name (`--onnx-dim unk__17=1`); they win over the rules below.
+  std::map<std::string, int64_t> dims;
+  // A symbolic or unknown dim 0 of a graph input (the batch dim: VNN-COMP models declare 'unk__17',
+  // 'N', 'batch_size' ...) reads as 1, with a note, as verification tools do; false: an error.
+  bool symbolic_batch_as_one = true;
+  // Every other symbolic or unknown input dim is an error by default; with this set it reads as 1.
   bool unknown_dims_as_one = false;
+  // When set, the import appends its notes here (a symbolic batch dim read as 1 ...).
+  std::vector<std::string>* notes = nullptr;
   // Graph inputs read as constants with these values (by input name), e.g. to freeze weights that
   // a model takes as inputs; the value must have the input's declared shape.
   std::map<std::string, Tensor<double>> constant_inputs;

@@ -192,10 +192,21 @@ struct HardMask {
   bool operator==(const HardMask&) const = default;
 };
 
+// gather: the axis and the constant indices read along it (each in [0, extent); repeats allowed).
+struct GatherAttrs {
+  int64_t axis = 0;
+  std::vector<int64_t> indices;
+  static constexpr auto fields() {
+    return std::tuple{attr_field("axis", "axis", &GatherAttrs::axis, FieldKind::Int),
+                      attr_field("indices", "indices", &GatherAttrs::indices, FieldKind::Ints)};
+  }
+  bool operator==(const GatherAttrs&) const = default;
+};
+
 // Alternatives are in AttrKind order.
 using Attrs = std::variant<NoAttrs, ValueShapeAttrs, SeedAttrs, CustomAttrs, PermAttrs, TransposeAttrs, BroadcastAttrs,
                            ReshapeAttrs, AxisAttrs, ClampAttrs, CastAttrs, ConvConfig, WindowConfig, BatchNormAttrs,
-                           HardMask>;
+                           HardMask, GatherAttrs>;
 
 inline AttrKind attr_kind_of(const Attrs& a) { return static_cast<AttrKind>(a.index()); }
 inline bool attrs_match(Op op, const Attrs& a) { return attr_kind_of(a) == op_info(op).attr; }
