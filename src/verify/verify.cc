@@ -82,8 +82,13 @@ struct Bounder {
 };
 
 // The split dimension: the largest width times |d worst atom / dx| at the center (the widest one
-// when the gradient vanishes).
-size_t split_dim(const Search& s, const std::vector<double>& spec_lo, const Domain& d, const Domain& root) {
+// when the gradient vanishes), and that derivative (its sign says which half the atom decreases
+// toward: the half to search first for a witness).
+struct Split {
+  size_t dim = 0;
+  double slope = 0;
+};
+Split split_dim(const Search& s, const std::vector<double>& spec_lo, const Domain& d, const Domain& root) {
   size_t worst = 0;
   double gap = INFINITY;
   for (size_t k = 0; k < s.conj.size() && k < spec_lo.size(); ++k)
@@ -102,7 +107,8 @@ size_t split_dim(const Search& s, const std::vector<double>& spec_lo, const Doma
     const double sc = g.size() == x.size() && rel > 0x1p-30 ? w * std::fabs(g[i]) : -1;
     if (sc > score) score = sc, best = i;
   }
-  return score > 0 ? best : wi;
+  if (score > 0) return {best, g[best]};
+  return {wi, g.size() == x.size() ? g[wi] : 0.0};
 }
 
 enum class Step { Continue, Sat, Unknown };
@@ -126,7 +132,8 @@ struct Bab {
     if (try_point(s, mid)) return Step::Sat;
     // Now and then a short descent inside the open box (a witness near its boundary).
     if (++visited % 32 == 0 && probe(s, rng, d.lo, d.hi)) return Step::Sat;
-    const size_t k = split_dim(s, r.spec_lo, d, whole);
+    const Split sp = split_dim(s, r.spec_lo, d, whole);
+    const size_t k = sp.dim;
     const double cut = mid[k];
     if (!(cut > d.lo[k] && cut < d.hi[k])) {  // a box of single floats that CROWN cannot decide
       if (falsify(s, rng, d.lo, d.hi)) return Step::Sat;
@@ -136,6 +143,8 @@ struct Bab {
     Domain left{d.lo, d.hi, r.boxes}, right{std::move(d.lo), std::move(d.hi), r.boxes};
     left.hi[k] = cut;
     right.lo[k] = cut;
+    // The half where the worst atom is smaller goes on top (searched first).
+    if (sp.slope < 0) std::swap(left, right);
     stack.push_back(std::move(right));
     stack.push_back(std::move(left));
     return Step::Continue;
