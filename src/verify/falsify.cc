@@ -15,13 +15,15 @@ namespace verify_detail {
 
 const Shape& input_shape(const Model& m) { return m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape; }
 
-std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith) {
+std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith,
+                               const Payload<float>* p32) {
   const int64_t out = m.output_ids[0];
   if (arith == "f32") {
     F32Context ctx;
     std::vector<Tensor<float>> in = {Tensor<float>(input_shape(m), std::vector<float>(x.begin(), x.end()))};
-    const Payload<float> p = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
-    auto y = denote(m.graph, p, std::span<const Tensor<float>>(in), out, ctx);
+    Payload<float> own;
+    if (!p32) own = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
+    auto y = denote(m.graph, p32 ? *p32 : own, std::span<const Tensor<float>>(in), out, ctx);
     if (!y.ok()) return {};
     return std::vector<double>(y->data.begin(), y->data.end());
   }
@@ -59,8 +61,23 @@ std::vector<double> arith_point(const VnnCase& c, std::vector<double> x, const s
   return x;
 }
 
+// c . y > rhs for certain: the double sum minus its a-priori error (n + 2 roundings of the
+// magnitudes, doubled for safety) still exceeds rhs_up >= rhs. Spares the exact check of points that
+// are far from a witness.
+bool surely_fails(const VnnAtom& a, const std::vector<double>& y) {
+  double sum = 0, mag = 0;
+  for (size_t j = 0; j < y.size() && j < a.coef.size(); ++j) {
+    const double t = a.coef[j] * y[j];
+    sum += t, mag += std::fabs(t);
+  }
+  const double err = 2 * (static_cast<double>(y.size()) + 2) * 0x1p-52 * mag + 0x1p-1000;
+  return std::isfinite(sum) && std::isfinite(a.rhs_up) && sum - err > a.rhs_up;
+}
+
 bool all_hold(const std::vector<VnnAtom>& conj, const std::vector<double>& y) {
   if (y.empty()) return false;
+  for (const VnnAtom& a : conj)
+    if (surely_fails(a, y)) return false;
   for (const VnnAtom& a : conj)
     if (!atom_holds_exact(a, y)) return false;
   return true;
@@ -81,12 +98,39 @@ double violation(const std::vector<VnnAtom>& conj, const std::vector<double>& y,
 
 using namespace verify_detail;
 
+namespace verify_detail {
+
+bool in_exact_box(const VnnCase& c, const std::vector<double>& x) {
+  bool in = x.size() == c.lo_text.size();
+  for (size_t i = 0; in && i < x.size(); ++i)
+    in = compare_exact(x[i], c.lo_text[i]) >= 0 && compare_exact(x[i], c.hi_text[i]) <= 0;
+  return in;
+}
+
+// check_witness with the f32 payload given and the cheap test first: the exact box comparisons
+// (one MPFR decimal comparison per input) only for a point that satisfies the conjunction in the
+// arithmetic; the result is the same as check_witness's except `in_box` and `y` for other points.
+WitnessCheck check_point(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
+                         const std::vector<double>& x, const std::string& arith, const Payload<float>* p32) {
+  WitnessCheck w;
+  w.y = eval_point(m, x, arith, p32);
+  w.holds_arith = all_hold(conj, w.y);
+  if (!w.holds_arith) return w;
+  w.in_box = in_exact_box(c, x);
+  if (!w.in_box) {
+    w.holds_arith = false;
+    return w;
+  }
+  w.holds_exact = all_hold(conj, eval_exact(m, x));
+  return w;
+}
+
+}  // namespace verify_detail
+
 WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
                            const std::vector<double>& x, const std::string& arith) {
   WitnessCheck w;
-  w.in_box = x.size() == c.lo_text.size();
-  for (size_t i = 0; w.in_box && i < x.size(); ++i)
-    w.in_box = compare_exact(x[i], c.lo_text[i]) >= 0 && compare_exact(x[i], c.hi_text[i]) <= 0;
+  w.in_box = in_exact_box(c, x);
   if (!w.in_box) return w;
   w.y = eval_point(m, x, arith);
   w.holds_arith = all_hold(conj, w.y);
@@ -99,7 +143,7 @@ namespace verify_detail {
 // Checks one candidate; a confirmed witness goes to `found`.
 bool try_point(Search& s, const std::vector<double>& raw) {
   const std::vector<double> x = arith_point(s.c, raw, s.o.arith);
-  const WitnessCheck w = check_witness(s.m, s.c, s.conj, x, s.o.arith);
+  const WitnessCheck w = check_point(s.m, s.c, s.conj, x, s.o.arith, s.p32);
   if (w.holds_arith != w.holds_exact && (w.holds_arith || w.holds_exact)) ++s.stats.disagreements;
   if (w.in_box && w.holds_arith && w.holds_exact) {
     s.found = Witness{x, w.y};
@@ -123,6 +167,7 @@ std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::v
 bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps) {
   const size_t n = lo.size();
   for (int step = 0; step < steps; ++step) {
+    if (s.past_deadline()) return false;
     ++s.stats.pgd_steps;
     const std::vector<double> y = eval_point(s.m, x, "f64");
     size_t worst = 0;
@@ -155,6 +200,7 @@ bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const st
   for (size_t i = 0; i < n; ++i) x[i] = lo[i] + (hi[i] - lo[i]) / 2;
   if (try_point(s, x)) return (s.stats.decided_by = "sampling", true);
   for (int64_t t = 0; t < s.o.samples; ++t) {
+    if (t % 64 == 0 && s.past_deadline()) return false;
     for (size_t i = 0; i < n; ++i) x[i] = lo[i] + unit() * (hi[i] - lo[i]);
     ++s.stats.samples;
     if (try_point(s, x)) return (s.stats.decided_by = "sampling", true);

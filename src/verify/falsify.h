@@ -2,6 +2,7 @@
 // (src/verify/falsify.cc) that src/verify/verify.cc's branch and bound uses.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,17 +19,22 @@ struct Search {
   const VerifyOptions& o;
   VerifyStats& stats;
   std::optional<Witness> found;
+  const Payload<float>* p32 = nullptr;  // the payload in f32, converted once per verify() (f32 networks)
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool past_deadline() const { return std::chrono::steady_clock::now() > deadline; }
 };
 
 const Shape& input_shape(const Model& m);
 // The output in the arithmetic ("f32" or "f64"); empty on an evaluation error.
-std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith);
+std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith,
+                               const Payload<float>* p32 = nullptr);
 // The candidate moved into the inward box (onto a float for f32) and checked; true when confirmed.
 bool try_point(Search& s, const std::vector<double>& raw);
 // d (c . y) / dx at x (f64), flat.
 std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x);
 // Center, s.o.samples random points, then s.o.pgd_restarts runs of signed-gradient descent on the
-// worst atom, inside [lo, hi]; true with s.found set when a witness is confirmed.
+// worst atom, inside [lo, hi]; true with s.found set when a witness is confirmed. Stops (false) at
+// s.deadline.
 bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi);
 // A 10-step descent from a random point of [lo, hi] (branch and bound's probe of an open box).
 bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi);

@@ -246,18 +246,26 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     st.total_s = since(start);
     return out;
   };
+  // The f32 payload once (every candidate point is evaluated in the network's arithmetic).
+  std::unique_ptr<const Payload<float>> p32;
+  if (o.arith == "f32")
+    p32 = std::make_unique<const Payload<float>>(
+        convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   // Stage 1: falsification everywhere (cheap, and a sat anywhere decides the instance).
   SplitMix64 rng(o.seed);
   const auto t0 = Clock::now();
   for (const VnnCase& c : p.cases)
     for (const auto* conj : conjunctions(c)) {
-      Search s{m, c, *conj, o, st, {}};
+      Search s{m, c, *conj, o, st, {}, p32.get(), deadline};
       if (falsify(s, rng, c.lo_in, c.hi_in)) {
         out.witness = s.found;
         st.falsify_s = since(t0);
         return finish(VerifyResult::Sat);
       }
-      if (Clock::now() > deadline) return finish(VerifyResult::Timeout);
+      if (Clock::now() > deadline) {
+        st.falsify_s = since(t0);
+        return finish(VerifyResult::Timeout);
+      }
     }
   st.falsify_s = since(t0);
   // Stage 2: bounds and branch and bound, conjunction by conjunction.
@@ -268,7 +276,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   for (const VnnCase& c : p.cases) {
     if (timed_out) break;
     for (const auto* conj : conjunctions(c)) {
-      Search s{m, c, *conj, o, st, {}};
+      Search s{m, c, *conj, o, st, {}, p32.get(), deadline};
       const Bounder b{m, *conj, spec_of(*conj, p.num_outputs), o};
       ++roots;
       const VerifyResult r = conj->empty() ? VerifyResult::Unknown : decide(s, b, pool, deadline, st.domains);
