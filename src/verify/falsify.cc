@@ -191,15 +191,40 @@ bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std:
   return descend(s, x, lo, hi, 10);
 }
 
-bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi) {
+int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi) {
+  if (ss.empty()) return -1;
+  const size_t n = lo.size();
+  for (size_t i = 0; i < n; ++i)
+    if (!(lo[i] <= hi[i])) return -1;
+  Search& s0 = ss[0];
+  std::vector<double> raw(n);
+  for (size_t i = 0; i < n; ++i) raw[i] = lo[i] + (hi[i] - lo[i]) / 2;
+  for (int64_t t = -1; t < s0.o.samples; ++t) {  // t = -1: the center
+    if (t >= 0) {
+      if (t % 64 == 0 && s0.past_deadline()) return -1;
+      for (size_t i = 0; i < n; ++i) raw[i] = lo[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (hi[i] - lo[i]);
+      ++s0.stats.samples;
+    }
+    const std::vector<double> x = arith_point(s0.c, raw, s0.o.arith);
+    const std::vector<double> y = eval_point(s0.m, x, s0.o.arith, s0.p32);
+    for (size_t k = 0; k < ss.size(); ++k)
+      if ((ss[k].conj.empty() || all_hold(ss[k].conj, y)) && try_point(ss[k], raw)) {
+        ss[k].stats.decided_by = "sampling";
+        return static_cast<int>(k);
+      }
+  }
+  return -1;
+}
+
+bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi, bool sample) {
   const size_t n = lo.size();
   for (size_t i = 0; i < n; ++i)
     if (!(lo[i] <= hi[i])) return false;  // no double in the box: no witness to find
   auto unit = [&] { return static_cast<double>(rng.next() >> 11) * 0x1p-53; };
   std::vector<double> x(n);
   for (size_t i = 0; i < n; ++i) x[i] = lo[i] + (hi[i] - lo[i]) / 2;
-  if (try_point(s, x)) return (s.stats.decided_by = "sampling", true);
-  for (int64_t t = 0; t < s.o.samples; ++t) {
+  if (sample && try_point(s, x)) return (s.stats.decided_by = "sampling", true);
+  for (int64_t t = 0; sample && t < s.o.samples; ++t) {
     if (t % 64 == 0 && s.past_deadline()) return false;
     for (size_t i = 0; i < n; ++i) x[i] = lo[i] + unit() * (hi[i] - lo[i]);
     ++s.stats.samples;

@@ -35,7 +35,11 @@ std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::v
 // Center, s.o.samples random points, then s.o.pgd_restarts runs of signed-gradient descent on the
 // worst atom, inside [lo, hi]; true with s.found set when a witness is confirmed. Stops (false) at
 // s.deadline.
-bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi);
+bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
+             bool sample = true);
+// The center and s.o.samples random points of [lo, hi] (one case's box), each evaluated once and
+// tested against every search's conjunction; the index of the search that found a witness, or -1.
+int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi);
 // A 10-step descent from a random point of [lo, hi] (branch and bound's probe of an open box).
 bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi);
 

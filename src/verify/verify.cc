@@ -185,24 +185,20 @@ struct Bab {
   }
 };
 
-// Bounds on the whole box (CROWN, then alpha-CROWN), then branch and bound; the root was
+// alpha-CROWN on the whole box (CROWN's root bounds given), then branch and bound; the root was
 // falsified already.
-VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_point deadline, int64_t& domains) {
+VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_point deadline, int64_t& domains,
+                    Bounded root) {
   Bab bab{s, b, pool, Domain{s.c.lo_out, s.c.hi_out, nullptr}, SplitMix64(s.o.seed ^ 0xbab), {}, false, 0};
   const auto tb = Clock::now();
-  ++domains;
-  ++s.stats.crown_calls;
-  Bounded root = b.bound(bab.whole, BoundMethod::Crown);
   if (root.dec == Decision::Open && s.o.alpha_root) {
     ++s.stats.alpha_calls;
     Bounded a = b.bound(bab.whole, BoundMethod::AlphaCrown);
     if (a.dec != Decision::Error) root = std::move(a);
+    if (root.dec == Decision::Proven) s.stats.decided_by = "alpha-crown";
   }
   s.stats.bounds_s += since(tb);
-  if (root.dec == Decision::Proven) {
-    s.stats.decided_by = s.stats.alpha_calls ? "alpha-crown" : "crown";
-    return VerifyResult::Unsat;
-  }
+  if (root.dec == Decision::Proven) return VerifyResult::Unsat;
   if (root.dec == Decision::Error) return VerifyResult::Unknown;
   const auto t = Clock::now();
   const VerifyResult r = bab.run(deadline, domains, std::move(root));
@@ -251,46 +247,67 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   if (o.arith == "f32")
     p32 = std::make_unique<const Payload<float>>(
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
-  // Stage 1: falsification everywhere (cheap, and a sat anywhere decides the instance).
+  // Stage 1: random points of every case (cheap, and a sat anywhere decides the instance).
   SplitMix64 rng(o.seed);
   const auto t0 = Clock::now();
-  for (const VnnCase& c : p.cases)
-    for (const auto* conj : conjunctions(c)) {
-      Search s{m, c, *conj, o, st, {}, p32.get(), deadline};
-      if (falsify(s, rng, c.lo_in, c.hi_in)) {
-        out.witness = s.found;
-        st.falsify_s = since(t0);
-        return finish(VerifyResult::Sat);
-      }
-      if (Clock::now() > deadline) {
-        st.falsify_s = since(t0);
-        return finish(VerifyResult::Timeout);
-      }
-    }
-  st.falsify_s = since(t0);
-  // Stage 2: bounds and branch and bound, conjunction by conjunction.
+  auto stage_end = [&](std::optional<Witness> w) {
+    out.witness = std::move(w);
+    return finish(out.witness ? VerifyResult::Sat : VerifyResult::Timeout);
+  };
+  struct Job {
+    const VnnCase* c;
+    const std::vector<VnnAtom>* conj;
+  };
+  std::vector<Job> jobs;
+  for (const VnnCase& c : p.cases) {
+    std::vector<Search> ss;
+    const auto conjs = conjunctions(c);
+    ss.reserve(conjs.size());
+    for (const auto* conj : conjs) ss.push_back(Search{m, c, *conj, o, st, {}, p32.get(), deadline}), jobs.push_back({&c, conj});
+    const int k = sample_case(ss, rng, c.lo_in, c.hi_in);
+    st.falsify_s = since(t0);
+    if (k >= 0) return stage_end(ss[static_cast<size_t>(k)].found);
+    if (Clock::now() > deadline) return stage_end(std::nullopt);
+  }
+  // Stage 2: CROWN on every conjunction's whole box, in parallel.
   WorkerPool pool(std::max(1, o.threads));
   st.threads = pool.threads();
-  bool all_unsat = true, timed_out = false;
-  int64_t roots = 0;
-  for (const VnnCase& c : p.cases) {
-    if (timed_out) break;
-    for (const auto* conj : conjunctions(c)) {
-      Search s{m, c, *conj, o, st, {}, p32.get(), deadline};
-      const Bounder b{m, *conj, spec_of(*conj, p.num_outputs), o};
-      ++roots;
-      const VerifyResult r = conj->empty() ? VerifyResult::Unknown : decide(s, b, pool, deadline, st.domains);
-      if (r == VerifyResult::Sat) {
-        out.witness = s.found;
-        return finish(VerifyResult::Sat);
-      }
-      if (r != VerifyResult::Unsat) all_unsat = false;
-      if (r == VerifyResult::Timeout) timed_out = true;
-      if (timed_out) break;
-    }
+  std::vector<Bounder> bounders;
+  bounders.reserve(jobs.size());
+  for (const Job& j : jobs) bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o});
+  std::vector<Bounded> roots(jobs.size());
+  const auto tb = Clock::now();
+  pool.run(static_cast<int>(jobs.size()), [&](int i) {
+    const Job& j = jobs[static_cast<size_t>(i)];
+    if (!j.conj->empty()) roots[static_cast<size_t>(i)] = bounders[static_cast<size_t>(i)].bound(Domain{j.c->lo_out, j.c->hi_out, nullptr}, BoundMethod::Crown);
+  });
+  for (const Job& j : jobs) st.crown_calls += !j.conj->empty(), st.domains += !j.conj->empty();
+  st.bounds_s += since(tb);
+  // Stage 3: descent on the conjunctions CROWN left open.
+  const auto tp = Clock::now();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (roots[i].dec != Decision::Open) continue;
+    Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline};
+    const bool found = falsify(s, rng, jobs[i].c->lo_in, jobs[i].c->hi_in, /*sample=*/false);
+    st.falsify_s += since(tp);
+    if (found) return stage_end(s.found);
+    if (Clock::now() > deadline) return stage_end(std::nullopt);
   }
+  // Stage 4: alpha-CROWN and branch and bound, conjunction by conjunction.
+  bool all_unsat = true, timed_out = false;
+  for (size_t i = 0; i < jobs.size() && !timed_out; ++i) {
+    if (roots[i].dec == Decision::Proven) continue;
+    Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline};
+    const VerifyResult r = jobs[i].conj->empty() ? VerifyResult::Unknown
+                                                 : decide(s, bounders[i], pool, deadline, st.domains, std::move(roots[i]));
+    if (r == VerifyResult::Sat) return stage_end(s.found);
+    if (r != VerifyResult::Unsat) all_unsat = false;
+    if (r == VerifyResult::Timeout) timed_out = true;
+  }
+  const int64_t roots_n = static_cast<int64_t>(jobs.size());
   if (all_unsat) {
-    if (st.domains > roots) st.decided_by = "bab";
+    if (st.domains > roots_n) st.decided_by = "bab";
+    else if (st.decided_by.empty()) st.decided_by = "crown";
     return finish(VerifyResult::Unsat);
   }
   out.note = timed_out ? "" : "branch and bound ended without a decision";

@@ -1,12 +1,14 @@
 // Complete verification of a VNN-LIB property (include/denote/verify/vnnlib.h) on a model: sat with
 // a re-checked witness, unsat from float-sound bounds, or unknown / timeout.
 //
-// Per case of the property and per conjunction of its output condition: falsification (the box's
-// center, random points, then projected signed-gradient descent on max_k (c_k . y - rhs_k) with the
-// gradients of include/denote/autodiff/grad.h), incomplete bounds (CROWN, then alpha-CROWN on the
-// whole box: a conjunction is impossible where some atom's lower bound exceeds its right-hand side),
-// then branch and bound by input splitting (the dimension with the largest width times the output's
-// sensitivity) with CROWN on every subdomain and a falsification probe at its center.
+// Stages, each over every (case, conjunction of its output condition): random points (the box's
+// center and samples, each evaluated once per case and tested against every conjunction); CROWN on
+// the whole box (a conjunction is impossible where some atom's lower bound exceeds its right-hand
+// side); projected signed-gradient descent on max_k (c_k . y - rhs_k) (gradients of
+// include/denote/autodiff/grad.h) for the conjunctions CROWN left open; then per open conjunction
+// alpha-CROWN on the whole box and branch and bound by input splitting (the dimension with the
+// largest width times the output's sensitivity) with CROWN on every subdomain and a falsification
+// probe at its center.
 //
 // Soundness: unsat only from run_crown's bounds in the model's arithmetic (f32 or f64: they hold for
 // the exact real network and its evaluation). sat only when a witness x inside the exact decimal box
