@@ -302,31 +302,47 @@ TEST(Crown, RandomGraphsContainExactAndEvaluatedValues) {
   EXPECT_EQ(graphs, 600);
 }
 
+// A random ReLU network n -> (linear, relu) x layers -> linear to 2 outputs, and a random box.
+struct ReluNet {
+  Model m;
+  int64_t out = -1, n = 0;
+  DoubleBox box;
+};
+ReluNet random_relu_net(ibp_test::Rng& rng, int layers) {
+  GraphBuilder b;
+  ReluNet r;
+  r.n = rng.range(2, 6);
+  const int64_t n = r.n;
+  int64_t x = b.input({n});
+  for (int l = 0; l < layers; ++l) {
+    std::vector<double> w, bias;
+    for (int64_t i = 0; i < n * n; ++i) w.push_back(rng.real(-1, 1));
+    for (int64_t i = 0; i < n; ++i) bias.push_back(rng.real(-0.5, 0.5));
+    x = b.unary(Op::Relu, b.linear(x, n, w, bias));
+  }
+  std::vector<double> w(static_cast<size_t>(2 * n)), bias(2);
+  for (double& v : w) v = rng.real(-1, 1);
+  r.out = b.linear(x, 2, w, bias);
+  auto m = b.build({r.out});
+  EXPECT_TRUE(m.ok());
+  if (m.ok()) r.m = std::move(*m);
+  r.box = DoubleBox{{n}, {}, {}};
+  for (int64_t i = 0; i < n; ++i) {
+    const double c = rng.real(-1, 1), rad = rng.real(0, 1);
+    r.box.lo.push_back(c - rad), r.box.hi.push_back(c + rad);
+  }
+  return r;
+}
+
 // On ReLU networks the default CROWN is never looser than IBP (the boxes are intersected).
 TEST(Crown, NeverLooserThanIbpOnReluNetworks) {
   ibp_test::Rng rng(0x1b9);
   for (int t = 0; t < 40; ++t) {
-    GraphBuilder b;
-    const int64_t n = rng.range(2, 6);
-    int64_t x = b.input({n});
     const int layers = static_cast<int>(rng.range(1, 4));
-    for (int l = 0; l < layers; ++l) {
-      std::vector<double> w, bias;
-      for (int64_t i = 0; i < n * n; ++i) w.push_back(rng.real(-1, 1));
-      for (int64_t i = 0; i < n; ++i) bias.push_back(rng.real(-0.5, 0.5));
-      x = b.unary(Op::Relu, b.linear(x, n, w, bias));
-    }
-    std::vector<double> w(static_cast<size_t>(2 * n)), bias(2);
-    for (double& v : w) v = rng.real(-1, 1);
-    x = b.linear(x, 2, w, bias);
-    auto m = b.build({x});
-    ASSERT_TRUE(m.ok());
-    DoubleBox box{{n}, {}, {}};
-    for (int64_t i = 0; i < n; ++i) {
-      const double c = rng.real(-1, 1), r = rng.real(0, 1);
-      box.lo.push_back(c - r), box.hi.push_back(c + r);
-    }
-    std::vector<DoubleBox> in = {box};
+    const ReluNet net = random_relu_net(rng, layers);
+    const Model* m = &net.m;
+    const int64_t x = net.out;
+    std::vector<DoubleBox> in = {net.box};
     auto ibp = run_crown(m->graph, m->payload, in, x, nullptr, with(BoundMethod::Ibp));
     auto cr = run_crown(m->graph, m->payload, in, x, nullptr, with(BoundMethod::Crown));
     ASSERT_TRUE(ibp.ok() && cr.ok());
@@ -346,25 +362,10 @@ TEST(Crown, PriorBoxesOfASuperBoxHoldAndHelp) {
   ibp_test::Rng rng(0x9a1);
   int tighter = 0, looser = 0;
   for (int t = 0; t < 40; ++t) {
-    GraphBuilder b;
-    const int64_t n = rng.range(2, 6);
-    int64_t x = b.input({n});
-    for (int l = 0; l < 3; ++l) {
-      std::vector<double> w, bias;
-      for (int64_t i = 0; i < n * n; ++i) w.push_back(rng.real(-1, 1));
-      for (int64_t i = 0; i < n; ++i) bias.push_back(rng.real(-0.5, 0.5));
-      x = b.unary(Op::Relu, b.linear(x, n, w, bias));
-    }
-    std::vector<double> w(static_cast<size_t>(2 * n)), bias(2);
-    for (double& v : w) v = rng.real(-1, 1);
-    x = b.linear(x, 2, w, bias);
-    auto m = b.build({x});
-    ASSERT_TRUE(m.ok());
-    DoubleBox box{{n}, {}, {}};
-    for (int64_t i = 0; i < n; ++i) {
-      const double c = rng.real(-1, 1), r = rng.real(0, 1);
-      box.lo.push_back(c - r), box.hi.push_back(c + r);
-    }
+    const ReluNet net = random_relu_net(rng, 3);
+    const Model* m = &net.m;
+    const int64_t x = net.out, n = net.n;
+    const DoubleBox& box = net.box;
     auto parent = run_crown(m->graph, m->payload, std::vector<DoubleBox>{box}, x, nullptr, with(BoundMethod::Crown));
     ASSERT_TRUE(parent.ok());
     DoubleBox sub = box;
