@@ -11,7 +11,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
   clang
   graphviz  # dot, for the README tour (print --dot | dot -Tpng)
-  pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel  # the Python module (python/)
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel python3-venv  # the Python module (python/)
 )
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(python3-torch)
