@@ -198,10 +198,7 @@ Status vjp_Gather(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a, const Tenso
   lrc::reserve_slots(out, 1);
   const auto& g = std::get<GatherAttrs>(a.node.attrs);
   const Shape& in_shape = a.in().shape;
-  const size_t axis = static_cast<size_t>(g.axis);
-  const int64_t outer = numel(Shape(in_shape.begin(), in_shape.begin() + static_cast<std::ptrdiff_t>(axis)));
-  const int64_t inner = numel(Shape(in_shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, in_shape.end()));
-  const int64_t extent = in_shape[axis];
+  const auto [outer, inner, extent] = rules::gather_blocks(in_shape, g.axis);
   auto grad = zeros(ctx, in_shape);
   size_t src = 0;
   for (int64_t o = 0; o < outer; ++o)

@@ -70,6 +70,17 @@ Result<Tensor<typename Ctx::Scalar>> eval_Concat(Ctx&, const EvalArgs<typename C
   return out;
 }
 
+// gather's blocks of a parent shape: `outer` blocks (the axes before `axis`) of `extent` rows of
+// `inner` contiguous elements (the axes after it). The evaluation and the VJP share it.
+struct GatherBlocks {
+  int64_t outer = 0, inner = 0, extent = 0;
+};
+inline GatherBlocks gather_blocks(const Shape& in_shape, int64_t axis_) {
+  const auto axis = static_cast<std::ptrdiff_t>(axis_);
+  return {numel(Shape(in_shape.begin(), in_shape.begin() + axis)), numel(Shape(in_shape.begin() + axis + 1, in_shape.end())),
+          in_shape[static_cast<size_t>(axis)]};
+}
+
 // gather: for each index of the axes before `axis`, the rows indices[0], indices[1], ... of the
 // parent's block along `axis` (each row = the inner axes, contiguous).
 template <class Ctx>
@@ -77,10 +88,7 @@ Result<Tensor<typename Ctx::Scalar>> eval_Gather(Ctx&, const EvalArgs<typename C
   using S = typename Ctx::Scalar;
   const auto& g = std::get<GatherAttrs>(a.node.attrs);
   const Shape& in_shape = a.in().shape;
-  const size_t axis = static_cast<size_t>(g.axis);
-  const int64_t outer = numel(Shape(in_shape.begin(), in_shape.begin() + static_cast<std::ptrdiff_t>(axis)));
-  const int64_t inner = numel(Shape(in_shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, in_shape.end()));
-  const int64_t extent = in_shape[axis];
+  const auto [outer, inner, extent] = gather_blocks(in_shape, g.axis);
   Tensor<S> out;
   out.shape = a.out_shape;
   out.data.reserve(static_cast<size_t>(numel(a.out_shape)));

@@ -7,8 +7,6 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "denote/bounds/crown.h"
 #include "denote/bounds/ibp.h"
@@ -19,6 +17,7 @@
 #include "denote/scalar/binary_context.h"
 #include "denote/scalar/real_context.h"
 #include "onnx_test_util.h"
+#include "onnx_full_check.h"
 
 namespace denote {
 namespace {
@@ -156,20 +155,6 @@ TEST(OnnxBreadth, CrownThroughGatherAndStepOpsContainsSamples) {
       }
     }
   }
-}
-
-// libonnx's checker plus strict shape inference (what full_check=True adds).
-std::string onnx_full_check(const std::string& bytes) {
-  onnx::ModelProto mp;
-  if (!mp.ParseFromString(bytes)) return "does not parse";
-  try {
-    onnx::checker::check_model(mp);
-    onnx::ShapeInferenceOptions options{true, 1, false};
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(OnnxBreadth, NewOpsExportCheckAndRoundTripIdentically) {

@@ -4,31 +4,16 @@
 #include <cmath>
 
 #include <gtest/gtest.h>
-#include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "denote/check/check.h"
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
 #include "denote/program/builder.h"
 #include "denote/program/examples.h"
+#include "onnx_full_check.h"
 
 namespace denote {
 namespace {
-
-// libonnx's full check; the test (not the library) catches libonnx's exceptions.
-std::string onnx_full_check(const std::string& bytes) {
-  onnx::ModelProto mp;
-  if (!mp.ParseFromString(bytes)) return "does not parse";
-  try {
-    onnx::checker::check_model(mp);
-    onnx::ShapeInferenceOptions options{true, 1, false};
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::vector<double> ramp(int64_t n, double start, double step) {
   std::vector<double> v;
