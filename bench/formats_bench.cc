@@ -16,6 +16,13 @@
 //   denote_all_f32  matmul only: the same graph over F32Context (the evaluator's native baseline)
 //   mpfr          mpfr_t at the format's precision, mpfr_set_emin/emax set to the format's range
 //                 for the run, mpfr_subnormalize after every operation (values stored as mpfr_t)
+//   fast          the fast exact formats (binary_fast.h, issue 20): fast_add_n / fast_mul_n on the
+//                 word arrays, BinaryContext::exp (a table for formats of <= 16 bits, filled
+//                 before timing), fast_matmul; the same words and flags as soft (checked at startup)
+//   fast_scalar   add/mul only: fast_add / fast_mul called once per element
+// One more workload (issue 20): mlp, a 784-256-256-10 ReLU MLP on a batch of 256 through
+// denote_all, in bfloat16 (BinaryContext, its fast tensor rules) and in f32 (F32Context); per
+// call, and per multiply-add in per_elem.
 // Counters: per_elem (time per output element; matmul: per multiply-add) and, for matmul, FLOP/s
 // (2 per multiply-add). At startup the variants are checked against each other on the data:
 // soft == mpfr bit for bit (add, mul, exp, two matmul rows), soft == native for binary32 add/mul
@@ -30,6 +37,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -40,6 +49,7 @@
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
 #include "denote/scalar/binary_context.h"
+#include "denote/scalar/binary_fast.h"
 #include "denote/scalar/binary_functions.h"
 #include "denote/scalar/binary_ops.h"
 
@@ -189,6 +199,48 @@ void soft_matmul(const BinaryFormat& f, FpEnv& env, uint64_t* c, const uint64_t*
   }
 }
 
+// ---- fast exact formats ----
+
+const denote::FastFormat& fast_format_of(const BinaryFormat& f) {
+  static std::vector<std::unique_ptr<denote::FastFormat>> cache;
+  for (const auto& p : cache)
+    if (p->format == f) return *p;
+  std::optional<denote::FastFormat> ff = denote::FastFormat::of(f);
+  if (!ff) {
+    std::fprintf(stderr, "formats_bench: %s has no fast path\n", f.name.c_str());
+    std::exit(1);
+  }
+  cache.push_back(std::make_unique<denote::FastFormat>(*ff));
+  return *cache.back();
+}
+
+void fast_add_all(const BinaryFormat& f, FpEnv& env, uint64_t* c, const uint64_t* a, const uint64_t* b, int64_t n) {
+  denote::fast_add_n(fast_format_of(f), env, reinterpret_cast<const FpWord*>(a), reinterpret_cast<const FpWord*>(b),
+                     reinterpret_cast<FpWord*>(c), static_cast<size_t>(n));
+}
+void fast_mul_all(const BinaryFormat& f, FpEnv& env, uint64_t* c, const uint64_t* a, const uint64_t* b, int64_t n) {
+  denote::fast_mul_n(fast_format_of(f), env, reinterpret_cast<const FpWord*>(a), reinterpret_cast<const FpWord*>(b),
+                     reinterpret_cast<FpWord*>(c), static_cast<size_t>(n));
+}
+void fast_add_scalar(const BinaryFormat& f, FpEnv& env, uint64_t* c, const uint64_t* a, const uint64_t* b,
+                     int64_t n) {
+  const denote::FastFormat& ff = fast_format_of(f);
+  for (int64_t i = 0; i < n; ++i) c[i] = denote::fast_add(ff, env, a[i], b[i]);
+}
+void fast_mul_scalar(const BinaryFormat& f, FpEnv& env, uint64_t* c, const uint64_t* a, const uint64_t* b,
+                     int64_t n) {
+  const denote::FastFormat& ff = fast_format_of(f);
+  for (int64_t i = 0; i < n; ++i) c[i] = denote::fast_mul(ff, env, a[i], b[i]);
+}
+void fast_exp_all(const denote::BinaryContext& ctx, uint64_t* y, const uint64_t* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = ctx.exp(FpWord{x[i]}).bits;
+}
+void fast_matmul_all(const BinaryFormat& f, FpEnv& env, uint64_t* c, const uint64_t* a, const uint64_t* b,
+                     int64_t rows) {
+  denote::fast_matmul(fast_format_of(f), env, reinterpret_cast<const FpWord*>(a), reinterpret_cast<const FpWord*>(b),
+                      reinterpret_cast<FpWord*>(c), rows, kDim, kDim);
+}
+
 void native_add(float* c, const float* a, const float* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
 }
@@ -285,6 +337,35 @@ void bm_soft(benchmark::State& state, const FormatData* d, Work work) {
   set_counters(state, work);
 }
 
+// A BinaryContext whose exp has its table (filled here, before timing, for formats <= 16 bits).
+denote::BinaryContext warm_context(const BinaryFormat& f, const std::vector<uint64_t>& x) {
+  denote::BinaryContext ctx(f);
+  for (int i = 0; i < (1 << 14) / kElems + 1; ++i)
+    for (uint64_t w : x) (void)ctx.exp(FpWord{w});
+  return ctx;
+}
+
+void bm_fast(benchmark::State& state, const FormatData* d, Work work, bool bulk) {
+  std::vector<uint64_t> out(work == Work::Matmul ? size_t(kDim * kDim) : size_t(kElems));
+  FpEnv env;
+  const BinaryFormat& f = d->fmt;
+  const denote::BinaryContext ctx = warm_context(f, work == Work::Exp ? d->x : std::vector<uint64_t>{});
+  auto* const add = bulk ? fast_add_all : fast_add_scalar;
+  auto* const mul = bulk ? fast_mul_all : fast_mul_scalar;
+  for (auto _ : state) {
+    switch (work) {
+      case Work::Add: add(f, env, out.data(), d->a.data(), d->b.data(), kElems); break;
+      case Work::Mul: mul(f, env, out.data(), d->a.data(), d->b.data(), kElems); break;
+      case Work::Exp: fast_exp_all(ctx, out.data(), d->x.data(), kElems); break;
+      case Work::Matmul: fast_matmul_all(f, env, out.data(), d->ma.data(), d->mb.data(), kDim); break;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  if (!env.error.empty()) state.SkipWithError(env.error.c_str());
+  set_counters(state, work);
+}
+
 void bm_mpfr(benchmark::State& state, const FormatData* d, Work work) {
   MpfrRange range(d->fmt);
   const bool mm = work == Work::Matmul;
@@ -350,6 +431,69 @@ void bm_denote_all(benchmark::State& state, const FormatData* d) {
   }
 }
 
+// ---- the MNIST-sized MLP (issue 20): 784-256-256-10, ReLU, batch 256 ----
+
+constexpr int64_t kBatch = 256;
+constexpr int64_t kMlpDims[] = {784, 256, 256, 10};
+
+denote::Model mlp_model() {
+  std::mt19937 rng(kSeed + 1);
+  denote::GraphBuilder b;
+  int64_t h = b.input({kBatch, kMlpDims[0]});
+  for (int l = 0; l < 3; ++l) {
+    const int64_t in = kMlpDims[l], out = kMlpDims[l + 1];
+    std::uniform_real_distribution<double> u(-1.0 / std::sqrt(double(in)), 1.0 / std::sqrt(double(in)));
+    std::vector<double> w(static_cast<size_t>(in * out)), bias(static_cast<size_t>(out));
+    for (double& v : w) v = u(rng);
+    for (double& v : bias) v = u(rng);
+    h = b.linear(h, out, std::move(w), std::move(bias));
+    if (l < 2) h = b.unary(denote::Op::Relu, h);
+  }
+  auto model = b.build({h});
+  if (!model.ok()) {
+    std::fprintf(stderr, "formats_bench: mlp graph: %s\n", model.message().c_str());
+    std::exit(1);
+  }
+  return std::move(*model);
+}
+
+// denote_all of the MLP in bfloat16 (BinaryContext) or f32 (F32Context); input pixels in [0, 1].
+template <class Ctx>
+void bm_mlp(benchmark::State& state) {
+  using S = typename Ctx::Scalar;
+  static const denote::Model model = mlp_model();
+  Ctx ctx = [] {
+    if constexpr (std::is_same_v<Ctx, denote::BinaryContext>)
+      return Ctx(*denote::parse_format("bfloat16"));
+    else
+      return Ctx();
+  }();
+  auto to_s = [&](double v) -> S {
+    if constexpr (std::is_same_v<Ctx, denote::BinaryContext>)
+      return ctx.from_double(v);
+    else
+      return static_cast<S>(v);
+  };
+  const denote::Payload<S> payload = denote::convert_payload<S>(model.payload, to_s);
+  std::mt19937 rng(kSeed + 2);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<S> x(static_cast<size_t>(kBatch * kMlpDims[0]));
+  for (S& v : x) v = to_s(u(rng));
+  std::vector<Tensor<S>> inputs{Tensor<S>({kBatch, kMlpDims[0]}, std::move(x))};
+  for (auto _ : state) {
+    auto table = denote::denote_all(model.graph, payload, std::span<const Tensor<S>>(inputs), ctx);
+    if (!table.ok()) {
+      state.SkipWithError(table.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(table.value().data());
+    benchmark::ClobberMemory();
+  }
+  const double macs = double(kBatch) * (784 * 256 + 256 * 256 + 256 * 10);
+  state.counters["per_elem"] =
+      benchmark::Counter(macs, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 // ---- startup cross-checks ----
 
 [[noreturn]] void mismatch(const FormatData& d, const char* what, size_t i) {
@@ -393,6 +537,23 @@ void cross_check(const FormatData& d) {
   mpfr_matmul(mc, ma, mb, 2, acc, prod);
   mpfr_clears(acc, prod, static_cast<mpfr_ptr>(nullptr));
   check_vs_mpfr(d, "matmul soft/mpfr", smm, mc, 2 * kDim);
+  {  // fast == soft, words and flags
+    FpEnv fe;
+    std::vector<uint64_t> fadd(kElems), fmul(kElems), fexp(kElems), fmm(kDim * kDim);
+    fast_add_all(f, fe, fadd.data(), d.a.data(), d.b.data(), kElems);
+    fast_mul_all(f, fe, fmul.data(), d.a.data(), d.b.data(), kElems);
+    const denote::BinaryContext ctx = warm_context(f, d.x);
+    fast_exp_all(ctx, fexp.data(), d.x.data(), kElems);
+    fast_matmul_all(f, fe, fmm.data(), d.ma.data(), d.mb.data(), 2);
+    for (size_t i = 0; i < size_t(kElems); ++i) {
+      if (fadd[i] != sadd[i]) mismatch(d, "add fast/soft", i);
+      if (fmul[i] != smul[i]) mismatch(d, "mul fast/soft", i);
+      if (fexp[i] != sexp[i]) mismatch(d, "exp fast/soft", i);
+    }
+    for (size_t i = 0; i < size_t(2 * kDim); ++i)
+      if (fmm[i] != smm[i]) mismatch(d, "matmul fast/soft", i);
+    if ((fe.flags | ctx.flags()) != env.flags) mismatch(d, "flags fast/soft", 0);
+  }
   if (f.name == "binary32") {
     std::vector<float> nadd(kElems), nmul(kElems), nmm(kDim * kDim);
     native_add(nadd.data(), d.fa.data(), d.fb.data(), kElems);
@@ -422,11 +583,14 @@ void register_all(const FormatData& d) {
     register_one(p + "native", benchmark::kMicrosecond, bm_native, &d, work, true);
     if (work != Work::Exp) register_one(p + "native_novec", benchmark::kMicrosecond, bm_native, &d, work, false);
     register_one(p + "soft", benchmark::kMicrosecond, bm_soft, &d, work);
+    register_one(p + "fast", benchmark::kMicrosecond, bm_fast, &d, work, true);
+    if (work != Work::Exp) register_one(p + "fast_scalar", benchmark::kMicrosecond, bm_fast, &d, work, false);
     register_one(p + "mpfr", benchmark::kMicrosecond, bm_mpfr, &d, work);
   }
   const std::string p = "matmul/" + n + "/";
   register_one(p + "native", benchmark::kMillisecond, bm_native, &d, Work::Matmul, true);
   register_one(p + "soft", benchmark::kMillisecond, bm_soft, &d, Work::Matmul);
+  register_one(p + "fast", benchmark::kMillisecond, bm_fast, &d, Work::Matmul, true);
   register_one(p + "denote_all", benchmark::kMillisecond, bm_denote_all<denote::BinaryContext>, &d);
   register_one(p + "denote_all_f32", benchmark::kMillisecond, bm_denote_all<denote::F32Context>, &d);
   register_one(p + "mpfr", benchmark::kMillisecond, bm_mpfr, &d, Work::Matmul);
@@ -441,6 +605,8 @@ int main(int argc, char** argv) {
                                                make_data("binary32")};
   for (const FormatData& d : data) cross_check(d);
   for (const FormatData& d : data) register_all(d);
+  register_one("mlp/bfloat16/denote_all", benchmark::kMillisecond, bm_mlp<denote::BinaryContext>);
+  register_one("mlp/f32/denote_all", benchmark::kMillisecond, bm_mlp<denote::F32Context>);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

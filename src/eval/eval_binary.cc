@@ -1,6 +1,110 @@
-// Explicit instantiation of the evaluator for BinaryContext (software binary formats).
+// Explicit instantiation of the evaluator for BinaryContext (software binary formats), and the
+// context's whole-tensor rules (issue 20): where the format has a fast path (binary_fast.h),
+// linear, matmul and add/sub/mul_elem run as tensor kernels that give the op table's words, flags
+// and errors; any other case (no fast path, a shape or payload the op table's rule reports) goes to
+// the op table's rule.
 #include "evaluator_impl.h"
 
+#include "denote/scalar/binary_fast.h"
+
 namespace denote {
+
+namespace {
+
+using Value = Tensor<FpWord>;
+using Args = rules::EvalArgs<FpWord>;
+
+Result<Value> linear_rule(BinaryContext& ctx, const Args& a) {
+  const FastFormat* ff = ctx.fast();
+  const auto* rec = find_record(a.payload.linear, a.node.id);
+  const Value& x = a.in();
+  if (!ff || !rec || x.shape.empty()) return rules::eval_Linear(ctx, a);
+  Shape expected = x.shape;
+  expected.back() = rec->out_dim;
+  const int64_t out = rec->out_dim, in = rec->in_dim;
+  const bool fits = expected == a.node.out_shape && x.shape.back() == in &&
+                    static_cast<int64_t>(rec->weight.size()) == out * in &&
+                    static_cast<int64_t>(rec->bias.size()) == out;
+  if (!fits) return rules::eval_Linear(ctx, a);  // its error texts
+  const int64_t rows = numel(Shape(x.shape.begin(), x.shape.end() - 1));
+  Value y;
+  y.shape = expected;
+  y.data.resize(static_cast<size_t>(rows * out));
+  fast_linear(*ff, ctx.env(), x.data.data(), rec->weight.data(), rec->bias.data(), y.data.data(), rows, in, out);
+  return y;
+}
+
+Result<Value> matmul_rule(BinaryContext& ctx, const Args& a) {
+  const FastFormat* ff = ctx.fast();
+  if (!ff) return rules::eval_Matmul(ctx, a);
+  const Value& x = a.in(0);
+  const Value& y = a.in(1);
+  const rules::MatmulDims d = rules::matmul_dims(x.shape, y.shape);
+  const std::vector<int64_t> a_off = rules::strided_offsets(0, d.batch, d.a_strides);
+  const std::vector<int64_t> b_off = rules::strided_offsets(0, d.batch, d.b_strides);
+  Value out;
+  out.shape = a.out_shape;
+  out.data.resize(static_cast<size_t>(numel(a.out_shape)));
+  if (out.data.size() != a_off.size() * static_cast<size_t>(d.m * d.n)) return rules::eval_Matmul(ctx, a);
+  for (size_t t = 0; t < a_off.size(); ++t) {
+    fast_matmul(*ff, ctx.env(), x.data.data() + a_off[t] * d.m * d.k, y.data.data() + b_off[t] * d.k * d.n,
+                out.data.data() + t * d.m * d.n, d.m, d.k, d.n);
+  }
+  return out;
+}
+
+using Bulk = void (*)(const FastFormat&, FpEnv&, const FpWord*, const FpWord*, FpWord*, size_t);
+
+// An elementwise op of two equally shaped tensors through a bulk kernel, else the table's rule.
+template <Bulk kernel, Result<Value> (*table)(BinaryContext&, const Args&)>
+Result<Value> elementwise_rule(BinaryContext& ctx, const Args& a) {
+  const FastFormat* ff = ctx.fast();
+  const Value& x = a.in(0);
+  const Value& y = a.in(1);
+  if (!ff || x.data.size() != y.data.size()) return table(ctx, a);
+  Value out;
+  out.shape = x.shape;
+  out.data.resize(x.data.size());
+  kernel(*ff, ctx.env(), x.data.data(), y.data.data(), out.data.data(), x.data.size());
+  return out;
+}
+
+template <Op>
+struct FastRule {
+  static constexpr detail::EvalFn<BinaryContext> fn = nullptr;
+};
+template <>
+struct FastRule<Op::Linear> {
+  static constexpr detail::EvalFn<BinaryContext> fn = &linear_rule;
+};
+template <>
+struct FastRule<Op::Matmul> {
+  static constexpr detail::EvalFn<BinaryContext> fn = &matmul_rule;
+};
+template <>
+struct FastRule<Op::Add> {
+  static constexpr detail::EvalFn<BinaryContext> fn = &elementwise_rule<&fast_add_n, &rules::eval_Add<BinaryContext>>;
+};
+template <>
+struct FastRule<Op::Sub> {
+  static constexpr detail::EvalFn<BinaryContext> fn = &elementwise_rule<&fast_sub_n, &rules::eval_Sub<BinaryContext>>;
+};
+template <>
+struct FastRule<Op::MulElem> {
+  static constexpr detail::EvalFn<BinaryContext> fn =
+      &elementwise_rule<&fast_mul_n, &rules::eval_MulElem<BinaryContext>>;
+};
+
+}  // namespace
+
+detail::EvalFn<BinaryContext> detail::RuleOverride<BinaryContext>::find(Op op) {
+  static constexpr EvalFn<BinaryContext> kRules[] = {
+#define DENOTE_OP(name, ...) FastRule<Op::name>::fn,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  return kRules[static_cast<size_t>(op)];
+}
+
 DENOTE_INSTANTIATE_EVAL(BinaryContext)
 }  // namespace denote

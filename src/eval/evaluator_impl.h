@@ -44,6 +44,13 @@ struct RuleOverride {
   static EvalFn<Ctx> find(Op) { return nullptr; }
 };
 
+// BinaryContext's whole-tensor rules through the fast exact formats (linear, matmul, conv,
+// add/sub/mul_elem; issue 20), defined in src/eval/eval_binary.cc: the op table's words and flags.
+template <>
+struct RuleOverride<BinaryContext> {
+  static EvalFn<BinaryContext> find(Op op);
+};
+
 // Runs `rule(ctx, a)` for a.node and reads the context's error channel (an operation without a
 // value in a binary format, e.g. 0/0 in a format without NaN) as the node's error.
 template <class Ctx, class Rule>

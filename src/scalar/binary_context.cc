@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "denote/scalar/binary_functions.h"
+#include "denote/scalar/binary_tables.h"
 
 namespace denote {
 
@@ -24,6 +25,18 @@ BinaryContext::BinaryContext(BinaryFormat format, Rounding rounding) : format_(s
   FpEnv scratch{rounding, 0, {}};
   zero_ = zero_word(format_, false);
   one_ = fp_from_int(format_, scratch, 1);
+  fast_ = FastFormat::of(format_);
+}
+
+uint64_t BinaryContext::function(int fn, uint64_t a) const {
+  const auto f = static_cast<FpFunction>(fn);
+  const int bits = format_.storage_bits();
+  if (bits > 16) return fp_function(f, format_, env_, a);
+  const FunctionTable*& t = tables_[static_cast<size_t>(fn)];
+  // Filling costs 2^bits evaluations: worth it once this context has made 1/8 of them.
+  if (!t && ++calls_[static_cast<size_t>(fn)] > (uint32_t{1} << bits) / 8)
+    t = function_table(f, format_, env_.rounding);
+  return t ? table_lookup(*t, format_, env_, a) : fp_function(f, format_, env_, a);
 }
 
 std::string BinaryContext::take_error() const { return std::exchange(env_.error, std::string()); }
@@ -50,17 +63,17 @@ bool BinaryContext::log_domain_ok(Scalar a) const {
          !sign_bit(format_, a.bits);
 }
 
-FpWord BinaryContext::exp(Scalar a) const { return {fp_exp(format_, env_, a.bits)}; }
-FpWord BinaryContext::log(Scalar a) const { return {fp_log(format_, env_, a.bits)}; }
-FpWord BinaryContext::log1p(Scalar a) const { return {fp_log1p(format_, env_, a.bits)}; }
-FpWord BinaryContext::tanh(Scalar a) const { return {fp_tanh(format_, env_, a.bits)}; }
-FpWord BinaryContext::sigmoid(Scalar a) const { return {fp_sigmoid(format_, env_, a.bits)}; }
-FpWord BinaryContext::rsqrt(Scalar a) const { return {fp_rsqrt(format_, env_, a.bits)}; }
-FpWord BinaryContext::erf(Scalar a) const { return {fp_erf(format_, env_, a.bits)}; }
-FpWord BinaryContext::gelu(Scalar a) const { return {fp_gelu(format_, env_, a.bits)}; }
-FpWord BinaryContext::sin(Scalar a) const { return {fp_sin(format_, env_, a.bits)}; }
-FpWord BinaryContext::cos(Scalar a) const { return {fp_cos(format_, env_, a.bits)}; }
-FpWord BinaryContext::softplus(Scalar a) const { return {fp_softplus(format_, env_, a.bits)}; }
+FpWord BinaryContext::exp(Scalar a) const { return {function(static_cast<int>(FpFunction::Exp), a.bits)}; }
+FpWord BinaryContext::log(Scalar a) const { return {function(static_cast<int>(FpFunction::Log), a.bits)}; }
+FpWord BinaryContext::log1p(Scalar a) const { return {function(static_cast<int>(FpFunction::Log1p), a.bits)}; }
+FpWord BinaryContext::tanh(Scalar a) const { return {function(static_cast<int>(FpFunction::Tanh), a.bits)}; }
+FpWord BinaryContext::sigmoid(Scalar a) const { return {function(static_cast<int>(FpFunction::Sigmoid), a.bits)}; }
+FpWord BinaryContext::rsqrt(Scalar a) const { return {function(static_cast<int>(FpFunction::Rsqrt), a.bits)}; }
+FpWord BinaryContext::erf(Scalar a) const { return {function(static_cast<int>(FpFunction::Erf), a.bits)}; }
+FpWord BinaryContext::gelu(Scalar a) const { return {function(static_cast<int>(FpFunction::Gelu), a.bits)}; }
+FpWord BinaryContext::sin(Scalar a) const { return {function(static_cast<int>(FpFunction::Sin), a.bits)}; }
+FpWord BinaryContext::cos(Scalar a) const { return {function(static_cast<int>(FpFunction::Cos), a.bits)}; }
+FpWord BinaryContext::softplus(Scalar a) const { return {function(static_cast<int>(FpFunction::Softplus), a.bits)}; }
 FpWord BinaryContext::pow(Scalar a, Scalar b) const { return {fp_pow(format_, env_, a.bits, b.bits)}; }
 FpWord BinaryContext::div_trunc(Scalar a, Scalar b) const { return {fp_div_trunc(format_, env_, a.bits, b.bits)}; }
 FpWord BinaryContext::div_floor(Scalar a, Scalar b) const { return {fp_div_floor(format_, env_, a.bits, b.bits)}; }

@@ -20,16 +20,17 @@
 #include <string>
 #include <string_view>
 
+#include <array>
+#include <memory>
+#include <optional>
+
+#include "denote/scalar/binary_fast.h"
 #include "denote/scalar/binary_format.h"
 #include "denote/scalar/binary_ops.h"
 
 namespace denote {
 
-// A word of the context's format (the format itself lives in the context).
-struct FpWord {
-  uint64_t bits = 0;
-  bool operator==(const FpWord&) const = default;
-};
+struct FunctionTable;
 
 // The binary format a cast target names: every format name, binary(E,F), and f32 / f64 for
 // binary32 / binary64. An error for integer and bool dtypes (not binary formats).
@@ -58,12 +59,23 @@ class BinaryContext {
   Scalar one() const { return {one_}; }
   Scalar nan() const { return {canonical_nan(format_)}; }
 
-  Scalar add(Scalar a, Scalar b) const { return {fp_add(format_, env_, a.bits, b.bits)}; }
-  Scalar sub(Scalar a, Scalar b) const { return {fp_sub(format_, env_, a.bits, b.bits)}; }
-  Scalar mul(Scalar a, Scalar b) const { return {fp_mul(format_, env_, a.bits, b.bits)}; }
-  Scalar div(Scalar a, Scalar b) const { return {fp_div(format_, env_, a.bits, b.bits)}; }
+  // The fast path (binary_fast.h) where the format has one; the same words and flags either way.
+  Scalar add(Scalar a, Scalar b) const {
+    return {fast_ ? fast_add(*fast_, env_, a.bits, b.bits) : fp_add(format_, env_, a.bits, b.bits)};
+  }
+  Scalar sub(Scalar a, Scalar b) const {
+    return {fast_ ? fast_sub(*fast_, env_, a.bits, b.bits) : fp_sub(format_, env_, a.bits, b.bits)};
+  }
+  Scalar mul(Scalar a, Scalar b) const {
+    return {fast_ ? fast_mul(*fast_, env_, a.bits, b.bits) : fp_mul(format_, env_, a.bits, b.bits)};
+  }
+  Scalar div(Scalar a, Scalar b) const {
+    return {fast_ ? fast_div(*fast_, env_, a.bits, b.bits) : fp_div(format_, env_, a.bits, b.bits)};
+  }
   Scalar neg(Scalar a) const { return {fp_neg(format_, env_, a.bits)}; }
-  Scalar fma(Scalar a, Scalar b, Scalar c) const { return {fp_fma(format_, env_, a.bits, b.bits, c.bits)}; }
+  Scalar fma(Scalar a, Scalar b, Scalar c) const {
+    return {fast_ ? fast_fma(*fast_, env_, a.bits, b.bits, c.bits) : fp_fma(format_, env_, a.bits, b.bits, c.bits)};
+  }
 
   // NaN propagates (quieted); relu(-0) = +0.
   Scalar relu(Scalar a) const;
@@ -81,7 +93,7 @@ class BinaryContext {
   Scalar log1p(Scalar a) const;
   Scalar tanh(Scalar a) const;
   Scalar sigmoid(Scalar a) const;
-  Scalar sqrt(Scalar a) const { return {fp_sqrt(format_, env_, a.bits)}; }
+  Scalar sqrt(Scalar a) const { return {fast_ ? fast_sqrt(*fast_, env_, a.bits) : fp_sqrt(format_, env_, a.bits)}; }
   Scalar rsqrt(Scalar a) const;
   Scalar erf(Scalar a) const;
   Scalar gelu(Scalar a) const;
@@ -104,10 +116,22 @@ class BinaryContext {
   // The same with the target already parsed (the cast rule parses once per node).
   Scalar cast(Scalar a, const BinaryFormat& target, Rounding rounding) const;
 
+ // For whole-tensor kernels (the evaluator's fast rules): the fast format, or nullptr where the
+  // format has none, and the context's environment (rounding mode, flags, error).
+  const FastFormat* fast() const { return fast_ ? &*fast_ : nullptr; }
+  FpEnv& env() const { return env_; }
+
  private:
+  // exp, log, ... of a format of at most 16 bits: a table filled once from fp_function (see
+  // binary_tables.h) after kTableAfter calls of that function in this context.
+  uint64_t function(int fn, uint64_t a) const;
+
   BinaryFormat format_;
   mutable FpEnv env_;
   uint64_t zero_ = 0, one_ = 0;
+  std::optional<FastFormat> fast_;
+  mutable std::array<const FunctionTable*, 11> tables_{};
+  mutable std::array<uint32_t, 11> calls_{};
 };
 
 }  // namespace denote

@@ -1,0 +1,199 @@
+// The fast folds (fast_matmul, fast_linear), the evaluator's BinaryContext tensor rules and the
+// function tables against plain sequences of the general routines (fp_add, fp_mul, fp_function):
+// words, flags and the first error must be identical, in every rounding mode, with operands that
+// keep the fast path, that leave it per lane (subnormal and overflowing products and sums), and
+// that force the one-at-a-time path (NaN, infinity, malformed words).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "denote/eval/eval.h"
+#include "denote/program/builder.h"
+#include "denote/scalar/binary_context.h"
+#include "denote/scalar/binary_fast.h"
+#include "denote/scalar/binary_functions.h"
+#include "denote/scalar/binary_tables.h"
+#include "unit/binary_test_util.h"
+
+namespace denote {
+namespace {
+
+using testing::format_named;
+using testing::kAllModes;
+
+enum class Mix { Finite, Wide, Special, Malformed };
+
+// Words of values in [-scale, scale] rounded to f (Wide: a few huge and tiny values too, so that
+// products and sums overflow or go subnormal), plus specials or a malformed word where asked.
+std::vector<FpWord> words(const BinaryFormat& f, size_t n, Mix mix, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<FpWord> out(n);
+  FpEnv env;
+  for (size_t i = 0; i < n; ++i) {
+    double v = u(rng);
+    if (mix != Mix::Finite && rng() % 8 == 0) v *= (rng() % 2) ? 1e30 : 1e-30;
+    if (rng() % 16 == 0) v = 0.0;
+    out[i].bits = fp_from_double(f, env, v, true);
+  }
+  if (mix == Mix::Special && f.has_nan()) out[n / 2].bits = canonical_nan(f);
+  if (mix == Mix::Special && f.has_inf()) out[n / 3].bits = infinity_word(f, true);
+  if (mix == Mix::Malformed) out[n / 2].bits = f.word_mask() + 1;
+  return out;
+}
+
+std::vector<FpWord> ref_matmul(const BinaryFormat& f, FpEnv& env, const std::vector<FpWord>& a,
+                               const std::vector<FpWord>& b, int64_t m, int64_t k, int64_t n) {
+  std::vector<FpWord> out(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      uint64_t acc = zero_word(f, false);
+      for (int64_t r = 0; r < k; ++r) acc = fp_add(f, env, acc, fp_mul(f, env, a[i * k + r].bits, b[r * n + j].bits));
+      out[i * n + j].bits = acc;
+    }
+  return out;
+}
+
+std::vector<FpWord> ref_linear(const BinaryFormat& f, FpEnv& env, const std::vector<FpWord>& x,
+                               const std::vector<FpWord>& w, const std::vector<FpWord>& bias, int64_t rows,
+                               int64_t in, int64_t out) {
+  std::vector<FpWord> y(static_cast<size_t>(rows * out));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      uint64_t acc = zero_word(f, false);
+      for (int64_t i = 0; i < in; ++i) acc = fp_add(f, env, acc, fp_mul(f, env, w[o * in + i].bits, x[r * in + i].bits));
+      y[r * out + o].bits = fp_add(f, env, acc, bias[o].bits);
+    }
+  return y;
+}
+
+const char* const kFoldFormats[] = {"bfloat16", "binary16", "e4m3fn", "e4m3fnuz", "e5m2", "e2m1fn", "binary32"};
+
+TEST(BinaryFastFold, MatmulEqualsTheSequentialFold) {
+  std::mt19937_64 rng(5);
+  const int64_t m = 5, k = 37, n = 21;  // two blocks of lanes and a tail
+  for (const char* name : kFoldFormats) {
+    const FastFormat ff = *FastFormat::of(format_named(name));
+    for (Rounding r : kAllModes) {
+      for (Mix mix : {Mix::Finite, Mix::Wide, Mix::Special, Mix::Malformed}) {
+        const auto a = words(ff.format, m * k, mix, rng);
+        const auto b = words(ff.format, k * n, mix == Mix::Malformed ? Mix::Wide : mix, rng);
+        FpEnv fe{r, 0, {}}, re{r, 0, {}};
+        std::vector<FpWord> got(static_cast<size_t>(m * n));
+        fast_matmul(ff, fe, a.data(), b.data(), got.data(), m, k, n);
+        EXPECT_EQ(got, ref_matmul(ff.format, re, a, b, m, k, n)) << name << " " << rounding_name(r);
+        EXPECT_EQ(fe.flags, re.flags) << name << " " << rounding_name(r) << " " << static_cast<int>(mix);
+        EXPECT_EQ(fe.error, re.error) << name;
+        if (mix == Mix::Malformed) EXPECT_FALSE(fe.error.empty()) << name;
+      }
+    }
+  }
+}
+
+TEST(BinaryFastFold, LinearEqualsTheSequentialFoldPlusBias) {
+  std::mt19937_64 rng(6);
+  const int64_t rows = 4, in = 29, out = 19;
+  for (const char* name : kFoldFormats) {
+    const FastFormat ff = *FastFormat::of(format_named(name));
+    for (Rounding r : kAllModes) {
+      for (Mix mix : {Mix::Finite, Mix::Wide, Mix::Special, Mix::Malformed}) {
+        const auto x = words(ff.format, rows * in, mix == Mix::Malformed ? Mix::Wide : mix, rng);
+        const auto w = words(ff.format, out * in, mix, rng);
+        const auto bias = words(ff.format, out, mix == Mix::Special ? Mix::Special : Mix::Wide, rng);
+        FpEnv fe{r, 0, {}}, re{r, 0, {}};
+        std::vector<FpWord> got(static_cast<size_t>(rows * out));
+        fast_linear(ff, fe, x.data(), w.data(), bias.data(), got.data(), rows, in, out);
+        EXPECT_EQ(got, ref_linear(ff.format, re, x, w, bias, rows, in, out)) << name << " " << rounding_name(r);
+        EXPECT_EQ(fe.flags, re.flags) << name << " " << rounding_name(r);
+        EXPECT_EQ(fe.error, re.error) << name;
+      }
+    }
+  }
+}
+
+// linear -> relu -> linear -> mul_elem(y, y) -> sub(., y) through denote_all, against fp_* by hand.
+TEST(BinaryFastFold, EvaluatorRulesGiveTheOpTablesWordsAndFlags) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int64_t rows = 3, d0 = 20, d1 = 13, d2 = 9;
+  auto vals = [&](int64_t n) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (double& e : v) e = u(rng);
+    return v;
+  };
+  GraphBuilder g;
+  const int64_t x = g.input({rows, d0});
+  const int64_t h = g.unary(Op::Relu, g.linear(x, d1, vals(d1 * d0), vals(d1)));
+  const int64_t y = g.linear(h, d2, vals(d2 * d1), vals(d2));
+  const int64_t z = g.binary(Op::Sub, g.binary(Op::MulElem, y, y), y);
+  Result<Model> model = g.build({z});
+  ASSERT_TRUE(model.ok()) << model.message();
+  const std::vector<double> xin = vals(rows * d0);
+  for (const char* name : {"bfloat16", "e4m3fn"}) {
+    for (Rounding r : {Rounding::NearestEven, Rounding::Downward}) {
+      BinaryContext ctx(format_named(name), r);
+      const BinaryFormat& f = ctx.format();
+      auto to_word = [&](double v) { return ctx.from_double(v); };
+      Payload<FpWord> pw = convert_payload<FpWord>(model->payload, to_word);
+      std::vector<FpWord> xw;
+      for (double v : xin) xw.push_back(to_word(v));
+      ctx.clear_flags();
+      std::vector<Tensor<FpWord>> inputs{Tensor<FpWord>({rows, d0}, xw)};
+      auto table = denote_all(model->graph, pw, std::span<const Tensor<FpWord>>(inputs), ctx, EvalOptions{});
+      ASSERT_TRUE(table.ok()) << table.message();
+      FpEnv env{r, 0, {}};
+      const auto& l1 = pw.linear.at(1);
+      auto hw = ref_linear(f, env, xw, l1.weight, l1.bias, rows, d0, d1);
+      for (FpWord& e : hw) e = ctx.relu(e);  // exact, no flags
+      const auto& l2 = pw.linear.at(3);
+      auto yw = ref_linear(f, env, hw, l2.weight, l2.bias, rows, d1, d2);
+      std::vector<FpWord> zw(yw.size());
+      for (size_t i = 0; i < yw.size(); ++i)
+        zw[i].bits = fp_sub(f, env, fp_mul(f, env, yw[i].bits, yw[i].bits), yw[i].bits);
+      EXPECT_EQ((*table)[static_cast<size_t>(z)].data, zw) << name;
+      EXPECT_EQ(ctx.flags(), env.flags) << name;
+    }
+  }
+}
+
+TEST(BinaryFastFold, TablesGiveTheFunctionsWordsAndFlags) {
+  const BinaryFormat f8 = format_named("e4m3fn");
+  for (Rounding r : kAllModes) {
+    for (int fn = 0; fn <= static_cast<int>(FpFunction::Rsqrt); ++fn) {
+      const FpFunction func = static_cast<FpFunction>(fn);
+      const FunctionTable* t = function_table(func, f8, r);
+      ASSERT_NE(t, nullptr);
+      int bad = 0;
+      for (uint64_t w = 0; w < 512; ++w) {  // 256.. are malformed: the error of fp_function
+        FpEnv te{r, 0, {}}, de{r, 0, {}};
+        bad += table_lookup(*t, f8, te, w) != fp_function(func, f8, de, w) || te.flags != de.flags ||
+               te.error != de.error;
+      }
+      EXPECT_EQ(bad, 0) << function_name(func) << " " << rounding_name(r);
+    }
+  }
+  EXPECT_EQ(function_table(FpFunction::Exp, binary32_format(), Rounding::NearestEven), nullptr);
+}
+
+// The context switches to a table after 2^bits / 8 calls; before and after, fp_function's words.
+TEST(BinaryFastFold, ContextFunctionsAreTheSameBeforeAndAfterTheTable) {
+  for (const char* name : {"bfloat16", "e2m1fn"}) {
+    BinaryContext ctx(format_named(name), Rounding::Upward);
+    const BinaryFormat& f = ctx.format();
+    const uint64_t count = uint64_t{1} << f.storage_bits();
+    int bad = 0;
+    for (uint64_t w = 0; w < count; ++w) {
+      FpEnv env{Rounding::Upward, 0, {}};
+      ctx.clear_flags();
+      (void)ctx.take_error();
+      const FpWord got = ctx.exp(FpWord{w});
+      const uint64_t want = fp_exp(f, env, w);
+      bad += got.bits != want || ctx.flags() != env.flags || ctx.take_error() != env.error;
+    }
+    EXPECT_EQ(bad, 0) << name;
+  }
+}
+
+}  // namespace
+}  // namespace denote
