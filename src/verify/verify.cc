@@ -113,6 +113,19 @@ Split split_dim(const Search& s, const std::vector<double>& spec_lo, const Domai
 
 enum class Step { Continue, Sat, Unknown };
 
+// The search's stack as a FrontierHook sees it (bottom = front of the vector).
+struct StackView final : FrontierStack {
+  std::vector<Domain>& v;
+  explicit StackView(std::vector<Domain>& s) : v(s) {}
+  size_t size() const override { return v.size(); }
+  FrontierBox take_bottom() override {
+    FrontierBox b{std::move(v.front().lo), std::move(v.front().hi)};
+    v.erase(v.begin());
+    return b;
+  }
+  void push_bottom(FrontierBox b) override { v.insert(v.begin(), Domain{std::move(b.lo), std::move(b.hi), nullptr}); }
+};
+
 struct Bab {
   Search& s;
   const Bounder& b;
@@ -122,6 +135,8 @@ struct Bab {
   std::vector<Domain> stack;
   bool undecided = false;
   int64_t visited = 0;
+  FrontierHook* hook = nullptr;  // moves subdomains to and from other processes (or null)
+  int job = 0;
 
   // After a subdomain's bounds: probe it, then split it onto the stack.
   Step expand(Domain&& d, const Bounded& r) {
@@ -150,14 +165,37 @@ struct Bab {
     return Step::Continue;
   }
 
-  // Batches of up to bab_batch subdomains from the top of the stack, bounded in parallel, then
-  // expanded one by one (so the search is the same on any number of threads).
+  // The whole box (bounded already as `root`), then the search of its children.
   VerifyResult run(Clock::time_point deadline, int64_t& domains, Bounded root) {
     if (expand(Domain(whole), root) == Step::Sat) return sat();
+    return search(deadline, domains);
+  }
+
+  // What the hook brought: remote subdomain counts, undecided subtrees, candidate witnesses
+  // (re-checked here), the end of the search.
+  std::optional<VerifyResult> absorb(const FrontierNews& n, int64_t& domains) {
+    domains += n.domains;
+    if (n.undecided) undecided = true;
+    for (const auto& x : n.candidates) {
+      if (try_point(s, x)) return sat();
+      undecided = true;  // a subtree closed by a point that is no witness here: not a proof
+    }
+    if (n.stop) return VerifyResult::Unknown;
+    if (n.timeout) return VerifyResult::Timeout;
+    return std::nullopt;
+  }
+
+  // Batches of up to bab_batch subdomains from the top of the stack, bounded in parallel, then
+  // expanded one by one (so the search is the same on any number of threads).
+  VerifyResult search(Clock::time_point deadline, int64_t& domains) {
     const size_t batch = static_cast<size_t>(std::max(1, s.o.bab_batch));
+    StackView view(stack);
     std::vector<Domain> ds;
     std::vector<Bounded> rs;
-    while (!stack.empty()) {
+    for (;;) {
+      if (stack.empty() && hook)
+        if (const auto r = absorb(hook->when_empty(job, view, deadline), domains)) return *r;
+      if (stack.empty()) break;
       if (Clock::now() > deadline) return VerifyResult::Timeout;
       ds.clear();
       while (!stack.empty() && ds.size() < batch) ds.push_back(std::move(stack.back())), stack.pop_back();
@@ -176,6 +214,8 @@ struct Bab {
         if (st == Step::Unknown) return VerifyResult::Unknown;
       }
       s.stats.bab_probe_s += since(tp);
+      if (hook)
+        if (const auto r = absorb(hook->between_batches(job, view, deadline), domains)) return *r;
     }
     return undecided ? VerifyResult::Unknown : VerifyResult::Unsat;
   }
@@ -188,8 +228,8 @@ struct Bab {
 // alpha-CROWN on the whole box (CROWN's root bounds given), then branch and bound; the root was
 // falsified already.
 VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_point deadline, int64_t& domains,
-                    Bounded root) {
-  Bab bab{s, b, pool, Domain{s.c.lo_out, s.c.hi_out, nullptr}, SplitMix64(s.o.seed ^ 0xbab), {}, false, 0};
+                    Bounded root, int job) {
+  Bab bab{s, b, pool, Domain{s.c.lo_out, s.c.hi_out, nullptr}, SplitMix64(s.o.seed ^ 0xbab), {}, false, 0, s.o.frontier, job};
   const auto tb = Clock::now();
   if (root.dec == Decision::Open && s.o.alpha_root) {
     ++s.stats.alpha_calls;
@@ -202,6 +242,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   if (root.dec == Decision::Error) return VerifyResult::Unknown;
   const auto t = Clock::now();
   const VerifyResult r = bab.run(deadline, domains, std::move(root));
+  if (bab.hook) bab.hook->finish(job);
   s.stats.bab_s += since(t);
   return r;
 }
@@ -299,7 +340,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     if (roots[i].dec == Decision::Proven) continue;
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline};
     const VerifyResult r = jobs[i].conj->empty() ? VerifyResult::Unknown
-                                                 : decide(s, bounders[i], pool, deadline, st.domains, std::move(roots[i]));
+                                                 : decide(s, bounders[i], pool, deadline, st.domains, std::move(roots[i]), static_cast<int>(i));
     if (r == VerifyResult::Sat) return stage_end(s.found);
     if (r != VerifyResult::Unsat) all_unsat = false;
     if (r == VerifyResult::Timeout) timed_out = true;
@@ -312,6 +353,77 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   }
   out.note = timed_out ? "" : "branch and bound ended without a decision";
   return finish(timed_out ? VerifyResult::Timeout : VerifyResult::Unknown);
+}
+
+int frontier_jobs(const VnnProperty& p) {
+  int n = 0;
+  for (const VnnCase& c : p.cases) n += std::max<int>(1, static_cast<int>(c.output.size()));
+  return n;
+}
+
+namespace {
+
+// Job `job`'s case and conjunction (null conj: a case without an output condition).
+struct JobRef {
+  const VnnCase* c = nullptr;
+  const std::vector<VnnAtom>* conj = nullptr;
+};
+JobRef find_job(const VnnProperty& p, int job) {
+  int k = 0;
+  for (const VnnCase& c : p.cases) {
+    if (c.output.empty() && k++ == job) return {&c, nullptr};
+    for (const auto& conj : c.output)
+      if (k++ == job) return {&c, &conj};
+  }
+  return {};
+}
+
+Status check_subdomain(const VnnProperty& p, int job, const JobRef& j, const FrontierBox& box) {
+  if (!j.c)
+    return error_status(ErrorCode::kInvalidInput,
+                        fmt::format("verify: job {}: the property has {} jobs", job, frontier_jobs(p)));
+  const size_t n = j.c->lo_out.size();
+  if (box.lo.size() != n || box.hi.size() != n)
+    return error_status(ErrorCode::kInvalidInput,
+                        fmt::format("verify: subdomain of {} and {} values; the case has {} inputs", box.lo.size(), box.hi.size(), n));
+  for (size_t i = 0; i < n; ++i)
+    if (!(j.c->lo_out[i] <= box.lo[i] && box.lo[i] <= box.hi[i] && box.hi[i] <= j.c->hi_out[i]))
+      return error_status(ErrorCode::kInvalidInput,
+                          fmt::format("verify: subdomain input {}: [{}, {}] is not inside the case's box [{}, {}]", i,
+                                      box.lo[i], box.hi[i], j.c->lo_out[i], j.c->hi_out[i]));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int job, const FrontierBox& box,
+                                       const VerifyOptions& o) {
+  DENOTE_RETURN_IF_ERROR(check_model(m, p, o));
+  const JobRef j = find_job(p, job);
+  DENOTE_RETURN_IF_ERROR(check_subdomain(p, job, j, box));
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  VerifyOutcome out;
+  out.stats.threads = std::max(1, o.threads);
+  if (!j.conj) {  // no output condition: verify() decides such a case by its first point
+    out.note = "a case without an output condition has no subdomain search";
+    return out;
+  }
+  std::unique_ptr<const Payload<float>> p32;
+  if (o.arith == "f32")
+    p32 = std::make_unique<const Payload<float>>(
+        convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
+  Search s{m, *j.c, *j.conj, o, out.stats, {}, p32.get(), deadline};
+  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o};
+  WorkerPool pool(std::max(1, o.threads));
+  Bab bab{s, b, pool, Domain{j.c->lo_out, j.c->hi_out, nullptr}, SplitMix64(o.seed ^ 0xbab ^ (static_cast<uint64_t>(job) << 32)),
+          {}, false, 0, o.frontier, job};
+  bab.stack.push_back(Domain{box.lo, box.hi, nullptr});
+  const VerifyResult r = bab.search(deadline, out.stats.domains);
+  out.result = r;
+  if (r == VerifyResult::Sat) out.witness = s.found;
+  out.stats.bab_s = out.stats.total_s = since(start);
+  return out;
 }
 
 }  // namespace denote

@@ -4,6 +4,7 @@
 // denote verify --instances FILE.csv [--root DIR] [--jobs N] [--out results.csv] [--json]: every line
 //   `onnx,vnnlib,timeout` of a VNN-COMP benchmark CSV (N instances at once), a results CSV (instance,
 //   result, seconds) and a summary.
+// Under `mpirun -np N` (a build with DENOTE_MPI) both run across ranks: tools/denote/mpi/.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,21 +24,15 @@
 #include "cli.h"
 #include "denote/check/check.h"
 #include "denote/verify/verify.h"
+#include "verify_cli.h"
 
 namespace denote::cli {
 
 namespace {
 
-struct VerifyCliOptions {
-  std::string model, property, instances, root, out, arith = "f32";
-  double timeout = 60;
-  uint64_t seed = 1;
-  int jobs = 2;
-  int threads = 0;  // 0: every core for one instance, one thread per instance with --instances
-  bool json = false;
-};
-
 std::string exact(double v) { return fmt::format("{:.17g}", v); }
+
+}  // namespace
 
 // The VNN-COMP result text: the answer, and for sat the witness, one pair per line.
 std::string result_text(const VerifyOutcome& r) {
@@ -49,11 +44,13 @@ std::string result_text(const VerifyOutcome& r) {
   return s + ")\n";
 }
 
+namespace {
 std::string list(const std::vector<double>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json_number(v[i]);
   return s + "]";
 }
+}  // namespace
 
 std::string result_json(const VerifyOutcome& r) {
   const VerifyStats& st = r.stats;
@@ -69,13 +66,16 @@ std::string result_json(const VerifyOutcome& r) {
       st.alpha_calls, st.disagreements, r.note);
 }
 
-Result<VerifyOutcome> run_one(const std::string& model_path, const std::string& prop_path, double timeout,
-                              const VerifyCliOptions& o) {
+Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path) {
   auto m = load_model(model_path);
   if (!m.ok()) return m.status();
   if (Status s = check_shapes(m->graph); !s.ok()) return s;
   auto p = load_vnnlib_file(prop_path);
   if (!p.ok()) return p.status();
+  return LoadedInstance{std::move(*m), std::move(*p)};
+}
+
+VerifyOptions verify_options(const VerifyCliOptions& o, double timeout) {
   VerifyOptions vo;
   vo.timeout_s = timeout;
   vo.arith = o.arith;
@@ -83,25 +83,39 @@ Result<VerifyOutcome> run_one(const std::string& model_path, const std::string& 
   vo.threads = o.threads > 0 ? o.threads
                : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                                      : 1;
-  return verify(*m, *p, vo);
+  return vo;
 }
 
-int verify_one(const VerifyCliOptions& o) {
-  auto r = run_one(o.model, o.property, o.timeout, o);
-  if (!r.ok()) return fail(r.message());
-  const std::string text = result_text(*r);
+namespace {
+
+Result<VerifyOutcome> run_one(const std::string& model_path, const std::string& prop_path, double timeout,
+                              const VerifyCliOptions& o) {
+  auto in = load_instance(model_path, prop_path);
+  if (!in.ok()) return in.status();
+  return verify(in->model, in->property, verify_options(o, timeout));
+}
+
+}  // namespace
+
+int print_outcome(const VerifyCliOptions& o, const VerifyOutcome& r) {
+  const std::string text = result_text(r);
   if (!o.out.empty()) {
     std::ofstream f(o.out);
     if (!(f << text)) return fail("--out " + o.out + ": cannot write the file");
   }
-  std::cout << (o.json ? result_json(*r) + "\n" : text);
+  std::cout << (o.json ? result_json(r) + "\n" : text);
   return kExitOk;
 }
 
-struct Instance {
-  std::string onnx, vnnlib;
-  double timeout = 0;
-};
+namespace {
+
+int verify_one(const VerifyCliOptions& o) {
+  auto r = run_one(o.model, o.property, o.timeout, o);
+  if (!r.ok()) return fail(r.message());
+  return print_outcome(o, *r);
+}
+
+}  // namespace
 
 Result<std::vector<Instance>> read_csv(const std::string& path) {
   std::ifstream f(path);
@@ -125,45 +139,33 @@ Result<std::vector<Instance>> read_csv(const std::string& path) {
   return out;
 }
 
-int verify_csv(const VerifyCliOptions& o) {
-  auto list = read_csv(o.instances);
-  if (!list.ok()) return fail(list.message());
-  const std::filesystem::path root = o.root.empty() ? std::filesystem::path(o.instances).parent_path() : std::filesystem::path(o.root);
-  // Instances run on --jobs threads (each instance on one: its answer does not depend on the count);
-  // lines are printed in the CSV's order.
-  const size_t n = list->size();
-  std::vector<std::string> lines(n), errors(n), results(n);
-  std::vector<double> seconds(n, 0.0);
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex progress;
-  const bool tty = ::isatty(STDERR_FILENO);
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) {
-      const Instance& in = (*list)[i];
-      auto r = run_one((root / in.onnx).string(), (root / in.vnnlib).string(), in.timeout, o);
-      results[i] = r.ok() ? std::string(verify_result_name(r->result)) : "error";
-      seconds[i] = r.ok() ? r->stats.total_s : 0;
-      lines[i] = fmt::format("{},{},{},{:.3f}\n", in.onnx, in.vnnlib, results[i], seconds[i]);
-      if (!r.ok()) errors[i] = "error: " + in.onnx + " " + in.vnnlib + ": " + r.message() + "\n";
-      const size_t k = ++done;
-      if (tty) {
-        std::lock_guard<std::mutex> lock(progress);
-        std::fprintf(stderr, "\r[%zu/%zu] %s %s: %s   ", k, n, in.onnx.c_str(), in.vnnlib.c_str(), results[i].c_str());
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::max(1, o.jobs); ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
-  if (tty) std::fprintf(stderr, "\n");
+std::filesystem::path campaign_root(const VerifyCliOptions& o) {
+  return o.root.empty() ? std::filesystem::path(o.instances).parent_path() : std::filesystem::path(o.root);
+}
+
+InstanceResult run_instance(const VerifyCliOptions& o, const std::filesystem::path& root, const Instance& in) {
+  auto r = run_one((root / in.onnx).string(), (root / in.vnnlib).string(), in.timeout, o);
+  InstanceResult out;
+  out.result = r.ok() ? std::string(verify_result_name(r->result)) : "error";
+  out.seconds = r.ok() ? r->stats.total_s : 0;
+  if (!r.ok()) out.error = "error: " + in.onnx + " " + in.vnnlib + ": " + r.message() + "\n";
+  return out;
+}
+
+std::string instance_line(const Instance& in, const InstanceResult& r) {
+  return fmt::format("{},{},{},{:.3f}\n", in.onnx, in.vnnlib, r.result, r.seconds);
+}
+
+int print_campaign(const VerifyCliOptions& o, const std::vector<Instance>& list, const std::vector<InstanceResult>& rs,
+                   const std::string& workers) {
   std::map<std::string, int> counts;
   std::string csv;
   double total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    ++counts[results[i]];
-    total += seconds[i];
-    csv += lines[i];
-    std::cerr << errors[i];
+  for (size_t i = 0; i < list.size(); ++i) {
+    ++counts[rs[i].result];
+    total += rs[i].seconds;
+    csv += instance_line(list[i], rs[i]);
+    std::cerr << rs[i].error;
   }
   if (!o.out.empty()) {
     std::ofstream f(o.out);
@@ -172,14 +174,45 @@ int verify_csv(const VerifyCliOptions& o) {
   if (o.json) {
     std::string c;
     for (const auto& [k, v] : counts) c += fmt::format("{}\"{}\": {}", c.empty() ? "" : ", ", k, v);
-    std::cout << fmt::format("{{\"instances\": {}, \"counts\": {{{}}}, \"total_s\": {}}}\n", list->size(), c,
+    std::cout << fmt::format("{{\"instances\": {}, \"counts\": {{{}}}, \"total_s\": {}}}\n", list.size(), c,
                              json_number(total));
   } else {
     std::cout << csv;
     for (const auto& [k, v] : counts) std::cout << fmt::format("{}: {}\n", k, v);
-    std::cout << fmt::format("total: {} instances, {:.2f} s of instance time ({} jobs)\n", list->size(), total, o.jobs);
+    std::cout << fmt::format("total: {} instances, {:.2f} s of instance time ({})\n", list.size(), total, workers);
   }
   return kExitOk;
+}
+
+namespace {
+
+int verify_csv(const VerifyCliOptions& o) {
+  auto list = read_csv(o.instances);
+  if (!list.ok()) return fail(list.message());
+  const std::filesystem::path root = campaign_root(o);
+  // Instances run on --jobs threads (each instance on one: its answer does not depend on the count);
+  // lines are printed in the CSV's order.
+  const size_t n = list->size();
+  std::vector<InstanceResult> results(n);
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex progress;
+  const bool tty = ::isatty(STDERR_FILENO);
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      const Instance& in = (*list)[i];
+      results[i] = run_instance(o, root, in);
+      const size_t k = ++done;
+      if (tty) {
+        std::lock_guard<std::mutex> lock(progress);
+        std::fprintf(stderr, "\r[%zu/%zu] %s %s: %s   ", k, n, in.onnx.c_str(), in.vnnlib.c_str(), results[i].result.c_str());
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, o.jobs); ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  if (tty) std::fprintf(stderr, "\n");
+  return print_campaign(o, *list, results, fmt::format("{} jobs", o.jobs));
 }
 
 }  // namespace
@@ -197,6 +230,8 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
   sub->add_option("--threads", o->threads,
                   "threads of one instance's branch and bound (default: every core; 1 with --instances)");
+  sub->add_option("--rank-grace", o->rank_grace,
+                  "under mpirun: seconds past an instance's timeout before its rank counts as lost (default 10)");
   sub->add_option("--out", o->out, "also write the result (the results CSV with --instances) to FILE");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([&cmd, o] {
@@ -206,12 +241,15 @@ void add_verify(CLI::App& app, Command& cmd) {
       if (o->jobs < 1 || o->jobs > 256) return usage_error(fmt::format("--jobs {}: expected 1 to 256", o->jobs));
       if (o->threads < 0 || o->threads > 256)
         return usage_error(fmt::format("--threads {}: expected 1 to 256 (0: the default)", o->threads));
-      if (!o->instances.empty()) {
-        if (!o->model.empty()) return usage_error("--instances replaces MODEL PROP.vnnlib");
-        return verify_csv(*o);
-      }
-      if (o->model.empty() || o->property.empty()) return usage_error("verify needs MODEL PROP.vnnlib or --instances FILE.csv");
-      return verify_one(*o);
+      if (!(o->rank_grace >= 0))
+        return usage_error(fmt::format("--rank-grace {}: expected a number of seconds >= 0", o->rank_grace));
+      if (!o->instances.empty() && !o->model.empty()) return usage_error("--instances replaces MODEL PROP.vnnlib");
+      if (o->instances.empty() && (o->model.empty() || o->property.empty()))
+        return usage_error("verify needs MODEL PROP.vnnlib or --instances FILE.csv");
+#ifdef DENOTE_HAVE_MPI
+      if (mpi_launched()) return verify_mpi(*o);
+#endif
+      return o->instances.empty() ? verify_one(*o) : verify_csv(*o);
     };
   });
 }

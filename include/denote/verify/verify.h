@@ -27,6 +27,7 @@
 
 #include "denote/base/status.h"
 #include "denote/ir/model.h"
+#include "denote/verify/frontier.h"
 #include "denote/verify/vnnlib.h"
 
 namespace denote {
@@ -48,6 +49,9 @@ struct VerifyOptions {
   // `threads` (only when a timeout strikes).
   int threads = 1;
   int bab_batch = 4;
+  // Optional: moves open subdomains to and from other processes (include/denote/verify/frontier.h);
+  // null: the search stays in this process (and is deterministic as above).
+  FrontierHook* frontier = nullptr;
 };
 
 struct Witness {
@@ -76,6 +80,16 @@ struct VerifyOutcome {
 // Errors: the model's input/output element counts differ from the property's X/Y counts, the model
 // has not exactly one input and one output, an arith other than f32/f64.
 Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyOptions& o);
+
+// Branch and bound of job `job` (include/denote/verify/frontier.h: one (case, conjunction) in
+// property order) from `box`, a sub-box of the case's box given by another process's search: CROWN on
+// every subdomain, the same probes and splits as verify()'s search, o.frontier (if any) called between
+// batches; o.timeout_s from now. Sat carries the witness (re-checked like verify()'s); stats.domains
+// counts the subdomains bounded here. Errors: those of verify(), a job or box that does not fit.
+Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int job, const FrontierBox& box,
+                                       const VerifyOptions& o);
+// The number of jobs of a property (the range of `job` above).
+int frontier_jobs(const VnnProperty& p);
 
 // Whether x (flat) is a witness: inside the case's exact box and satisfying conjunction k, in the
 // network's arithmetic and exactly; y receives the arithmetic's output.
