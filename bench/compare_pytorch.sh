@@ -4,7 +4,10 @@
 # Builds the benchmarks (Release), runs bench/eval_bench, bench/sgemm_bench and bench/torch_bench.py
 # with the same thread count, keeps the best of --repeat runs of each, and prints a table; then the
 # same workloads through a prefer:openblas kernel plan (bench/plan_bench) against PyTorch and against
-# the plan's GEMMs alone (docs/PERF.md, "Kernel plan with the openblas provider").
+# the plan's GEMMs alone (docs/PERF.md, "Kernel plan with the openblas provider"); then the compiled
+# f32 plan (prepared kernels, fused epilogues, arena, thread pool) at 1 and 2 threads against PyTorch
+# at 1 and 2 threads, measured in the same run, and against the GEMMs alone with OpenBLAS on as many
+# threads (docs/PERF.md, "Fast f32 plan (issue 19)").
 #
 # The denote evaluator is single-threaded whatever the thread count; the count applies to PyTorch
 # (torch.set_num_threads, OMP_NUM_THREADS) and OpenBLAS (OPENBLAS_NUM_THREADS, sgemm_bench).
@@ -68,6 +71,11 @@ echo "== PyTorch, $threads threads, BLAS: $torch_blas" >&2
 torch_env=()
 if [[ "$torch_blas" == reference ]]; then torch_env=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas); fi
 quiet "${torch_env[@]}" /usr/bin/python3 bench/torch_bench.py --threads "$threads" --repeat "$repeat" >"$out/torch.txt"
+for t in 1 2; do
+  echo "== PyTorch, $t thread(s), BLAS: $torch_blas (for the compiled plan table)" >&2
+  OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t quiet "${torch_env[@]}" /usr/bin/python3 bench/torch_bench.py \
+    --threads "$t" --repeat "$repeat" >"$out/torch$t.txt"
+done
 
 blas_lib=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
 [[ "$torch_blas" == reference ]] && blas_lib="/usr/lib/x86_64-linux-gnu/blas (reference, forced)"
@@ -138,6 +146,33 @@ if plans:
             continue
         print(f"| {name} | {fmt_time(p['seconds'])} | {fmt_time(t)} | {t / p['seconds']:.2f}x | "
               f"{fmt_time(g['seconds'])} | {p['seconds'] / g['seconds']:.2f}x |")
+def torch_times(path):
+    times = {}
+    for line in open(path):
+        if line.startswith("torch "):
+            fields = dict(kv.split("=") for kv in line.split()[1:])
+            times[fields["workload"]] = float(fields["seconds_per_call"])
+    return times
+
+if any(k.startswith("compiled/") for k in plans):
+    print("\nCompiled f32 plans (bench/plan_bench compiled/<w>/threads:N = prefer:openblas, avx2/<w>/threads:N = "
+          "prefer:avx2) against PyTorch on N threads (same run) and the GEMMs alone with OpenBLAS on N threads:\n")
+    print("| workload | threads | PyTorch | plan openblas | PyTorch/plan | plan avx2 | PyTorch/plan | GEMMs alone | "
+          "GEMMs/best plan |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for t in (1, 2):
+        tt = torch_times(f"{out}/torch{t}.txt")
+        for name in ("mlp_b1", "mlp_b1024", "cnn_b64"):
+            p = plans.get(f"compiled/{name}/threads:{t}/real_time")
+            a = plans.get(f"avx2/{name}/threads:{t}/real_time")
+            g = plans.get(f"gemms/{name}/threads:{t}/real_time")
+            if p is None or g is None or name not in tt:
+                print(f"| {name} | {t} | missing | | | | | | |")
+                continue
+            best = min(p["seconds"], a["seconds"]) if a else p["seconds"]
+            av = f"{fmt_time(a['seconds'])} | {tt[name] / a['seconds']:.2f}x" if a else "n/a | "
+            print(f"| {name} | {t} | {fmt_time(tt[name])} | {fmt_time(p['seconds'])} | {tt[name] / p['seconds']:.2f}x | "
+                  f"{av} | {fmt_time(g['seconds'])} | {100 * g['seconds'] / best:.0f}% |")
 extra = evals.get("denote_all/mlp_b1/real_time")
 if extra:
     print(f"\ndenote_all (whole value table) at batch 1: {fmt_time(extra['seconds'])} per call")

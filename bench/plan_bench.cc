@@ -6,9 +6,15 @@
 //              planning and binding happen once, outside the timed loop
 //   gemms/<w>  only the BLAS calls the plan makes (sgemv / sgemm with the same shapes; conv: the
 //              GEMM over a pre-built im2col matrix), no bias, relu or im2col
-// OpenBLAS runs single-threaded (the provider's default), like the reference evaluator.
+//   compiled/<w>/threads:N  the same bound plan compiled (denote/plan/compiled.h: prepared kernels,
+//              fused bias + relu, arena buffers, views) and run on N threads (1, 2)
+//   avx2/<w>/threads:N      the same compiled with prefer:avx2 (linear and conv on the avx2 provider's
+//              FMA GEMM: packed weights, implicit-GEMM conv), on CPUs with AVX2 and FMA
+//   gemms/<w>/threads:N     the GEMMs alone with OpenBLAS on N threads (the bound at N threads)
+// OpenBLAS runs single-threaded inside the plans (the provider's default): the compiled plan's
+// threads split its chunks.
 //
-//   build-h7/bin/plan_bench --benchmark_repetitions=5 --benchmark_min_time=0.2
+//   build/bin/plan_bench --benchmark_repetitions=5 --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -20,6 +26,7 @@
 #include <vector>
 
 #include "denote/program/builder.h"
+#include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
 
@@ -131,13 +138,17 @@ void set_counters(benchmark::State& state, const Workload& w) {
   state.counters["FLOP/s"] = benchmark::Counter(w.flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void bm_plan(benchmark::State& state, const Workload* w) {
+denote::Result<denote::BoundPlan> bound_plan(const Workload& w, const std::string& provider = "prefer:openblas") {
   auto registry = denote::standard_registry();
   denote::PlanPolicy policy;
-  if (!registry.ok() || !denote::parse_provider_policy("prefer:openblas", policy).ok()) std::exit(1);
-  auto plan = denote::plan_graph(w->model.graph, registry->available(denote::detect_environment()), policy);
-  if (!plan.ok()) return state.SkipWithError(plan.message().c_str());
-  auto bound = denote::bind_plan(*plan, denote::standard_handlers());
+  if (!registry.ok() || !denote::parse_provider_policy(provider, policy).ok()) std::exit(1);
+  auto plan = denote::plan_graph(w.model.graph, registry->available(denote::detect_environment()), policy);
+  if (!plan.ok()) return plan.status();
+  return denote::bind_plan(*plan, denote::standard_handlers());
+}
+
+void bm_plan(benchmark::State& state, const Workload* w) {
+  auto bound = bound_plan(*w);
   if (!bound.ok()) return state.SkipWithError(bound.message().c_str());
   for (auto _ : state) {
     auto table = denote::execute_plan<float>(*bound, w->model.graph, w->payload, w->inputs);
@@ -148,9 +159,26 @@ void bm_plan(benchmark::State& state, const Workload* w) {
   set_counters(state, *w);
 }
 
-// The plan's BLAS calls alone, on preallocated operands (gemv where the plan uses gemv: m == 1).
-void bm_gemms(benchmark::State& state, const Workload* w) {
-  openblas_set_num_threads(1);
+void bm_compiled(benchmark::State& state, const Workload* w, int threads, const std::string& provider) {
+  auto bound = bound_plan(*w, provider);
+  if (!bound.ok()) return state.SkipWithError(bound.message().c_str());
+  denote::CompileOptions options;
+  options.threads = threads;
+  auto cp = denote::compile_plan<float>(*bound, w->model.graph, w->payload, w->model.output_ids, options);
+  if (!cp.ok()) return state.SkipWithError(cp.message().c_str());
+  for (auto _ : state) {
+    denote::Status s = cp->run(w->inputs);
+    if (!s.ok()) return state.SkipWithError(s.message().c_str());
+    benchmark::DoNotOptimize(cp->output(0).data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, *w);
+}
+
+// The plan's BLAS calls alone, on preallocated operands (gemv where the plan uses gemv: m == 1), with
+// OpenBLAS on `threads` threads.
+void bm_gemms(benchmark::State& state, const Workload* w, int threads) {
+  openblas_set_num_threads(threads);
   std::vector<std::vector<float>> a, b, c;
   std::mt19937 rng(kSeed);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -176,6 +204,7 @@ void bm_gemms(benchmark::State& state, const Workload* w) {
     benchmark::ClobberMemory();
   }
   set_counters(state, *w);
+  openblas_set_num_threads(1);
 }
 
 }  // namespace
@@ -188,7 +217,25 @@ int main(int argc, char** argv) {
   for (const Workload& w : workloads) {
     const auto unit = w.items > 1 ? benchmark::kMillisecond : benchmark::kMicrosecond;
     benchmark::RegisterBenchmark(("plan/" + w.name).c_str(), bm_plan, &w)->Unit(unit)->UseRealTime();
-    benchmark::RegisterBenchmark(("gemms/" + w.name).c_str(), bm_gemms, &w)->Unit(unit)->UseRealTime();
+    const Workload* wp = &w;
+    benchmark::RegisterBenchmark(("gemms/" + w.name).c_str(), [wp](benchmark::State& s) { bm_gemms(s, wp, 1); })
+        ->Unit(unit)
+        ->UseRealTime();
+    for (int t : {1, 2}) {
+      const std::string suffix = "/threads:" + std::to_string(t);
+      benchmark::RegisterBenchmark(("compiled/" + w.name + suffix).c_str(),
+                                   [wp, t](benchmark::State& s) { bm_compiled(s, wp, t, "prefer:openblas"); })
+          ->Unit(unit)
+          ->UseRealTime();
+      if (denote::provider_built("avx2"))
+        benchmark::RegisterBenchmark(("avx2/" + w.name + suffix).c_str(),
+                                     [wp, t](benchmark::State& s) { bm_compiled(s, wp, t, "prefer:avx2"); })
+            ->Unit(unit)
+            ->UseRealTime();
+      benchmark::RegisterBenchmark(("gemms/" + w.name + suffix).c_str(), [wp, t](benchmark::State& s) { bm_gemms(s, wp, t); })
+          ->Unit(unit)
+          ->UseRealTime();
+    }
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

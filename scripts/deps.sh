@@ -12,6 +12,7 @@ packages=(
   clang
   graphviz  # dot, for the README tour (print --dot | dot -Tpng)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel python3-venv  # the Python module (python/)
+  libopenmpi-dev openmpi-bin  # optional: `mpirun -np N denote verify` (DENOTE_MPI=AUTO builds without it)
 )
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(python3-torch)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "denote/plan/native_context.h"
+#include "plan_internal.h"
 #include "../eval/evaluator_impl.h"
 
 namespace denote {
@@ -34,16 +35,8 @@ Result<BoundPlan> bind_plan(const GraphKernelPlan& plan, const std::vector<Kerne
   return bound;
 }
 
-namespace {
+namespace detail {
 
-template <class S>
-KernelFn<S> handler_fn(const KernelHandler& h) {
-  if constexpr (std::is_same_v<S, double>) return h.f64;
-  else return h.f32;
-}
-
-// The bound kernel of every node (null for nodes without runtime work), after checking that the plan
-// fits the graph: one entry per runtime node, with the node's backend op and a kernel for S.
 template <class S>
 Result<std::vector<const BoundKernel*>> kernels_by_node(const BoundPlan& bound, const Graph& g) {
   if (bound.kernels.size() != bound.plan.entries.size())
@@ -67,6 +60,13 @@ Result<std::vector<const BoundKernel*>> kernels_by_node(const BoundPlan& bound, 
   return by_node;
 }
 
+template Result<std::vector<const BoundKernel*>> kernels_by_node<double>(const BoundPlan&, const Graph&);
+template Result<std::vector<const BoundKernel*>> kernels_by_node<float>(const BoundPlan&, const Graph&);
+
+}  // namespace detail
+
+namespace {
+
 // A node's rule under a plan: its bound kernel, or (nodes without runtime work: input, const,
 // detach) the op table's reference rule.
 template <class S>
@@ -76,7 +76,7 @@ struct PlanRule {
   Result<Tensor<S>> operator()(Ctx& ctx, const rules::EvalArgs<S>& a) const {
     const BoundKernel* k = (*by_node)[static_cast<size_t>(a.node.id)];
     if (!k) return detail::eval_fn<Ctx>(a.node.op)(ctx, a);
-    return handler_fn<S>(k->handler)(KernelArgs<S>{a.node, a.parents, a.payload, a.out_shape, a.options});
+    return detail::handler_fn<S>(k->handler)(KernelArgs<S>{a.node, a.parents, a.payload, a.out_shape, a.options});
   }
 };
 
@@ -87,7 +87,7 @@ Result<ValueTable<S>> execute_plan(const BoundPlan& bound, const Graph& g, const
                                    std::span<const Tensor<S>> inputs, const EvalOptions& options) {
   using Ctx = NativeContextFor<S>;
   DENOTE_RETURN_IF_ERROR(check_well_formed(g));
-  DENOTE_ASSIGN_OR_RETURN(std::vector<const BoundKernel*> by_node, kernels_by_node<S>(bound, g));
+  DENOTE_ASSIGN_OR_RETURN(std::vector<const BoundKernel*> by_node, detail::kernels_by_node<S>(bound, g));
   Ctx ctx;
   detail::EvalPass<Ctx, PlanRule<S>> pass{ctx, payload, options, PlanRule<S>{&by_node}};
   walk::Config cfg;

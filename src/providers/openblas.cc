@@ -11,7 +11,8 @@
 
 #ifdef DENOTE_HAVE_OPENBLAS
 
-#include <cblas.h>
+#include "openblas_util.h"
+#include "openblas_prepared.h"
 
 #include <climits>
 #include <cmath>
@@ -26,44 +27,18 @@ namespace denote {
 
 namespace {
 
-void ensure_threads() {
-  static const bool once = [] {
-    const char* env = std::getenv("DENOTE_OPENBLAS_THREADS");
-    const int n = env ? std::atoi(env) : 1;
-    openblas_set_num_threads(n > 0 ? n : 1);
-    return true;
-  }();
-  (void)once;
-}
+using blas::ensure_threads;
 
-bool fits_blas(std::initializer_list<int64_t> dims) {
-  for (int64_t d : dims)
-    if (d <= 0 || d > INT_MAX) return false;
-  return true;
-}
+bool fits_blas(std::initializer_list<int64_t> dims) { return blas::fits(dims); }
 
-// C[m, n] = A[m, k] B + beta C (B is [k, n], or [n, k] when trans_b), row-major; beta is 0 or 1.
 template <class S>
 void gemm(bool trans_b, int64_t m, int64_t n, int64_t k, const S* a, const S* b, S* c, int64_t ldc, S beta = 0) {
-  const auto tb = trans_b ? CblasTrans : CblasNoTrans;
-  const int ldb = static_cast<int>(trans_b ? k : n);
-  if constexpr (std::is_same_v<S, double>)
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0,
-                a, static_cast<int>(k), b, ldb, beta, c, static_cast<int>(ldc));
-  else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
-                a, static_cast<int>(k), b, ldb, beta, c, static_cast<int>(ldc));
+  blas::gemm(trans_b, m, n, k, a, b, c, ldc, beta);
 }
 
-// y[rows] = A[rows, cols] x + y, row-major (y holds the bias on entry).
 template <class S>
 void gemv_acc(int64_t rows, int64_t cols, const S* a, const S* x, S* y) {
-  if constexpr (std::is_same_v<S, double>)
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(rows), static_cast<int>(cols), 1.0, a,
-                static_cast<int>(cols), x, 1, 1.0, y, 1);
-  else
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(rows), static_cast<int>(cols), 1.0f, a,
-                static_cast<int>(cols), x, 1, 1.0f, y, 1);
+  blas::gemv(rows, cols, a, x, y, S(1));
 }
 
 template <class S>
@@ -164,8 +139,7 @@ Result<Tensor<S>> axpy_kernel(const KernelArgs<S>& k) {
   if (!fits_blas({n})) return reference_kernel(k);
   Tensor<S> y(k.out_shape, kSub ? a.data : b.data);
   const S* x = kSub ? b.data.data() : a.data.data();
-  if constexpr (std::is_same_v<S, double>) cblas_daxpy(static_cast<int>(n), kSub ? -1.0 : 1.0, x, 1, y.data.data(), 1);
-  else cblas_saxpy(static_cast<int>(n), kSub ? -1.0f : 1.0f, x, 1, y.data.data(), 1);
+  blas::axpy(n, kSub ? S(-1) : S(1), x, y.data.data());
   return y;
 }
 
@@ -197,15 +171,21 @@ struct Entry {
   bool contraction;
   KernelFn<double> f64;
   KernelFn<float> f32;
+  PrepareFn<double> prepare64 = nullptr;
+  PrepareFn<float> prepare32 = nullptr;
 };
 
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
-      {BackendOp::Linear, true, &linear_kernel<double>, &linear_kernel<float>},
+      {BackendOp::Linear, true, &linear_kernel<double>, &linear_kernel<float>, &openblas_prepare_linear<double>,
+       &openblas_prepare_linear<float>},
       {BackendOp::Matmul, true, &matmul_kernel<double>, &matmul_kernel<float>},
-      {BackendOp::Conv, true, &conv_kernel<double>, &conv_kernel<float>},
-      {BackendOp::Add, false, &axpy_kernel<double, false>, &axpy_kernel<float, false>},
-      {BackendOp::Sub, false, &axpy_kernel<double, true>, &axpy_kernel<float, true>},
+      {BackendOp::Conv, true, &conv_kernel<double>, &conv_kernel<float>, &openblas_prepare_conv<double>,
+       &openblas_prepare_conv<float>},
+      {BackendOp::Add, false, &axpy_kernel<double, false>, &axpy_kernel<float, false>, &openblas_prepare_axpy<double, false>,
+       &openblas_prepare_axpy<float, false>},
+      {BackendOp::Sub, false, &axpy_kernel<double, true>, &axpy_kernel<float, true>, &openblas_prepare_axpy<double, true>,
+       &openblas_prepare_axpy<float, true>},
   };
   return kEntries;
 }
@@ -224,7 +204,7 @@ std::vector<KernelHandler> openblas_handlers() {
   std::vector<KernelHandler> out;
   for (const Entry& e : entries())
     out.push_back(KernelHandler{fmt::format("openblas.{}", backend_op_name(e.op)), e.op, "openblas", "cpu", e.f64,
-                                e.f32});
+                                e.f32, e.prepare64, e.prepare32});
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "../eval/evaluator_impl.h"
 #include "denote/providers/providers.h"
 #include "reference_kernel.h"
+#include "reference_prepared.h"
 
 namespace denote {
 
@@ -66,7 +67,8 @@ std::vector<KernelHandler> reference_handlers() {
   for (int i = 0; i < kNumBackendOps; ++i) {
     const auto op = static_cast<BackendOp>(i);
     out.push_back(KernelHandler{fmt::format("reference.{}", backend_op_name(op)), op, "reference", "cpu",
-                                &reference_kernel<double>, &reference_kernel<float>});
+                                &reference_kernel<double>, &reference_kernel<float>, &reference_prepare<double>,
+                                &reference_prepare<float>});
   }
   return out;
 }

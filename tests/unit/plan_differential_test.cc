@@ -10,7 +10,9 @@
 //    for its own rounding.
 //  - Non-finite values: NaN exactly where the reference has NaN, infinities with the reference's sign.
 // A failing comparison prints the capsule, value type, case (op, shapes, attrs), element index, both
-// values, M_i and the tolerance.
+// values, M_i and the tolerance. Every case runs twice per value type: through execute_plan (the
+// ordinary kernels) and through a compiled plan (denote/plan/compiled.h: the prepared kernels, with
+// the bias in the GEMM's output pass); fused epilogues (linear/conv + relu, tanh) get their own cases.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,6 +25,7 @@
 #include "denote/base/splitmix.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
+#include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
 #include "denote/providers/providers.h"
@@ -208,7 +211,28 @@ std::string compare_element(S ref, S got, bool exact, double tol) {
   return std::fabs(static_cast<double>(got) - static_cast<double>(ref)) <= tol ? "" : "outside the tolerance";
 }
 
-// Adds to `differing` the number of finite outputs whose bits differ from the reference's.
+// Compares a candidate's output with the reference's, element by element (bit for bit when `exact`,
+// else within 2 gamma(k+1) M_i); adds to `differing` the finite outputs whose bits differ.
+template <class S>
+void compare_outputs(const Case& c, const Tensor<S>& r, const Tensor<S>& g, const std::string& name, bool exact,
+                     int& differing) {
+  ASSERT_EQ(g.shape, r.shape) << name;
+  const Tensor<double> mag = exact ? Tensor<double>{} : magnitudes<S>(c);
+  const double u = std::numeric_limits<S>::epsilon() / 2;
+  const double bound_factor = 2 * gamma(c.terms + 1, u) * (1 + 2 * gamma(c.terms + 1, 0x1p-53));
+  for (size_t i = 0; i < r.data.size(); ++i) {
+    const double tol = exact ? 0.0 : bound_factor * mag.data[i];
+    const std::string why = compare_element(r.data[i], g.data[i], exact, tol);
+    if (std::isfinite(r.data[i]) && r.data[i] != g.data[i]) ++differing;
+    ASSERT_EQ(why, "") << fmt::format("element {}: reference {:.17g}, {} {:.17g}, |diff| {:.3g}, M {:.6g}, k {}, "
+                                      "tolerance {:.3g}",
+                                      i, static_cast<double>(r.data[i]), name, static_cast<double>(g.data[i]),
+                                      std::fabs(static_cast<double>(g.data[i]) - static_cast<double>(r.data[i])),
+                                      exact ? 0.0 : mag.data[i], c.terms, tol);
+  }
+}
+
+// Runs one case through the capsule (execute_plan, then a compiled plan) against the reference.
 template <class S>
 void run_case(const Case& c, const KernelCapsule& cap, const KernelCapsule& ref_cap, int& differing) {
   const char* type = std::is_same_v<S, double> ? "f64" : "f32";
@@ -224,27 +248,13 @@ void run_case(const Case& c, const KernelCapsule& cap, const KernelCapsule& ref_
   auto got = execute_plan<S>(*bound, c.model.graph, payload, in);
   ASSERT_EQ(got.ok(), want.ok()) << (got.ok() ? want.message() : got.message());
   ASSERT_TRUE(want.ok()) << "a generated case must evaluate: " << want.message();
-  if (!want.ok()) {
-    EXPECT_EQ(got.message(), want.message());
-    return;
-  }
-  const Tensor<S>& r = (*want)[c.node];
-  const Tensor<S>& g = (*got)[c.node];
-  ASSERT_EQ(g.shape, r.shape);
   const bool exact = bit_identical_policies(ref_cap.numerics, cap.numerics);
-  const Tensor<double> mag = exact ? Tensor<double>{} : magnitudes<S>(c);
-  const double u = std::numeric_limits<S>::epsilon() / 2;
-  const double bound_factor = 2 * gamma(c.terms + 1, u) * (1 + 2 * gamma(c.terms + 1, 0x1p-53));
-  for (size_t i = 0; i < r.data.size(); ++i) {
-    const double tol = exact ? 0.0 : bound_factor * mag.data[i];
-    const std::string why = compare_element(r.data[i], g.data[i], exact, tol);
-    if (std::isfinite(r.data[i]) && r.data[i] != g.data[i]) ++differing;
-    ASSERT_EQ(why, "") << fmt::format("element {}: reference {:.17g}, {} {:.17g}, |diff| {:.3g}, M {:.6g}, k {}, "
-                                      "tolerance {:.3g}",
-                                      i, static_cast<double>(r.data[i]), cap.name, static_cast<double>(g.data[i]),
-                                      std::fabs(static_cast<double>(g.data[i]) - static_cast<double>(r.data[i])),
-                                      exact ? 0.0 : mag.data[i], c.terms, tol);
-  }
+  compare_outputs<S>(c, (*want)[c.node], (*got)[c.node], cap.name, exact, differing);
+  const int64_t outputs[] = {c.node};
+  auto compiled = compile_plan<S>(*bound, c.model.graph, payload, outputs);
+  ASSERT_TRUE(compiled.ok()) << compiled.message();
+  ASSERT_TRUE(compiled->run(in).ok());
+  compare_outputs<S>(c, (*want)[c.node], compiled->outputs()[0], cap.name + " (compiled)", exact, differing);
 }
 
 TEST(PlanDifferential, EveryExecutableCapsuleAgainstTheReference) {
@@ -275,11 +285,94 @@ TEST(PlanDifferential, EveryExecutableCapsuleAgainstTheReference) {
     RecordProperty(cap->name, differing);
     ++capsules;
   }
+  // openblas: linear, matmul, conv, add, sub; avx2 (on CPUs with AVX2 and FMA): linear, conv.
+  EXPECT_EQ(capsules, static_cast<int>(openblas_module().capsules.size() + avx2_module().capsules.size()));
   if (openblas_built()) {
-    EXPECT_EQ(capsules, 5);  // linear, matmul, conv, add, sub
+    EXPECT_EQ(openblas_module().capsules.size(), 5u);
   }
   RecordProperty("capsules", capsules);
   RecordProperty("runs", runs);
+}
+
+// A contraction followed by exact 1-Lipschitz pointwise ops (relu, neg, abs): compiled with
+// prefer:openblas (and prefer:avx2), the pointwise ops run in the GEMM's output pass, and the result stays within the
+// contraction's tolerance (|f(a) - f(b)| <= |a - b| for these f, and f(M) = M at the last node).
+std::vector<Case> fused_cases(Draw& d) {
+  std::vector<Case> out;
+  auto linear_chain = [&](Shape x, int64_t n_out, std::vector<Op> tail) {
+    GraphBuilder b;
+    int64_t y = b.linear(b.input(x), n_out, d.values(n_out * x.back()), d.values(n_out));
+    for (Op op : tail) y = b.unary(op, y);
+    out.push_back(finish(b, y, fmt::format("linear x{} out={} + {} pointwise", to_string(x), n_out, tail.size()),
+                         {random_tensor(d, x)}, x.back()));
+  };
+  linear_chain({50}, 50, {Op::Relu});
+  linear_chain({300, 20}, 30, {Op::Relu, Op::Neg, Op::Abs});
+  linear_chain({64, 700}, 10, {Op::Relu});
+  auto conv_chain = [&](Shape x, int64_t n_out, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                        std::vector<int64_t> pad) {
+    ConvConfig c;
+    c.window = WindowConfig{static_cast<int64_t>(kernel.size()), kernel, stride, pad};
+    c.channel_axis = 1;
+    c.in_channels = x[1];
+    c.out_channels = n_out;
+    int64_t taps = c.in_channels;
+    for (int64_t k : kernel) taps *= k;
+    GraphBuilder b;
+    const int64_t y = b.unary(Op::Relu, b.conv(b.input(x), c, d.values(n_out * taps), d.values(n_out)));
+    out.push_back(finish(b, y, fmt::format("conv x{} kernel={} stride={} pad={} + relu", to_string(x), to_string(kernel),
+                                           to_string(stride), to_string(pad)),
+                         {random_tensor(d, x)}, taps));
+  };
+  conv_chain({3, 4, 9, 9}, 8, {3, 3}, {1, 1}, {1, 1});
+  conv_chain({2, 3, 11, 10}, 5, {3, 3}, {2, 2}, {1, 0});
+  conv_chain({2, 8, 5, 5}, 4, {1, 1}, {1, 1}, {0, 0});
+  conv_chain({1, 2, 5, 4, 3}, 3, {2, 2, 2}, {1, 1, 1}, {1, 0, 0});
+  conv_chain({2, 16, 26, 26}, 32, {3, 3}, {1, 1}, {0, 0});  // 24-wide output rows, B read in place (avx2)
+  conv_chain({1, 3, 20, 20}, 5, {3, 3}, {1, 1}, {1, 1});    // 20-wide rows, padded copy
+  conv_chain({2, 2, 10, 18}, 2, {3, 3}, {1, 1}, {0, 0});    // two output channels (a few-rows GEMM)
+  return out;
+}
+
+TEST(PlanDifferential, FusedEpiloguesWithinTheTolerance) {
+  std::vector<std::string> providers;
+  if (openblas_built()) providers.push_back("openblas");
+  if (!avx2_module().capsules.empty()) providers.push_back("avx2");
+  if (providers.empty()) GTEST_SKIP() << "no contraction provider besides the reference";
+  Draw d(0x5eedf00d);
+  std::vector<Case> cases = fused_cases(d);
+  const size_t plain = cases.size();
+  for (size_t i = 0; i < plain; ++i) cases.push_back(with_specials(cases[i]));
+  for (const std::string& provider : providers)
+  for (const Case& c : cases) {
+    SCOPED_TRACE(provider + ": " + c.label);
+    PlanPolicy policy;
+    ASSERT_TRUE(parse_provider_policy("prefer:" + provider, policy).ok());
+    auto registry = standard_registry();
+    ASSERT_TRUE(registry.ok());
+    auto plan = plan_graph(c.model.graph, registry->available(detect_environment()), policy);
+    ASSERT_TRUE(plan.ok()) << plan.message();
+    auto bound = bind_plan(*plan, standard_handlers());
+    ASSERT_TRUE(bound.ok()) << bound.message();
+    const std::vector<Tensor<float>> in = narrow_inputs<float>(c.inputs);
+    const Payload<float> payload = convert_payload<float>(c.model.payload, [](double v) { return static_cast<float>(v); });
+    F32Context ctx;
+    auto want = denote_all(c.model.graph, payload, std::span<const Tensor<float>>(in), ctx);
+    ASSERT_TRUE(want.ok()) << want.message();
+    const int64_t outputs[] = {c.node};
+    for (int threads : {1, 2}) {
+      CompileOptions options;
+      options.threads = threads;
+      auto compiled = compile_plan<float>(*bound, c.model.graph, payload, outputs, options);
+      ASSERT_TRUE(compiled.ok()) << compiled.message();
+      EXPECT_NE(compiled->report().find(" + relu["), std::string::npos) << compiled->report();
+      EXPECT_EQ(compiled->generic_steps(), 0) << compiled->report();
+      ASSERT_TRUE(compiled->run(in).ok());
+      int differing = 0;
+      compare_outputs<float>(c, (*want)[c.node], compiled->outputs()[0], fmt::format("fused, {} threads", threads),
+                             false, differing);
+    }
+  }
 }
 
 // The harness itself: a deliberately wrong candidate (one ulp off in one element) is caught when the

@@ -3,7 +3,9 @@
 //  - the reference plan (auto) gives the same value table as denote_all, bit for bit, in f64 and f32;
 //  - a plan preferring openblas succeeds or fails exactly when denote_all does, with the same message,
 //    and gives the same shapes; its values differ from the reference only through the summation
-//    order (checked per op by plan_differential_test, so here only a loose f64 sanity bound).
+//    order (checked per op by plan_differential_test, so here only a loose f64 sanity bound);
+//  - the same plans compiled (denote/plan/compiled.h; fused, 1 and 2 threads): the reference plan's
+//    output equals denote_all's bit for bit, the openblas plan's within the same loose bound.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +16,7 @@
 #include "denote/base/splitmix.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
+#include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
 
@@ -146,6 +149,62 @@ TEST(PlanRandom, ExecutorEqualsDenoteAll) {
         else EXPECT_NEAR(a, b, 1e-9 * (1 + std::fabs(b))) << "node " << i;
       }
     }
+  }
+}
+
+// The output of `m` through a compiled plan of `provider`, or the compile/run error.
+template <class S>
+Result<Tensor<S>> compiled_output(const Model& m, const std::string& provider, const std::vector<Tensor<double>>& in64,
+                                  int threads) {
+  std::vector<Tensor<S>> in;
+  for (const auto& t : in64) in.emplace_back(t.shape, std::vector<S>(t.data.begin(), t.data.end()));
+  const Payload<S> p = convert_payload<S>(m.payload, [](double v) { return static_cast<S>(v); });
+  DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bound_plan(m.graph, provider));
+  CompileOptions options;
+  options.threads = threads;
+  DENOTE_ASSIGN_OR_RETURN(CompiledPlan<S> cp, compile_plan<S>(bound, m.graph, p, m.output_ids, options));
+  DENOTE_RETURN_IF_ERROR(cp.run(in));
+  return cp.outputs()[0];
+}
+
+template <class S>
+void check_compiled(const Model& m, const std::vector<Tensor<double>>& in64) {
+  std::vector<Tensor<S>> in;
+  for (const auto& t : in64) in.emplace_back(t.shape, std::vector<S>(t.data.begin(), t.data.end()));
+  const Payload<S> p = convert_payload<S>(m.payload, [](double v) { return static_cast<S>(v); });
+  std::conditional_t<std::is_same_v<S, double>, F64Context, F32Context> ctx;
+  auto want = denote_all(m.graph, p, std::span<const Tensor<S>>(in), ctx);
+  for (const std::string provider : {"auto", "prefer:openblas"})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(fmt::format("{}, {} threads", provider, threads));
+      auto got = compiled_output<S>(m, provider, in64, threads);
+      ASSERT_EQ(got.ok(), want.ok()) << (got.ok() ? want.message() : got.message());
+      if (!want.ok()) {
+        EXPECT_EQ(got.message(), want.message());
+        continue;
+      }
+      const Tensor<S>& w = (*want)[static_cast<size_t>(m.output_ids[0])];
+      ASSERT_EQ(got->shape, w.shape);
+      for (size_t j = 0; j < w.data.size(); ++j) {
+        const S a = got->data[j], b = w.data[j];
+        if (provider == "auto")
+          ASSERT_TRUE((std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof(S)) == 0) << a << " vs " << b;
+        else if (std::isnan(b))
+          EXPECT_TRUE(std::isnan(a));
+        else
+          EXPECT_NEAR(a, b, (std::is_same_v<S, double> ? 1e-9 : 1e-3) * (1 + std::fabs(b)));
+      }
+    }
+}
+
+TEST(PlanRandom, CompiledEqualsDenoteAll) {
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    RandomModel gen(seed);
+    const Model m = gen.build(static_cast<int>(seed % 9) + 1);
+    const auto inputs = gen.inputs();
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    check_compiled<double>(m, inputs);
+    check_compiled<float>(m, inputs);
   }
 }
 

@@ -32,6 +32,7 @@ void add_demo(CLI::App& app, Command& cmd);
 void add_check(CLI::App& app, Command& cmd);
 void add_print(CLI::App& app, Command& cmd);
 void add_run(CLI::App& app, Command& cmd);
+void add_bench(CLI::App& app, Command& cmd);
 void add_ops(CLI::App& app, Command& cmd);
 void add_scalar(CLI::App& app, Command& cmd);
 void add_bounds(CLI::App& app, Command& cmd);

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   add_check(app, cmd);
   add_print(app, cmd);
   add_run(app, cmd);
+  add_bench(app, cmd);
   add_ops(app, cmd);
   add_scalar(app, cmd);
   add_bounds(app, cmd);

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <type_traits>
 
+#include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
 
@@ -30,6 +31,29 @@ Result<std::vector<Tensor<double>>> execute_widened(const BoundPlan& bound, cons
   out.reserve(table.size());
   for (const auto& t : table) out.emplace_back(t.shape, std::vector<double>(t.data.begin(), t.data.end()));
   return out;
+}
+
+template <class S>
+std::vector<Tensor<S>> narrowed(const std::vector<Tensor<double>>& inputs) {
+  std::vector<Tensor<S>> in;
+  for (const auto& t : inputs) in.emplace_back(t.shape, std::vector<S>(t.data.begin(), t.data.end()));
+  return in;
+}
+
+template <class S>
+Result<CompiledRun> compile_widened(const BoundPlan& bound, const Model& m, const std::vector<Tensor<double>>& inputs,
+                                    int threads, const EvalOptions& options) {
+  const Payload<S> payload = convert_payload<S>(m.payload, [](double v) { return static_cast<S>(v); });
+  CompileOptions compile;
+  compile.threads = threads;
+  DENOTE_ASSIGN_OR_RETURN(CompiledPlan<S> plan, compile_plan<S>(bound, m.graph, payload,
+                                                                std::span<const int64_t>(m.output_ids), compile, options));
+  auto state = std::make_shared<std::pair<CompiledPlan<S>, std::vector<Tensor<S>>>>(std::move(plan), narrowed<S>(inputs));
+  CompiledRun run;
+  run.report = state->first.report();
+  run.threads = state->first.threads();
+  run.call = [state] { return state->first.run(std::span<const Tensor<S>>(state->second)); };
+  return run;
 }
 
 }  // namespace
@@ -69,6 +93,19 @@ Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<T
     if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) return execute_widened<S>(bound, m, inputs, options);
     else return Status::error(ErrorCode::kInternal, "internal: a kernel plan runs in a native context only");
   });
+}
+
+Result<CompiledRun> compile_run(const Model& m, const std::vector<Tensor<double>>& inputs, const std::string& provider,
+                                const ArithSpec& arith, int threads, const EvalOptions& options) {
+  if (!arith.native())
+    return Status::error(ErrorCode::kUnsupported, "--provider runs a kernel plan in f64 or f32 only, not --arith " +
+                                                      arith.name)
+        .with_field("arith");
+  DENOTE_ASSIGN_OR_RETURN(PlanPolicy policy, policy_from_options("cpu", provider, "checked"));
+  DENOTE_ASSIGN_OR_RETURN(GraphKernelPlan plan, plan_model(m, policy));
+  DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bind_plan(plan, standard_handlers()));
+  if (arith.kind == ArithKind::F32) return compile_widened<float>(bound, m, inputs, threads, options);
+  return compile_widened<double>(bound, m, inputs, threads, options);
 }
 
 }  // namespace denote::cli

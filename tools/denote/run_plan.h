@@ -2,6 +2,7 @@
 // executing it through the bound plan (`denote plan`, `denote run --provider`).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,18 @@ Result<GraphKernelPlan> plan_model(const Model& m, const PlanPolicy& policy);
 Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<Tensor<double>>& inputs,
                                              const std::string& provider, const ArithSpec& arith,
                                              const EvalOptions& options = {});
+
+// A compiled plan (denote/plan/compiled.h) of `m` for `denote bench`: `call` runs it once on the
+// inputs (converted to f64 or f32 once, here); `report` is the compiled plan's step list.
+struct CompiledRun {
+  std::function<Status()> call;
+  std::string report;
+  int threads = 1;
+};
+
+// Plans `m` with the --provider policy, binds and compiles it with `threads` threads in `arith` (f64
+// or f32 only, error as run_plan's).
+Result<CompiledRun> compile_run(const Model& m, const std::vector<Tensor<double>>& inputs, const std::string& provider,
+                                const ArithSpec& arith, int threads, const EvalOptions& options = {});
 
 }  // namespace denote::cli

@@ -17,6 +17,7 @@
 #include "denote/ir/payload.h"
 #include "denote/plan/capsule.h"
 #include "denote/plan/planner.h"
+#include "denote/plan/prepared.h"
 #include "denote/tensor/tensor.h"
 
 namespace denote {
@@ -43,6 +44,9 @@ struct KernelHandler {
   std::string device;
   KernelFn<double> f64 = nullptr;
   KernelFn<float> f32 = nullptr;
+  // Optional allocation-free forms for compiled plans (denote/plan/prepared.h, denote/plan/compiled.h).
+  PrepareFn<double> prepare64 = nullptr;
+  PrepareFn<float> prepare32 = nullptr;
 };
 
 struct BoundKernel {

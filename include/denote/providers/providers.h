@@ -23,4 +23,9 @@ CapsuleModule openblas_module();                  // empty capsule list when Ope
 std::vector<KernelHandler> openblas_handlers();   // empty when OpenBLAS is not built
 void register_openblas_provider(ProviderList& out);
 
+// avx2: linear and conv on a register-blocked FMA GEMM (registered only on CPUs with AVX2 and FMA).
+CapsuleModule avx2_module();                  // empty capsule list on other CPUs
+std::vector<KernelHandler> avx2_handlers();   // empty on other CPUs
+void register_avx2_provider(ProviderList& out);
+
 }  // namespace denote

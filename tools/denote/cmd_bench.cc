@@ -1,0 +1,169 @@
+// denote bench MODEL --input X [--repeat N] [--warmup N] [--arith A] [--rounding R] [--precision BITS]
+// [--provider P] [--threads N] [--max-memory SIZE] [--steps] [--json]: call latency, like onnxruntime_perf_test
+// and trtexec. Loads the model, converts inputs and parameters and (with --provider) plans, binds and
+// compiles once; then times --warmup untimed and --repeat timed calls. Without --provider each call
+// is the evaluator (denote_outputs) in any --arith `run` accepts; with it, a compiled kernel plan
+// (f64/f32) on --threads threads.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli.h"
+#include "denote/check/check.h"
+#include "denote/eval/eval.h"
+#include "denote/scalar/arith.h"
+#include "run_plan.h"
+
+namespace denote::cli {
+
+namespace {
+
+struct BenchOptions {
+  std::string path;
+  std::vector<std::string> inputs;
+  std::string arith = "f64";
+  std::string rounding = "nearest-even";
+  long precision = 256;
+  std::string provider;
+  bool provider_given = false;
+  int threads = 1;
+  int repeat = 10;
+  int warmup = 1;
+  std::string max_memory = "auto";
+  bool json = false;
+  bool steps = false;
+};
+
+struct Timings {
+  std::vector<double> seconds;  // one per timed call
+  int threads = 1;
+};
+
+// `warmup` untimed calls, then `repeat` timed ones; the first failing call's error.
+template <class Call>
+Result<Timings> time_calls(int warmup, int repeat, Call&& call) {
+  for (int i = 0; i < warmup; ++i) DENOTE_RETURN_IF_ERROR(call());
+  Timings t;
+  for (int i = 0; i < repeat; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    DENOTE_RETURN_IF_ERROR(call());
+    t.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return t;
+}
+
+// The evaluator in ctx: inputs and parameters enter the context once, through from_double.
+template <class Ctx>
+Result<Timings> bench_evaluator(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs,
+                                const EvalOptions& options, const BenchOptions& o) {
+  using S = typename Ctx::Scalar;
+  auto in_ctx = [&](double v) { return ctx.from_double(v); };
+  std::vector<Tensor<S>> in;
+  for (const auto& t : inputs) {
+    std::vector<S> data;
+    data.reserve(t.data.size());
+    for (double v : t.data) data.push_back(in_ctx(v));
+    in.emplace_back(t.shape, std::move(data));
+  }
+  const Payload<S> payload = convert_payload<S>(m.payload, in_ctx);
+  const std::span<const Tensor<S>> args(in);
+  return time_calls(o.warmup, o.repeat, [&]() -> Status {
+    auto table = denote_outputs(m.graph, payload, args, std::span<const int64_t>(m.output_ids), ctx, options);
+    return table.ok() ? ok_status() : table.status();
+  });
+}
+
+std::string seconds_text(double s) {
+  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+void print_timings(const Timings& t, const BenchOptions& o) {
+  std::vector<double> v = t.seconds;
+  std::sort(v.begin(), v.end());
+  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  const std::string how = o.provider_given ? "plan " + o.provider : "evaluator";
+  if (o.json) {
+    std::cout << fmt::format("{{\"calls\": {}, \"min_s\": {:.9g}, \"median_s\": {:.9g}, \"max_s\": {:.9g}, "
+                             "\"threads\": {}, \"arith\": \"{}\", \"provider\": \"{}\"}}\n",
+                             v.size(), v.front(), median, v.back(), t.threads, o.arith,
+                             o.provider_given ? o.provider : "");
+    return;
+  }
+  std::cout << fmt::format("{} calls ({}, {}, {} thread{}): min {}, median {}, max {}\n", v.size(), o.arith, how,
+                           t.threads, t.threads == 1 ? "" : "s", seconds_text(v.front()), seconds_text(median),
+                           seconds_text(v.back()));
+}
+
+// Option errors that need no file: exit 2.
+std::string usage_problem(const BenchOptions& o) {
+  if (o.repeat < 1) return fmt::format("--repeat {}: expected at least 1", o.repeat);
+  if (o.warmup < 0) return fmt::format("--warmup {}: expected at least 0", o.warmup);
+  if (o.threads < 1 || o.threads > 256) return fmt::format("--threads {}: expected 1 to 256", o.threads);
+  if (!o.provider_given && o.threads != 1)
+    return "--threads needs --provider (the evaluator runs on one thread)";
+  if (o.provider_given && o.provider.empty()) return "--provider '': expected auto, prefer:P or only:P";
+  return "";
+}
+
+int run_bench(const BenchOptions& o) {
+  auto budget = max_memory_bytes(o.max_memory);
+  if (!budget.ok()) return usage_error(budget.message());
+  if (std::string problem = usage_problem(o); !problem.empty()) return usage_error(problem);
+  Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
+  if (!spec.ok()) return usage_error(spec.message());
+  if (o.provider_given) {
+    if (auto policy = policy_from_options("cpu", o.provider, "checked"); !policy.ok())
+      return usage_error("--provider: " + policy.message());
+    if (!spec->native()) return usage_error("--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith);
+  }
+  auto m = load_model(o.path);
+  if (!m.ok()) return fail(m.message());
+  if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
+  auto inputs = parse_inputs(m->graph, o.inputs);
+  if (!inputs.ok()) return fail(inputs.message());
+  EvalOptions options;
+  set_max_bytes(options, *budget);
+  Result<Timings> t = error_status("unreachable");
+  if (o.provider_given) {
+    auto run = compile_run(*m, *inputs, o.provider, *spec, o.threads, options);
+    if (!run.ok()) return fail(run.message());
+    if (o.steps) std::cerr << run->report;
+    t = time_calls(o.warmup, o.repeat, run->call);
+    if (t.ok()) t->threads = run->threads;
+  } else {
+    t = visit_arith(*spec, [&](auto& ctx) { return bench_evaluator(ctx, *m, *inputs, options, o); });
+  }
+  if (!t.ok()) return fail(t.message());
+  print_timings(*t, o);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app, Command& cmd) {
+  auto* sub = app.add_subcommand("bench", "time repeated calls of a model (evaluator, or a compiled kernel plan)");
+  auto o = std::make_shared<BenchOptions>();
+  sub->add_option("model", o->path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
+  sub->add_option("--input", o->inputs,
+                  "input tensor: JSON array, @file.npy, or ID=TENSOR; repeat in the order of the input nodes")
+      ->allow_extra_args(false);
+  sub->add_option("--repeat", o->repeat, "timed calls (default 10)");
+  sub->add_option("--warmup", o->warmup, "untimed calls first (default 1)");
+  sub->add_option("--arith", o->arith, "scalar interpretation, as for `run` (default f64); with --provider f64 or f32");
+  sub->add_option("--rounding", o->rounding, "rounding mode of a binary format (default nearest-even)");
+  sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
+  sub->add_option("--provider", o->provider, "time a compiled kernel plan: auto, prefer:P or only:P")
+      ->each([o](const std::string&) { o->provider_given = true; });
+  sub->add_option("--threads", o->threads, "threads of the compiled plan (default 1; needs --provider)");
+  add_max_memory_option(sub, o->max_memory);
+  sub->add_flag("--steps", o->steps, "print the compiled plan's steps to stderr (with --provider)");
+  sub->add_flag("--json", o->json,
+                "one JSON document: {\"calls\", \"min_s\", \"median_s\", \"max_s\", \"threads\", \"arith\", \"provider\"}");
+  sub->callback([&cmd, o] { cmd.run = [o] { return run_bench(*o); }; });
+}
+
+}  // namespace denote::cli
