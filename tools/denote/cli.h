@@ -28,6 +28,10 @@ struct Command {
   std::function<int()> run;
 };
 
+// The positional model file and the repeatable --input of the commands that evaluate (run, bench,
+// grad/jvp/vjp).
+void add_model_and_inputs(CLI::App* sub, std::string& path, std::vector<std::string>& inputs);
+
 void add_demo(CLI::App& app, Command& cmd);
 void add_check(CLI::App& app, Command& cmd);
 void add_print(CLI::App& app, Command& cmd);

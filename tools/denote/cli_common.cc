@@ -268,4 +268,11 @@ Result<std::vector<Tensor<double>>> parse_inputs(const Graph& g, const std::vect
   return out;
 }
 
+void add_model_and_inputs(CLI::App* sub, std::string& path, std::vector<std::string>& inputs) {
+  sub->add_option("model", path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
+  sub->add_option("--input", inputs,
+                  "input tensor: JSON array, @file.npy, or ID=TENSOR; repeat in the order of the input nodes")
+      ->allow_extra_args(false);  // a JSON array is one value, not a CLI11 list
+}
+
 }  // namespace denote::cli

@@ -147,10 +147,7 @@ int run_bench(const BenchOptions& o) {
 void add_bench(CLI::App& app, Command& cmd) {
   auto* sub = app.add_subcommand("bench", "time repeated calls of a model (evaluator, or a compiled kernel plan)");
   auto o = std::make_shared<BenchOptions>();
-  sub->add_option("model", o->path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
-  sub->add_option("--input", o->inputs,
-                  "input tensor: JSON array, @file.npy, or ID=TENSOR; repeat in the order of the input nodes")
-      ->allow_extra_args(false);
+  add_model_and_inputs(sub, o->path, o->inputs);
   sub->add_option("--repeat", o->repeat, "timed calls (default 10)");
   sub->add_option("--warmup", o->warmup, "untimed calls first (default 1)");
   sub->add_option("--arith", o->arith, "scalar interpretation, as for `run` (default f64); with --provider f64 or f32");

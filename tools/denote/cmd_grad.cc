@@ -228,10 +228,7 @@ int run_command(const DiffCliOptions& o, bool is_jvp) {
 }
 
 void add_common(CLI::App* sub, DiffCliOptions& o) {
-  sub->add_option("model", o.path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
-  sub->add_option("--input", o.inputs,
-                  "input tensor: JSON array, @file.npy, or ID=TENSOR; repeat in the order of the input nodes")
-      ->allow_extra_args(false);
+  add_model_and_inputs(sub, o.path, o.inputs);
   sub->add_option("--output", o.output, "the node to differentiate (default: the model's only output)");
   sub->add_option("--arith", o.arith,
                   "arithmetic of the whole computation: f64 (default), f32, a binary format (bfloat16, e4m3fn, "

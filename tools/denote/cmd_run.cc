@@ -161,10 +161,7 @@ int run(const RunOptions& o) {
 void add_run(CLI::App& app, Command& cmd) {
   auto* sub = app.add_subcommand("run", "denote the graph at the given inputs");
   auto o = std::make_shared<RunOptions>();
-  sub->add_option("model", o->path, "model file (.json torchlean.ir.v1 or .onnx)")->required();
-  sub->add_option("--input", o->inputs,
-                  "input tensor: JSON array, @file.npy, or ID=TENSOR; repeat in the order of the input nodes")
-      ->allow_extra_args(false);  // a JSON array is one value, not a CLI11 list
+  add_model_and_inputs(sub, o->path, o->inputs);
   sub->add_option("--input-words", o->input_words,
                   "typed input as element words, ID=DTYPE:[w0,w1,...] (e.g. 0=int8:[1,\"0xff\"]); see docs/TYPED.md")
       ->allow_extra_args(false);
