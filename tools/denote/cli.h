@@ -54,6 +54,14 @@ int fail(const std::string& message);
 // onnx_options() (symbolic dims fixed by --onnx-dim; a symbolic batch dim reads as 1); the import's
 // notes go to stderr as "note: ...".
 Result<Model> load_model(const std::string& path);
+// load_model, then the shape check: the first step of every command that evaluates, bounds or verifies.
+Result<Model> load_checked_model(const std::string& path);
+// A shape-checked model and its --input tensors (run, bench).
+struct ModelAndInputs {
+  Model model;
+  std::vector<Tensor<double>> inputs;
+};
+Result<ModelAndInputs> load_model_and_inputs(const std::string& path, const std::vector<std::string>& input_specs);
 // The ONNX import options every command uses (filled by --onnx-dim before the command runs).
 OnnxImportOptions& onnx_options();
 // Registers --onnx-dim NAME=VALUE (repeatable) on every subcommand of `app` that lacks it.
@@ -93,6 +101,9 @@ template <class Options>
 void set_max_bytes(Options& options, int64_t bytes) {
   if constexpr (requires { options.max_bytes = bytes; }) options.max_bytes = bytes;
 }
+
+// The usage problem of a --provider text (checked before any file is read), or "" when it names a policy.
+std::string provider_problem(const std::string& provider);
 
 // Prints "error: MESSAGE" to stderr and returns kExitUsage.
 int usage_error(const std::string& message);

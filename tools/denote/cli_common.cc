@@ -10,8 +10,10 @@
 
 #include "cli.h"
 #include "denote/base/eval_options.h"
+#include "denote/check/check.h"
 #include "denote/io/json.h"
 #include "denote/io/npy.h"
+#include "run_plan.h"
 
 namespace denote::cli {
 
@@ -47,6 +49,24 @@ Result<Model> load_model(const std::string& path) {
   auto m = load_model_onnx_file(path, onnx_options());
   print_onnx_notes();
   return m;
+}
+
+Result<Model> load_checked_model(const std::string& path) {
+  DENOTE_ASSIGN_OR_RETURN(Model m, load_model(path));
+  DENOTE_RETURN_IF_ERROR(check_shapes(m.graph));
+  return m;
+}
+
+Result<ModelAndInputs> load_model_and_inputs(const std::string& path, const std::vector<std::string>& input_specs) {
+  DENOTE_ASSIGN_OR_RETURN(Model m, load_checked_model(path));
+  DENOTE_ASSIGN_OR_RETURN(auto inputs, parse_inputs(m.graph, input_specs));
+  return ModelAndInputs{std::move(m), std::move(inputs)};
+}
+
+std::string provider_problem(const std::string& provider) {
+  if (provider.empty()) return "--provider '': expected auto, prefer:P or only:P";
+  auto policy = policy_from_options("cpu", provider, "checked");
+  return policy.ok() ? "" : "--provider: " + policy.message();
 }
 
 void add_onnx_dim_option(CLI::App& app) {

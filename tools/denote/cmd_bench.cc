@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "cli.h"
-#include "denote/check/check.h"
 #include "denote/eval/eval.h"
 #include "denote/scalar/arith.h"
 #include "run_plan.h"
@@ -105,7 +104,7 @@ std::string usage_problem(const BenchOptions& o) {
   if (o.threads < 1 || o.threads > 256) return fmt::format("--threads {}: expected 1 to 256", o.threads);
   if (!o.provider_given && o.threads != 1)
     return "--threads needs --provider (the evaluator runs on one thread)";
-  if (o.provider_given && o.provider.empty()) return "--provider '': expected auto, prefer:P or only:P";
+  if (o.provider_given) return provider_problem(o.provider);
   return "";
 }
 
@@ -115,27 +114,23 @@ int run_bench(const BenchOptions& o) {
   if (std::string problem = usage_problem(o); !problem.empty()) return usage_error(problem);
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
   if (!spec.ok()) return usage_error(spec.message());
-  if (o.provider_given) {
-    if (auto policy = policy_from_options("cpu", o.provider, "checked"); !policy.ok())
-      return usage_error("--provider: " + policy.message());
-    if (!spec->native()) return usage_error("--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith);
-  }
-  auto m = load_model(o.path);
-  if (!m.ok()) return fail(m.message());
-  if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
-  auto inputs = parse_inputs(m->graph, o.inputs);
-  if (!inputs.ok()) return fail(inputs.message());
+  if (o.provider_given && !spec->native())
+    return usage_error("--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith);
+  auto loaded = load_model_and_inputs(o.path, o.inputs);
+  if (!loaded.ok()) return fail(loaded.message());
+  const Model& m = loaded->model;
+  const auto& inputs = loaded->inputs;
   EvalOptions options;
   set_max_bytes(options, *budget);
   Result<Timings> t = error_status("unreachable");
   if (o.provider_given) {
-    auto run = compile_run(*m, *inputs, o.provider, *spec, o.threads, options);
+    auto run = compile_run(m, inputs, o.provider, *spec, o.threads, options);
     if (!run.ok()) return fail(run.message());
     if (o.steps) std::cerr << run->report;
     t = time_calls(o.warmup, o.repeat, run->call);
     if (t.ok()) t->threads = run->threads;
   } else {
-    t = visit_arith(*spec, [&](auto& ctx) { return bench_evaluator(ctx, *m, *inputs, options, o); });
+    t = visit_arith(*spec, [&](auto& ctx) { return bench_evaluator(ctx, m, inputs, options, o); });
   }
   if (!t.ok()) return fail(t.message());
   print_timings(*t, o);

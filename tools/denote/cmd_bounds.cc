@@ -9,7 +9,6 @@
 
 #include "cli_bounds.h"
 #include "denote/bounds/crown.h"
-#include "denote/check/check.h"
 #include "denote/scalar/arith.h"
 
 namespace denote::cli {
@@ -160,9 +159,8 @@ int run_bounds(BoxOptions& o, const std::string& method, const LinearBoundOption
   if (lb.alpha_iters_given) return usage_error("--alpha-iters goes with --method alpha-crown");
   auto budget = check_box_usage(o);
   if (!budget.ok()) return usage_error(budget.message());
-  auto m = load_model(o.path);
+  auto m = load_checked_model(o.path);
   if (!m.ok()) return fail(m.message());
-  if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
   auto boxes = parse_boxes(m->graph, o);
   if (!boxes.ok()) return fail(boxes.message());
   EvalOptions options;

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "cli_bounds.h"
-#include "denote/check/check.h"
 
 namespace denote::cli {
 
@@ -113,9 +112,8 @@ int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOption
     return usage_error("--alpha-iters goes with --method alpha-crown");
   if (lb.alpha_iters < 1 || lb.alpha_iters > 100000)
     return usage_error(fmt::format("--alpha-iters {}: expected 1 to 100000", lb.alpha_iters));
-  auto m = load_model(o.path);
+  auto m = load_checked_model(o.path);
   if (!m.ok()) return fail(m.message());
-  if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
   auto boxes = parse_boxes(m->graph, o);
   if (!boxes.ok()) return fail(boxes.message());
   CrownOptions co;

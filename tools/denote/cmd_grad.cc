@@ -10,7 +10,6 @@
 
 #include "cli.h"
 #include "denote/autodiff/grad.h"
-#include "denote/check/check.h"
 #include "denote/io/text.h"
 #include "denote/scalar/arith.h"
 
@@ -195,9 +194,8 @@ int run_command(const DiffCliOptions& o, bool is_jvp) {
   if (!wrt) return usage_error(fmt::format("--wrt '{}': expected inputs, params or all", o.wrt.substr(0, 40)));
   const std::optional<GradKernels> kernels = parse_grad_kernels(o.kernels);
   if (!kernels) return usage_error(fmt::format("--kernels '{}': expected exact or openblas", o.kernels.substr(0, 40)));
-  auto m = load_model(o.path);
+  auto m = load_checked_model(o.path);
   if (!m.ok()) return fail(m.message());
-  if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
   auto output = pick_output(*m, o.output);
   if (!output.ok()) return usage_error(output.message());
   auto inputs = parse_inputs(m->graph, o.inputs);

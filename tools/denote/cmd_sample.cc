@@ -11,7 +11,6 @@
 
 #include "cli_bounds.h"
 #include "denote/base/splitmix.h"
-#include "denote/check/check.h"
 #include "denote/eval/eval.h"
 #include "denote/scalar/arith.h"
 
@@ -177,9 +176,8 @@ int run_sample(SampleOptions& o) {
     return usage_error(fmt::format("--samples {}: expected 1 to {}", o.samples, kMaxSamples));
   auto budget = check_box_usage(o.box);
   if (!budget.ok()) return usage_error(budget.message());
-  auto m = load_model(o.box.path);
+  auto m = load_checked_model(o.box.path);
   if (!m.ok()) return fail(m.message());
-  if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
   auto boxes = parse_boxes(m->graph, o.box);
   if (!boxes.ok()) return fail(boxes.message());
   EvalOptions options;

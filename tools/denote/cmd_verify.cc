@@ -22,7 +22,6 @@
 #include <fmt/format.h>
 
 #include "cli.h"
-#include "denote/check/check.h"
 #include "denote/verify/verify.h"
 #include "verify_cli.h"
 
@@ -67,9 +66,8 @@ std::string result_json(const VerifyOutcome& r) {
 }
 
 Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path) {
-  auto m = load_model(model_path);
+  auto m = load_checked_model(model_path);
   if (!m.ok()) return m.status();
-  if (Status s = check_shapes(m->graph); !s.ok()) return s;
   auto p = load_vnnlib_file(prop_path);
   if (!p.ok()) return p.status();
   return LoadedInstance{std::move(*m), std::move(*p)};
