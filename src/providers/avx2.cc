@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "avx2_gemm.h"
+#include "cpu_capsule.h"
 #include "denote/providers/providers.h"
 #include "im2col.h"
 #include "prepared_util.h"
@@ -136,12 +137,9 @@ void pad_image(const ConvPlan& p, const S* x, int64_t channels, S* dst) {
 
 template <class S>
 std::optional<PreparedKernel<S>> prepare_conv(const PrepareArgs<S>& a) {
-  if (a.parent_shapes.size() != 1) return std::nullopt;
+  const auto* rec = prepared::usable_conv_record(a);
+  if (!rec) return std::nullopt;
   const Shape& xs = a.parent_shapes[0];
-  const auto* rec = find_record(a.payload.conv, a.node.id);
-  if (!rules::check_conv_record(a.node, rec, xs).ok()) return std::nullopt;
-  for (const S& v : rec->weight)
-    if (!std::isfinite(v)) return std::nullopt;  // padded taps would multiply 0 by it
   const auto& c = std::get<ConvConfig>(a.node.attrs);
   const int64_t lead = numel(Shape(xs.begin(), xs.begin() + c.channel_axis));
   const int64_t gin = c.in_channels / c.groups, gout = c.out_channels / c.groups, groups = c.groups;
@@ -199,23 +197,14 @@ Result<Tensor<S>> ordinary(const KernelArgs<S>& args) {
 }
 
 KernelCapsule avx2_capsule(BackendOp op) {
-  KernelCapsule c;
-  c.op = op;
-  c.name = fmt::format("avx2.{}", backend_op_name(op));
-  c.provider = "avx2";
-  c.device = "cpu";
-  c.trust = Trust::Checked;
-  c.shape = {"output shape = the op's shape rule on the actual parent shapes = the declared shape; payload "
-             "checked by the reference rule's checks",
-             {EvidenceKind::RuntimeGuard, "evaluator driver: infer_shape and produced-vs-declared check"}};
+  KernelCapsule c = cpu_capsule::checked("avx2", op, true);
   c.layout = {"dense row-major tensors; weights repacked into 16-column panels; tap offsets checked to fit int32",
               {EvidenceKind::RuntimeGuard, "avx2 kernels: extents checked, else reference"}};
   c.value = {"the IR denotation up to the summation order (one fma chain per output): within the stated tolerance",
              {EvidenceKind::TestSuite, "denote_tests: PlanDifferential.*, PlanCompiled.*"}};
   c.numerics.reduction = Reduction::ImplementationDefined;
   c.numerics.accumulation = "value";
-  c.numerics.tolerance = "|y - ref| <= 2 gamma(k+1) (sum |w x| + |b|), gamma(n) = n u / (1 - n u), "
-                         "u = unit roundoff of the value type, k = terms per output";
+  c.numerics.tolerance = cpu_capsule::kContractionTolerance;
   return c;
 }
 
@@ -238,15 +227,9 @@ std::vector<KernelHandler> avx2_handlers() {
   };
 }
 
-namespace {
-
-std::vector<std::string> cpu_only() { return {"cpu"}; }
-
-}  // namespace
-
 // Registers nothing on a CPU without AVX2 and FMA (the kernels would not run there).
 void register_avx2_provider(ProviderList& out) {
-  if (avx2::cpu_supported()) out.push_back(ProviderEntry{"avx2", &avx2_module, &avx2_handlers, &cpu_only});
+  if (avx2::cpu_supported()) out.push_back(ProviderEntry{"avx2", &avx2_module, &avx2_handlers, &cpu_capsule::cpu_only});
 }
 
 }  // namespace denote

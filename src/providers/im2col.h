@@ -4,12 +4,27 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "../ops/window_eval.h"
+#include "denote/plan/prepared.h"
 
 namespace denote::prepared {
+
+// The conv record of a prepared conv node with one parent, when the reference rule's checks accept it
+// and every weight is finite (padded taps would multiply 0 by an infinite one); null otherwise (the
+// node then gets no prepared form, and the reference kernel reports the error).
+template <class S>
+const ConvRecord<S>* usable_conv_record(const PrepareArgs<S>& a) {
+  if (a.parent_shapes.size() != 1) return nullptr;
+  const auto* rec = find_record(a.payload.conv, a.node.id);
+  if (!rules::check_conv_record(a.node, rec, a.parent_shapes[0]).ok()) return nullptr;
+  for (const S& v : rec->weight)
+    if (!std::isfinite(v)) return nullptr;
+  return rec;
+}
 
 // How a conv chunk builds its GEMM operand col[gin * kvol, out_vol] from one group's input channels.
 struct ConvGeometry {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "../eval/evaluator_impl.h"
+#include "cpu_capsule.h"
 #include "denote/providers/providers.h"
 #include "reference_kernel.h"
 #include "reference_prepared.h"
@@ -35,15 +36,7 @@ bool reduces(BackendOp op) {
 }
 
 KernelCapsule reference_capsule(BackendOp op) {
-  KernelCapsule c;
-  c.op = op;
-  c.name = fmt::format("reference.{}", backend_op_name(op));
-  c.provider = "reference";
-  c.device = "cpu";
-  c.trust = Trust::Checked;
-  c.vjp_mode = "none";
-  c.shape = {"output shape = the op's shape rule on the actual parent shapes = the declared shape",
-             {EvidenceKind::RuntimeGuard, "evaluator driver: infer_shape and produced-vs-declared check"}};
+  KernelCapsule c = cpu_capsule::checked("reference", op, false);
   c.layout = {"dense row-major tensors in and out; element count = numel(shape)",
               {EvidenceKind::RuntimeGuard, "evaluator driver: produced element count check"}};
   c.value = {"the IR denotation of the op (docs/OPS.md) in the run's scalar context",
@@ -73,14 +66,8 @@ std::vector<KernelHandler> reference_handlers() {
   return out;
 }
 
-namespace {
-
-std::vector<std::string> cpu_only() { return {"cpu"}; }
-
-}  // namespace
-
 void register_reference_provider(ProviderList& out) {
-  out.push_back(ProviderEntry{"reference", &reference_module, &reference_handlers, &cpu_only});
+  out.push_back(ProviderEntry{"reference", &reference_module, &reference_handlers, &cpu_capsule::cpu_only});
 }
 
 }  // namespace denote
