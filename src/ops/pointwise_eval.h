@@ -9,44 +9,54 @@
 
 namespace denote::rules {
 
+// The one-line elementwise rules, by op name: X(Op, expression in ctx and x [, y]). Each becomes a
+// scalar rule (Unary<Op>::apply / Binary<Op>::apply) that the tensor rules below and the reference
+// provider's prepared kernels (src/providers/reference_prepared.cc) both call, so the two cannot drift.
+#define DENOTE_UNARY_RULES(X)                                                                      \
+  X(Relu, ctx.relu(x)) X(Tanh, ctx.tanh(x)) X(Abs, ctx.abs(x)) X(Sqrt, ctx.sqrt(x))               \
+  X(Inv, ctx.div(ctx.one(), x)) X(Sigmoid, ctx.sigmoid(x)) X(Exp, ctx.exp(x)) X(Sin, ctx.sin(x))   \
+  X(Cos, ctx.cos(x)) X(Softplus, ctx.softplus(x)) X(Neg, ctx.neg(x)) X(Rsqrt, ctx.rsqrt(x))        \
+  X(Erf, ctx.erf(x)) X(Gelu, ctx.gelu(x))
+#define DENOTE_BINARY_RULES(X)                                                                     \
+  X(Add, ctx.add(x, y)) X(Sub, ctx.sub(x, y)) X(MulElem, ctx.mul(x, y)) X(MaxElem, ctx.max(x, y))  \
+  X(MinElem, ctx.min(x, y)) X(Div, ctx.div(x, y)) X(DivTrunc, ctx.div_trunc(x, y))                 \
+  X(DivFloor, ctx.div_floor(x, y)) X(Remainder, ctx.remainder(x, y)) X(Pow, ctx.pow(x, y))
+
+#define DENOTE_SCALAR_UNARY(name, expr)                        \
+  struct Unary##name {                                         \
+    template <class Ctx, class S>                              \
+    static S apply(Ctx& ctx, const S& x) {                     \
+      return expr;                                             \
+    }                                                          \
+  };
+#define DENOTE_SCALAR_BINARY(name, expr)                       \
+  struct Binary##name {                                        \
+    template <class Ctx, class S>                              \
+    static S apply(Ctx& ctx, const S& x, const S& y) {         \
+      return expr;                                             \
+    }                                                          \
+  };
+DENOTE_UNARY_RULES(DENOTE_SCALAR_UNARY)
+DENOTE_BINARY_RULES(DENOTE_SCALAR_BINARY)
+#undef DENOTE_SCALAR_UNARY
+#undef DENOTE_SCALAR_BINARY
+
 #define DENOTE_EVAL_UNARY(name, expr)                                                              \
   template <class Ctx>                                                                             \
   Result<Tensor<typename Ctx::Scalar>> eval_##name(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) { \
     using S = typename Ctx::Scalar;                                                                \
-    return map_unary(a.in(), [&](const S& x) { return expr; });                                    \
+    return map_unary(a.in(), [&](const S& x) { return Unary##name::apply(ctx, x); });              \
   }
 #define DENOTE_EVAL_BINARY(name, expr)                                                             \
   template <class Ctx>                                                                             \
   Result<Tensor<typename Ctx::Scalar>> eval_##name(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) { \
     using S = typename Ctx::Scalar;                                                                \
-    return map_binary(a.in(0), a.in(1), [&](const S& x, const S& y) { return expr; });             \
+    return map_binary(a.in(0), a.in(1), [&](const S& x, const S& y) { return Binary##name::apply(ctx, x, y); }); \
   }
-
-DENOTE_EVAL_BINARY(Add, ctx.add(x, y))
-DENOTE_EVAL_BINARY(Sub, ctx.sub(x, y))
-DENOTE_EVAL_BINARY(MulElem, ctx.mul(x, y))
-DENOTE_EVAL_BINARY(MaxElem, ctx.max(x, y))
-DENOTE_EVAL_BINARY(MinElem, ctx.min(x, y))
-DENOTE_EVAL_BINARY(Div, ctx.div(x, y))
-DENOTE_EVAL_BINARY(DivTrunc, ctx.div_trunc(x, y))
-DENOTE_EVAL_BINARY(DivFloor, ctx.div_floor(x, y))
-DENOTE_EVAL_BINARY(Remainder, ctx.remainder(x, y))
-DENOTE_EVAL_BINARY(Pow, ctx.pow(x, y))
-
-DENOTE_EVAL_UNARY(Relu, ctx.relu(x))
-DENOTE_EVAL_UNARY(Tanh, ctx.tanh(x))
-DENOTE_EVAL_UNARY(Abs, ctx.abs(x))
-DENOTE_EVAL_UNARY(Sqrt, ctx.sqrt(x))
-DENOTE_EVAL_UNARY(Inv, ctx.div(ctx.one(), x))
-DENOTE_EVAL_UNARY(Sigmoid, ctx.sigmoid(x))
-DENOTE_EVAL_UNARY(Exp, ctx.exp(x))
-DENOTE_EVAL_UNARY(Sin, ctx.sin(x))
-DENOTE_EVAL_UNARY(Cos, ctx.cos(x))
-DENOTE_EVAL_UNARY(Softplus, ctx.softplus(x))
-DENOTE_EVAL_UNARY(Neg, ctx.neg(x))
-DENOTE_EVAL_UNARY(Rsqrt, ctx.rsqrt(x))
-DENOTE_EVAL_UNARY(Erf, ctx.erf(x))
-DENOTE_EVAL_UNARY(Gelu, ctx.gelu(x))
+DENOTE_UNARY_RULES(DENOTE_EVAL_UNARY)
+DENOTE_BINARY_RULES(DENOTE_EVAL_BINARY)
+#undef DENOTE_EVAL_UNARY
+#undef DENOTE_EVAL_BINARY
 
 // max(x, bound) with the bound taken from the node's ClampAttrs.
 template <class Ctx>
