@@ -1,4 +1,4 @@
-// Compiling a bound plan (denote/plan/compiled.h): one forward sweep over the node array builds the
+// Compiling a bound plan (denote/plan/compiled.h): the graph walk (src/eval/walk.h) builds the
 // steps (prepared kernels, views, fused pointwise stages, generic fallbacks), a second sweep over the
 // steps computes liveness, a third assigns temporaries to arena buffers (best fit among the free ones).
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 #include "denote/plan/native_context.h"
 #include "plan_internal.h"
 #include "../eval/evaluator_impl.h"
+#include "../eval/walk.h"
 
 namespace denote {
 
@@ -27,12 +28,6 @@ struct Builder {
   int new_slot(SlotKind kind, int64_t index, int64_t size) {
     cp.slots.push_back(Slot{kind, index, size, -1, false});
     return static_cast<int>(cp.slots.size()) - 1;
-  }
-
-  std::vector<Shape> parent_shapes(const Node& n) const {
-    std::vector<Shape> shapes;
-    for (int64_t p : n.parents) shapes.push_back(cp.graph.nodes[static_cast<size_t>(p)].out_shape);
-    return shapes;
   }
 
   // Evaluates a node without runtime work and without parents (const) once, with its reference rule.
@@ -90,7 +85,7 @@ struct Builder {
     cp.steps.push_back(std::move(st));
   }
 
-  Status add_node(const Node& n) {
+  Status add_node(const Node& n, const std::vector<Shape>& parent_shapes) {
     const BoundKernel* bk = by_node[static_cast<size_t>(n.id)];
     if (!bk) {
       if (n.op == Op::Input) {
@@ -110,12 +105,33 @@ struct Builder {
     }
     std::optional<PreparedKernel<S>> k;
     if (PrepareFn<S> prepare = detail::handler_prepare<S>(bk->handler)) {
-      const std::vector<Shape> shapes = parent_shapes(n);
-      k = prepare(PrepareArgs<S>{n, shapes, cp.payload, n.out_shape});
+      k = prepare(PrepareArgs<S>{n, parent_shapes, cp.payload, n.out_shape});
     }
     if (k && try_fuse(n, *k, bk->capsule.name)) return ok_status();
     add_step(n, *bk, std::move(k));
     return ok_status();
+  }
+};
+
+// The builder as a pass of the one graph walk (src/eval/walk.h): its values are the nodes' shapes.
+// The arena's bytes are checked after liveness (allocate), so the walk reserves none.
+struct ShapeValue {
+  Shape shape;
+};
+
+template <class S>
+struct CompilePass {
+  using Value = ShapeValue;
+  Builder<S>& b;
+  std::vector<Shape> shapes;
+  static const Shape& shape_of(const Value& v) { return v.shape; }
+  static bool well_sized(const Value&) { return true; }
+  int64_t bytes_per_element() const { return 0; }
+  Result<Value> visit(const Node& n, std::span<const Value* const> parents, const Shape& out_shape, const Value*) {
+    shapes.clear();
+    for (const Value* p : parents) shapes.push_back(p->shape);
+    DENOTE_RETURN_IF_ERROR(b.add_node(n, shapes));
+    return Value{out_shape};
   }
 };
 
@@ -215,12 +231,22 @@ Result<CompiledPlan<S>> compile_plan(const BoundPlan& bound, const Graph& g, con
   cp->threads = compile.threads;
   Builder<S> b{*cp, by_node, compile, std::vector<int64_t>(g.nodes.size(), 0), std::vector<bool>(g.nodes.size(), false),
                std::vector<int>(g.nodes.size(), -1)};
-  for (const Node& n : g.nodes)
+  (void)walk::reverse(g, "", [&](const Node& n) {
     if (needed[static_cast<size_t>(n.id)])
       for (int64_t p : n.parents) ++b.readers[static_cast<size_t>(p)];
+    return ok_status();
+  });
   for (int64_t id : output_ids) b.is_output[static_cast<size_t>(id)] = true;
-  for (const Node& n : cp->graph.nodes)
-    if (needed[static_cast<size_t>(n.id)]) DENOTE_RETURN_IF_ERROR(b.add_node(n));
+  CompilePass<S> pass{b, {}};
+  std::vector<ShapeValue> inputs;
+  for (int64_t id : cp->input_nodes) inputs.push_back(ShapeValue{g.nodes[static_cast<size_t>(id)].out_shape});
+  walk::Config cfg;
+  cfg.structure_checked = true;
+  cfg.needed = &needed;
+  cfg.options = options;
+  std::vector<ShapeValue> table;
+  std::vector<bool> present;
+  DENOTE_RETURN_IF_ERROR(walk::forward(cp->graph, pass, std::span<const ShapeValue>(inputs), cfg, table, present));
   compute_liveness(*cp);
   DENOTE_RETURN_IF_ERROR(allocate(*cp));
   if (compile.threads > 1) cp->pool = std::make_unique<detail::ThreadPool>(compile.threads);
