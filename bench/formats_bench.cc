@@ -387,6 +387,26 @@ void bm_mpfr(benchmark::State& state, const FormatData* d, Work work) {
   set_counters(state, work);
 }
 
+// Times one denote_all of `model` per iteration; the last iteration's final value, or nullopt after
+// an evaluation error (the benchmark is then skipped with it).
+template <class Ctx, class S>
+std::optional<std::vector<S>> time_denote_all(benchmark::State& state, const denote::Model& model,
+                                              const denote::Payload<S>& payload, const std::vector<Tensor<S>>& inputs,
+                                              Ctx& ctx) {
+  std::vector<S> last;
+  for (auto _ : state) {
+    auto table = denote::denote_all(model.graph, payload, std::span<const Tensor<S>>(inputs), ctx);
+    if (!table.ok()) {
+      state.SkipWithError(table.message().c_str());
+      return std::nullopt;
+    }
+    benchmark::DoNotOptimize(table.value().data());
+    benchmark::ClobberMemory();
+    last = std::move(table.value().back().data);
+  }
+  return last;
+}
+
 // denote_all over BinaryContext (or F32Context) on the matmul graph; the inputs are prepared once.
 template <class Ctx>
 void bm_denote_all(benchmark::State& state, const FormatData* d) {
@@ -406,24 +426,15 @@ void bm_denote_all(benchmark::State& state, const FormatData* d) {
     }
   }();
   const denote::Payload<S> payload;
-  std::vector<S> last;  // the product of the last iteration
-  for (auto _ : state) {
-    auto table = denote::denote_all(model.graph, payload, std::span<const Tensor<S>>(inputs), ctx);
-    if (!table.ok()) {
-      state.SkipWithError(table.message().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(table.value().data());
-    benchmark::ClobberMemory();
-    last = std::move(table.value().back().data);
-  }
+  const std::optional<std::vector<S>> last = time_denote_all(state, model, payload, inputs, ctx);  // the product
+  if (!last) return;
   set_counters(state, Work::Matmul);
   if constexpr (std::is_same_v<Ctx, denote::BinaryContext>) {  // the same words as the plain fold
     FpEnv env;
     std::vector<uint64_t> fold(kDim * kDim);
     soft_matmul(d->fmt, env, fold.data(), d->ma.data(), d->mb.data(), 2);
     for (int64_t i = 0; i < 2 * kDim; ++i) {
-      if (last.at(static_cast<size_t>(i)).bits != fold[static_cast<size_t>(i)]) {
+      if (last->at(static_cast<size_t>(i)).bits != fold[static_cast<size_t>(i)]) {
         state.SkipWithError("denote_all and the plain fold disagree");
         return;
       }
@@ -480,15 +491,7 @@ void bm_mlp(benchmark::State& state) {
   std::vector<S> x(static_cast<size_t>(kBatch * kMlpDims[0]));
   for (S& v : x) v = to_s(u(rng));
   std::vector<Tensor<S>> inputs{Tensor<S>({kBatch, kMlpDims[0]}, std::move(x))};
-  for (auto _ : state) {
-    auto table = denote::denote_all(model.graph, payload, std::span<const Tensor<S>>(inputs), ctx);
-    if (!table.ok()) {
-      state.SkipWithError(table.message().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(table.value().data());
-    benchmark::ClobberMemory();
-  }
+  if (!time_denote_all(state, model, payload, inputs, ctx)) return;
   const double macs = double(kBatch) * (784 * 256 + 256 * 256 + 256 * 10);
   state.counters["per_elem"] =
       benchmark::Counter(macs, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);

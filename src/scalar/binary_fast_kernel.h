@@ -26,28 +26,26 @@ constexpr uint64_t kNanBits = 0x7ff8000000000000ull;
 inline uint64_t bits_of(double x) { return __builtin_bit_cast(uint64_t, x); }
 inline double dbl(uint64_t b) { return __builtin_bit_cast(double, b); }
 
-// Compile-time parameters of bfloat16 and binary16 (the same names as FastFormat's fields; a unit
-// test checks them against FastFormat::of).
-struct Bf16P {
-  static constexpr int frac_bits = 7, drop = 45, sign_shift = 15;
-  static constexpr uint64_t sign_word = 0x8000, frac_mask = 0x7f, field_ones = 0xff, word_mask = 0xffff;
-  static constexpr uint64_t exp_adjust = uint64_t{1023 - 127} << 7;
-  static constexpr uint64_t min_normal_bits = uint64_t{1023 - 126} << 52;
-  static constexpr uint64_t max_bits = (uint64_t{1023 + 127} << 52) | (uint64_t{0x7f} << 45);
+// Compile-time parameters of a small IEEE format with E exponent and F fraction bits (the same
+// names as FastFormat's fields; a unit test checks bfloat16's and binary16's against FastFormat::of).
+template <int E, int F>
+struct IeeeP {
+  static constexpr uint64_t bias = (uint64_t{1} << (E - 1)) - 1;
+  static constexpr int frac_bits = F, drop = 52 - F, sign_shift = E + F;
+  static constexpr uint64_t sign_word = uint64_t{1} << (E + F), frac_mask = (uint64_t{1} << F) - 1;
+  static constexpr uint64_t field_ones = (uint64_t{1} << E) - 1, word_mask = (uint64_t{1} << (E + F + 1)) - 1;
+  static constexpr uint64_t exp_adjust = (1023 - bias) << F;
+  static constexpr uint64_t min_normal_bits = (1023 - (bias - 1)) << 52;
+  static constexpr uint64_t max_bits = ((1023 + bias) << 52) | (frac_mask << drop);
   static constexpr Encoding encoding = Encoding::Ieee;
   static constexpr bool subnormal_fast = false;  // tiny results are rare here: the general routine
   static constexpr double sub_scale = 0, inv_sub_scale = 0;
 };
-struct Fp16P {
-  static constexpr int frac_bits = 10, drop = 42, sign_shift = 15;
-  static constexpr uint64_t sign_word = 0x8000, frac_mask = 0x3ff, field_ones = 0x1f, word_mask = 0xffff;
-  static constexpr uint64_t exp_adjust = uint64_t{1023 - 15} << 10;
-  static constexpr uint64_t min_normal_bits = uint64_t{1023 - 14} << 52;
-  static constexpr uint64_t max_bits = (uint64_t{1023 + 15} << 52) | (uint64_t{0x3ff} << 42);
-  static constexpr Encoding encoding = Encoding::Ieee;
-  static constexpr bool subnormal_fast = false;  // tiny results are rare here: the general routine
-  static constexpr double sub_scale = 0, inv_sub_scale = 0;
-};
+using Bf16P = IeeeP<8, 7>;
+using Fp16P = IeeeP<5, 10>;
+static_assert(Bf16P::drop == 45 && Bf16P::word_mask == 0xffff && Bf16P::exp_adjust == uint64_t{1023 - 127} << 7);
+static_assert(Fp16P::frac_mask == 0x3ff && Fp16P::field_ones == 0x1f &&
+              Fp16P::max_bits == ((uint64_t{1023 + 15} << 52) | (uint64_t{0x3ff} << 42)));
 
 // All-ones when c, else 0 (the kernels select with masks, never branches, so that loops vectorise).
 inline uint64_t mask_if(bool c) { return uint64_t{0} - static_cast<uint64_t>(c); }

@@ -55,14 +55,19 @@ def fail(msg):
     sys.exit(1)
 
 
-def check_instances(args):
+def one_process_results(args):
+    """The --instances options of args.files, one process's output for them and its result lines."""
     csv = os.path.join(args.data, args.files[0])
     root = os.path.join(args.data, args.files[1])
     base = ["--instances", csv, "--root", root]
     rc, one, err = run([args.cli, "verify", *base, "--jobs", "2"])
     if rc != 0:
         fail(f"one process: exit {rc}: {err}")
-    want = results_of(one)
+    return base, one, results_of(one)
+
+
+def check_instances(args):
+    base, one, want = one_process_results(args)
     if not want:
         fail("one process printed no results")
     for np in (2, 4):
@@ -160,13 +165,7 @@ def check_frontier_killed(args):
 
 
 def check_killed(args):
-    csv = os.path.join(args.data, args.files[0])
-    root = os.path.join(args.data, args.files[1])
-    base = ["--instances", csv, "--root", root]
-    rc, one, err = run([args.cli, "verify", *base, "--jobs", "2"])
-    if rc != 0:
-        fail(f"one process: exit {rc}: {err}")
-    want = results_of(one)
+    base, one, want = one_process_results(args)
     out, err = run_and_kill_rank1(args, mpi_cmd(args, 3, ["--enable-recovery"]) + base + ["--rank-grace", "1"])
     got = results_of(out)
     if len(got) != len(want):
