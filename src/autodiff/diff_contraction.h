@@ -207,6 +207,11 @@ Result<Tensor<typename Ctx::Scalar>> jvp_Linear(Ctx& ctx, const DiffArgs<typenam
   shape.back() = n_out;
   Tensor<S> y = zeros(ctx, shape);
   const int64_t rows = numel(Shape(t.shape.begin(), t.shape.end() - 1));
+  if constexpr (rules::native_fold::kTiled<S>) {  // the same values, independent folds interleaved
+    rules::native_fold::linear(ctx, t.data.data(), r.weight.data(), static_cast<const S*>(nullptr), rows, n_in, n_out,
+                               y.data.data());
+    return y;
+  }
   for (int64_t row = 0; row < rows; ++row) {
     const S* tr = t.data.data() + row * n_in;
     for (int64_t o = 0; o < n_out; ++o) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "eval_args.h"
+#include "native_fold.h"
 #include "strided.h"
 
 namespace denote::rules {
@@ -35,6 +36,11 @@ Result<Tensor<typename Ctx::Scalar>> eval_Linear(Ctx& ctx, const EvalArgs<typena
   const int64_t lead = numel(Shape(x.shape.begin(), x.shape.end() - 1));
   Tensor<S> y;
   y.shape = expected;
+  if constexpr (native_fold::kTiled<S>) {  // the same values, independent folds interleaved
+    y.data.resize(static_cast<size_t>(lead * out));
+    native_fold::linear(ctx, x.data.data(), rec->weight.data(), rec->bias.data(), lead, in, out, y.data.data());
+    return y;
+  }
   y.data.reserve(static_cast<size_t>(lead * out));
   for (int64_t r = 0; r < lead; ++r) {
     const S* xr = x.data.data() + r * in;
@@ -90,6 +96,12 @@ Result<Tensor<typename Ctx::Scalar>> eval_Matmul(Ctx& ctx, const EvalArgs<typena
   for (size_t t = 0; t < a_off.size(); ++t) {
     const S* xa = x.data.data() + a_off[t] * d.m * d.k;
     const S* yb = y.data.data() + b_off[t] * d.k * d.n;
+    if constexpr (native_fold::kTiled<S>) {  // the same values, independent folds interleaved
+      const size_t at = out.data.size();
+      out.data.resize(at + static_cast<size_t>(d.m * d.n));
+      native_fold::matmul(ctx, xa, yb, d.m, d.k, d.n, out.data.data() + at);
+      continue;
+    }
     for (int64_t i = 0; i < d.m; ++i) {
       for (int64_t j = 0; j < d.n; ++j) {
         S acc = ctx.zero();

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "eval_args.h"
+#include "native_fold.h"
 #include "denote/base/checked.h"
 #include "window_geometry.h"
 
@@ -83,6 +84,24 @@ Result<Tensor<typename Ctx::Scalar>> eval_Conv(Ctx& ctx, const EvalArgs<typename
   const int64_t cin = c.in_channels, cout = c.out_channels;
   const int64_t group_in = cin / c.groups, group_out = cout / c.groups;
   Tensor<S> out = Tensor<S>::filled(a.out_shape, ctx.zero());
+  if constexpr (native_fold::kTiled<S>) {  // the same values, four output channels' folds interleaved
+    for_each_window(w, [&](int64_t p, const std::vector<Tap>& taps) {
+      for (int64_t l = 0; l < lead; ++l)
+        for (int64_t o = 0; o < cout;) {
+          const int64_t c0 = (o / group_out) * group_in;
+          const int64_t block = o % group_out + 4 <= group_out ? 4 : 1;
+          const S* xs = x.data.data() + (l * cin + c0) * in_vol;
+          const S* ws = rec->weight.data() + o * group_in * k_vol;
+          S acc[4];
+          if (block == 4) native_fold::conv_sums<4>(ctx, xs, ws, group_in, in_vol, k_vol, taps, acc);
+          else native_fold::conv_sums<1>(ctx, xs, ws, group_in, in_vol, k_vol, taps, acc);
+          for (int64_t q = 0; q < block; ++q)
+            out.data[static_cast<size_t>((l * cout + o + q) * out_vol + p)] = ctx.add(acc[q], rec->bias[o + q]);
+          o += block;
+        }
+    });
+    return out;
+  }
   for_each_window(w, [&](int64_t p, const std::vector<Tap>& taps) {
     for (int64_t l = 0; l < lead; ++l) {
       for (int64_t o = 0; o < cout; ++o) {
