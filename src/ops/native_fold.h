@@ -6,6 +6,7 @@
 // the plain loops of the rules.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -46,28 +47,27 @@ void linear(Ctx& ctx, const S* x, const S* w, const S* bias, int64_t lead, int64
   for (; r < lead; ++r) linear_rows<1, 8>(ctx, x + r * in, w, bias, in, out, y + r * out);
 }
 
-// c[m, n] = a[m, k] b[k, n], each entry a left fold over k of mul(a, b): eight columns at a time.
+// y[j] = sum over r of mul(a[r], b[r, j]) for j < n (b is [k, n]), each a left fold from zero as
+// eval_Matmul sums it. The j loop is innermost, over blocks of 256 columns whose y stays in L1: the
+// same operations per output value in the same order, interleaved across values (and vectorised).
 template <class Ctx, class S>
-void matmul(Ctx& ctx, const S* a, const S* b, int64_t m, int64_t k, int64_t n, S* c) {
-  constexpr int kC = 8;
-  for (int64_t i = 0; i < m; ++i) {
-    const S* ai = a + i * k;
-    int64_t j = 0;
-    for (; j + kC <= n; j += kC) {
-      S acc[kC];
-      for (int q = 0; q < kC; ++q) acc[q] = ctx.zero();
-      for (int64_t r = 0; r < k; ++r) {
-        const S av = ai[r];
-        for (int q = 0; q < kC; ++q) acc[q] = ctx.add(acc[q], ctx.mul(av, b[r * n + j + q]));
-      }
-      for (int q = 0; q < kC; ++q) c[i * n + j + q] = acc[q];
-    }
-    for (; j < n; ++j) {
-      S acc = ctx.zero();
-      for (int64_t r = 0; r < k; ++r) acc = ctx.add(acc, ctx.mul(ai[r], b[r * n + j]));
-      c[i * n + j] = acc;
+void matmul_row(Ctx& ctx, const S* __restrict a, const S* __restrict b, S* __restrict y, int64_t k, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t j1 = std::min(n, j0 + kBlock);
+    for (int64_t j = j0; j < j1; ++j) y[j] = ctx.zero();
+    for (int64_t r = 0; r < k; ++r) {
+      const S ar = a[r];
+      const S* __restrict br = b + r * n;
+      for (int64_t j = j0; j < j1; ++j) y[j] = ctx.add(y[j], ctx.mul(ar, br[j]));
     }
   }
+}
+
+// c[m, n] = a[m, k] b[k, n], one matmul_row per row.
+template <class Ctx, class S>
+void matmul(Ctx& ctx, const S* a, const S* b, int64_t m, int64_t k, int64_t n, S* c) {
+  for (int64_t i = 0; i < m; ++i) matmul_row(ctx, a + i * k, b, c + i * n, k, n);
 }
 
 // The sums (before bias) of kC consecutive output channels of one group at one window position:

@@ -13,9 +13,11 @@ namespace denote::rules {
 // Softmax (or log-softmax) of lane `l` of x into y, numerically stable: the lane maximum is
 // subtracted first. `keep(i)` says whether flat entry i takes part; a blocked entry stays as y
 // holds it (zero), and a lane with no kept entry is left all zero.
+// x and y are whole tensors (flat, row-major); the compiled plans' prepared softmax
+// (src/providers/reference_prepared.cc) calls this same function on its buffers.
 template <class Ctx, class Keep>
-void softmax_lane(Ctx& ctx, const std::vector<typename Ctx::Scalar>& x, std::vector<typename Ctx::Scalar>& y,
-                  const AxisLanes& lanes, int64_t l, bool log_form, Keep keep) {
+void softmax_lane(Ctx& ctx, const typename Ctx::Scalar* x, typename Ctx::Scalar* y, const AxisLanes& lanes, int64_t l,
+                  bool log_form, Keep keep) {
   using S = typename Ctx::Scalar;
   bool any = false;
   S m = ctx.zero();
@@ -49,7 +51,7 @@ Tensor<typename Ctx::Scalar> softmax_along_axis(Ctx& ctx, const EvalArgs<typenam
   const AxisLanes lanes = axis_lanes(x.shape, std::get<AxisAttrs>(a.node.attrs).axis);
   Tensor<S> y = Tensor<S>::filled(x.shape, ctx.zero());
   for (int64_t l = 0; l < lanes.count(); ++l)
-    softmax_lane(ctx, x.data, y.data, lanes, l, log_form, [](int64_t) { return true; });
+    softmax_lane(ctx, x.data.data(), y.data.data(), lanes, l, log_form, [](int64_t) { return true; });
   return y;
 }
 
@@ -73,7 +75,7 @@ Result<Tensor<typename Ctx::Scalar>> eval_HardMaskedSoftmax(Ctx& ctx, const Eval
   const AxisLanes lanes = axis_lanes(x.shape, static_cast<int64_t>(x.shape.size()) - 1);
   Tensor<S> y = Tensor<S>::filled(x.shape, ctx.zero());
   for (int64_t l = 0; l < lanes.count(); ++l)
-    softmax_lane(ctx, x.data, y.data, lanes, l, /*log_form=*/false,
+    softmax_lane(ctx, x.data.data(), y.data.data(), lanes, l, /*log_form=*/false,
                  [&](int64_t i) { return mask.allowed[static_cast<size_t>(i)] != 0; });
   return y;
 }

@@ -7,6 +7,7 @@
 // kernel, so error texts are the reference's. OpenBLAS runs with 1 thread (DENOTE_OPENBLAS_THREADS=N
 // overrides), so results do not depend on the thread count.
 #include "denote/providers/providers.h"
+#include "cpu_capsule.h"
 #include "reference_kernel.h"
 
 #ifdef DENOTE_HAVE_OPENBLAS
@@ -144,15 +145,7 @@ Result<Tensor<S>> axpy_kernel(const KernelArgs<S>& k) {
 }
 
 KernelCapsule openblas_capsule(BackendOp op, bool contraction) {
-  KernelCapsule c;
-  c.op = op;
-  c.name = fmt::format("openblas.{}", backend_op_name(op));
-  c.provider = "openblas";
-  c.device = "cpu";
-  c.trust = Trust::Checked;
-  c.shape = {"output shape = the op's shape rule on the actual parent shapes = the declared shape; payload "
-             "checked by the reference rule's checks",
-             {EvidenceKind::RuntimeGuard, "evaluator driver: infer_shape and produced-vs-declared check"}};
+  KernelCapsule c = cpu_capsule::checked("openblas", op, true);
   c.layout = {"dense row-major tensors; BLAS calls use CblasRowMajor with leading dimension = row length",
               {EvidenceKind::RuntimeGuard, "openblas kernels: extents checked to fit BLAS int, else reference"}};
   c.value = {contraction ? "the IR denotation up to the summation order: within the stated tolerance"
@@ -160,9 +153,7 @@ KernelCapsule openblas_capsule(BackendOp op, bool contraction) {
              {EvidenceKind::TestSuite, "denote_tests: PlanDifferential.*"}};
   c.numerics.reduction = contraction ? Reduction::ImplementationDefined : Reduction::NotApplicable;
   c.numerics.accumulation = contraction ? "value" : "n/a";
-  c.numerics.tolerance = contraction ? "|y - ref| <= 2 gamma(k+1) (sum |w x| + |b|), gamma(n) = n u / (1 - n u), "
-                                       "u = unit roundoff of the value type, k = terms per output"
-                                     : "exact";
+  c.numerics.tolerance = contraction ? cpu_capsule::kContractionTolerance : "exact";
   return c;
 }
 
@@ -179,7 +170,8 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {BackendOp::Linear, true, &linear_kernel<double>, &linear_kernel<float>, &openblas_prepare_linear<double>,
        &openblas_prepare_linear<float>},
-      {BackendOp::Matmul, true, &matmul_kernel<double>, &matmul_kernel<float>},
+      {BackendOp::Matmul, true, &matmul_kernel<double>, &matmul_kernel<float>, &openblas_prepare_matmul<double>,
+       &openblas_prepare_matmul<float>},
       {BackendOp::Conv, true, &conv_kernel<double>, &conv_kernel<float>, &openblas_prepare_conv<double>,
        &openblas_prepare_conv<float>},
       {BackendOp::Add, false, &axpy_kernel<double, false>, &axpy_kernel<float, false>, &openblas_prepare_axpy<double, false>,
@@ -208,14 +200,8 @@ std::vector<KernelHandler> openblas_handlers() {
   return out;
 }
 
-namespace {
-
-std::vector<std::string> cpu_only() { return {"cpu"}; }
-
-}  // namespace
-
 void register_openblas_provider(ProviderList& out) {
-  out.push_back(ProviderEntry{"openblas", &openblas_module, &openblas_handlers, &cpu_only});
+  out.push_back(ProviderEntry{"openblas", &openblas_module, &openblas_handlers, &cpu_capsule::cpu_only});
 }
 
 }  // namespace denote

@@ -1,18 +1,21 @@
 // The openblas provider's prepared kernels (see openblas_prepared.h). Numerics: every output is the
 // GEMM's sum (OpenBLAS's order, beta = 0), then + bias, then the fused stages, so the capsule's
 // tolerance (k + 1 terms) covers it. Chunks: linear splits the rows into at most 8 pieces of >= 16
-// rows, conv takes one leading index (image) per chunk, add/sub kElementChunk values: all fixed by
-// the shapes, so the thread count never changes a result.
+// rows, matmul takes one batch matrix per chunk (split by rows into pieces of >= 16 rows when there
+// are fewer than 8 matrices), conv takes one leading index (image) per chunk, add/sub kElementChunk
+// values: all fixed by the shapes, so the thread count never changes a result.
 #include "openblas_prepared.h"
 
 #ifdef DENOTE_HAVE_OPENBLAS
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
 
 #include "openblas_util.h"
 #include "im2col.h"
+#include "matmul_layout.h"
 #include "prepared_util.h"
 #include "../ops/window_eval.h"
 
@@ -65,15 +68,37 @@ std::optional<PreparedKernel<S>> openblas_prepare_linear(const PrepareArgs<S>& a
   return k;
 }
 
+// One gemm (beta = 0) per chunk: rows [r.begin, r.end) of batch matrix t, then the fused stages.
+template <class S>
+std::optional<PreparedKernel<S>> openblas_prepare_matmul(const PrepareArgs<S>& a) {
+  blas::ensure_threads();
+  std::optional<prepared::MatmulLayout> layout = prepared::matmul_layout(a);
+  if (!layout || layout->batches() == 0 || !blas::fits({layout->m, layout->n, layout->k})) return std::nullopt;
+  auto l = std::make_shared<const prepared::MatmulLayout>(std::move(*layout));
+  const int64_t batches = l->batches(), m = l->m;
+  const int64_t pieces = m < 32 ? 1 : std::clamp<int64_t>((8 + batches - 1) / batches, 1, m / 16);
+  const int64_t per = (m + pieces - 1) / pieces;
+  const int64_t row_chunks = chunks_of(m, per);
+  PreparedKernel<S> k;
+  k.chunks = batches * row_chunks;
+  k.takes_epilogue = true;
+  k.run = [l, per, row_chunks](const KernelCall<S>& c) {
+    const auto t = static_cast<size_t>(c.chunk / row_chunks);
+    const auto r = chunk_range(c.chunk % row_chunks, l->m, per);
+    S* y = c.out + (static_cast<int64_t>(t) * l->m + r.begin) * l->n;
+    blas::gemm(/*trans_b=*/false, r.size(), l->n, l->k, c.in[0] + l->a_off[t] + r.begin * l->k, c.in[1] + l->b_off[t],
+               y, l->n, S(0));
+    c.epilogue->apply(y, r.size() * l->n);
+  };
+  return k;
+}
+
 template <class S>
 std::optional<PreparedKernel<S>> openblas_prepare_conv(const PrepareArgs<S>& a) {
   blas::ensure_threads();
-  if (a.parent_shapes.size() != 1) return std::nullopt;
+  const auto* rec = prepared::usable_conv_record(a);
+  if (!rec) return std::nullopt;
   const Shape& xs = a.parent_shapes[0];
-  const auto* rec = find_record(a.payload.conv, a.node.id);
-  if (!rules::check_conv_record(a.node, rec, xs).ok()) return std::nullopt;
-  for (const S& v : rec->weight)
-    if (!std::isfinite(v)) return std::nullopt;  // padded taps would multiply 0 by it
   const auto& c = std::get<ConvConfig>(a.node.attrs);
   auto g = std::make_shared<const ConvGeometry>(conv_geometry(c, xs, a.out_shape));
   const int64_t lead = numel(Shape(xs.begin(), xs.begin() + c.channel_axis));
@@ -132,6 +157,8 @@ std::optional<PreparedKernel<S>> openblas_prepare_axpy(const PrepareArgs<S>& a) 
 
 template std::optional<PreparedKernel<double>> openblas_prepare_linear<double>(const PrepareArgs<double>&);
 template std::optional<PreparedKernel<float>> openblas_prepare_linear<float>(const PrepareArgs<float>&);
+template std::optional<PreparedKernel<double>> openblas_prepare_matmul<double>(const PrepareArgs<double>&);
+template std::optional<PreparedKernel<float>> openblas_prepare_matmul<float>(const PrepareArgs<float>&);
 template std::optional<PreparedKernel<double>> openblas_prepare_conv<double>(const PrepareArgs<double>&);
 template std::optional<PreparedKernel<float>> openblas_prepare_conv<float>(const PrepareArgs<float>&);
 template std::optional<PreparedKernel<double>> openblas_prepare_axpy<double, false>(const PrepareArgs<double>&);

@@ -1,17 +1,23 @@
 // The reference provider's prepared kernels (denote/plan/prepared.h) for compiled plans: unary
 // elementwise ops (fusable into a producer's output pass), same-shape binary elementwise ops,
-// max/avg pooling and batch_norm_eval. Each computes exactly what the op's rule in src/ops/ computes,
-// with the same scalar operations in the same order (so bit for bit); the differential tests check
-// that. Every other op, and any node whose payload is not usable, gets no prepared form.
+// max/avg pooling, batch_norm_eval, matmul (broadcast batch dims included) and softmax, log_softmax,
+// hard_masked_softmax. Each computes exactly what the op's rule in src/ops/ computes, with the same
+// scalar operations in the same order for every output value (so bit for bit); the tests check that
+// against denote_all. Every other op, and any node whose payload is not usable, gets no prepared form.
 #include "reference_prepared.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "denote/plan/capsule.h"
 #include "denote/plan/native_context.h"
+#include "matmul_layout.h"
 #include "prepared_util.h"
 #include "../ops/axis_lanes.h"
+#include "../ops/native_fold.h"
 #include "../ops/normalization_eval.h"
+#include "../ops/pointwise_eval.h"
 #include "../ops/window_eval.h"
 
 namespace denote {
@@ -22,31 +28,12 @@ using prepared::chunk_range;
 using prepared::chunks_of;
 using prepared::kElementChunk;
 
-// data[i] = expr(x) over the native context: the expressions of src/ops/pointwise_eval.h.
-#define DENOTE_ARRAY_FN(name, expr)                   \
-  template <class S>                                  \
-  void array_##name(S* p, int64_t n) {                \
-    const NativeContextFor<S> ctx;                    \
-    for (int64_t i = 0; i < n; ++i) {                 \
-      const S x = p[i];                               \
-      p[i] = expr;                                    \
-    }                                                 \
-  }
-DENOTE_ARRAY_FN(Relu, ctx.relu(x))
-DENOTE_ARRAY_FN(Tanh, ctx.tanh(x))
-DENOTE_ARRAY_FN(Abs, ctx.abs(x))
-DENOTE_ARRAY_FN(Sqrt, ctx.sqrt(x))
-DENOTE_ARRAY_FN(Inv, ctx.div(ctx.one(), x))
-DENOTE_ARRAY_FN(Sigmoid, ctx.sigmoid(x))
-DENOTE_ARRAY_FN(Exp, ctx.exp(x))
-DENOTE_ARRAY_FN(Sin, ctx.sin(x))
-DENOTE_ARRAY_FN(Cos, ctx.cos(x))
-DENOTE_ARRAY_FN(Softplus, ctx.softplus(x))
-DENOTE_ARRAY_FN(Neg, ctx.neg(x))
-DENOTE_ARRAY_FN(Rsqrt, ctx.rsqrt(x))
-DENOTE_ARRAY_FN(Erf, ctx.erf(x))
-DENOTE_ARRAY_FN(Gelu, ctx.gelu(x))
-#undef DENOTE_ARRAY_FN
+// data[i] = the op's scalar rule (src/ops/pointwise_eval.h) of data[i], over the native context.
+template <class S, class Rule>
+void array_fn(S* p, int64_t n) {
+  const NativeContextFor<S> ctx;
+  for (int64_t i = 0; i < n; ++i) p[i] = Rule::apply(ctx, p[i]);
+}
 
 template <class S>
 struct UnaryEntry {
@@ -56,13 +43,9 @@ struct UnaryEntry {
 
 template <class S>
 ArrayFn<S> unary_fn(Op op) {
-  static const UnaryEntry<S> kTable[] = {
-      {Op::Relu, &array_Relu<S>}, {Op::Tanh, &array_Tanh<S>},       {Op::Abs, &array_Abs<S>},
-      {Op::Sqrt, &array_Sqrt<S>}, {Op::Inv, &array_Inv<S>},         {Op::Sigmoid, &array_Sigmoid<S>},
-      {Op::Exp, &array_Exp<S>},   {Op::Sin, &array_Sin<S>},         {Op::Cos, &array_Cos<S>},
-      {Op::Softplus, &array_Softplus<S>}, {Op::Neg, &array_Neg<S>}, {Op::Rsqrt, &array_Rsqrt<S>},
-      {Op::Erf, &array_Erf<S>},   {Op::Gelu, &array_Gelu<S>},
-  };
+#define DENOTE_UNARY_ENTRY(name, expr) {Op::name, &array_fn<S, rules::Unary##name>},
+  static const UnaryEntry<S> kTable[] = {DENOTE_UNARY_RULES(DENOTE_UNARY_ENTRY)};
+#undef DENOTE_UNARY_ENTRY
   for (const UnaryEntry<S>& e : kTable)
     if (e.op == op) return e.fn;
   return nullptr;
@@ -87,40 +70,39 @@ std::optional<PreparedKernel<S>> prepare_unary(const PrepareArgs<S>& a, ArrayFn<
   return k;
 }
 
-template <class S, class F>
-PreparedKernel<S> binary_kernel(int64_t n, F f) {
+template <class S, class Rule>
+PreparedKernel<S> binary_kernel(int64_t n) {
   PreparedKernel<S> k;
   k.chunks = chunks_of(n, kElementChunk);
   k.takes_epilogue = true;
-  k.run = [n, f](const KernelCall<S>& c) {
+  k.run = [n](const KernelCall<S>& c) {
     const NativeContextFor<S> ctx;
     const auto r = chunk_range(c.chunk, n, kElementChunk);
     const S* x = c.in[0];
     const S* y = c.in[1];
-    for (int64_t i = r.begin; i < r.end; ++i) c.out[i] = f(ctx, x[i], y[i]);
+    for (int64_t i = r.begin; i < r.end; ++i) c.out[i] = Rule::apply(ctx, x[i], y[i]);
     c.epilogue->apply(c.out + r.begin, r.size());
   };
   return k;
 }
 
+template <class S>
+struct BinaryEntry {
+  Op op;
+  PreparedKernel<S> (*make)(int64_t n);
+};
+
 // The binary elementwise rules of src/ops/pointwise_eval.h, for parents of equal shape.
 template <class S>
 std::optional<PreparedKernel<S>> prepare_binary(const PrepareArgs<S>& a) {
-  using Ctx = NativeContextFor<S>;
   if (a.parent_shapes.size() != 2 || a.parent_shapes[0] != a.parent_shapes[1] || a.parent_shapes[0] != a.out_shape)
     return std::nullopt;
-  const int64_t n = numel(a.out_shape);
-  const std::optional<BackendOp> op = backend_op_of(a.node.op);
-  if (!op) return std::nullopt;
-  switch (*op) {  // the provider's backend ops of the binary family: one line per rule it mirrors
-    case BackendOp::Add: return binary_kernel<S>(n, [](const Ctx& c, S x, S y) { return c.add(x, y); });
-    case BackendOp::Sub: return binary_kernel<S>(n, [](const Ctx& c, S x, S y) { return c.sub(x, y); });
-    case BackendOp::Mul: return binary_kernel<S>(n, [](const Ctx& c, S x, S y) { return c.mul(x, y); });
-    case BackendOp::Max: return binary_kernel<S>(n, [](const Ctx& c, S x, S y) { return c.max(x, y); });
-    case BackendOp::Min: return binary_kernel<S>(n, [](const Ctx& c, S x, S y) { return c.min(x, y); });
-    case BackendOp::Div: return binary_kernel<S>(n, [](const Ctx& c, S x, S y) { return c.div(x, y); });
-    default: return std::nullopt;
-  }
+#define DENOTE_BINARY_ENTRY(name, expr) {Op::name, &binary_kernel<S, rules::Binary##name>},
+  static const BinaryEntry<S> kTable[] = {DENOTE_BINARY_RULES(DENOTE_BINARY_ENTRY)};
+#undef DENOTE_BINARY_ENTRY
+  for (const BinaryEntry<S>& e : kTable)
+    if (e.op == a.node.op) return e.make(numel(a.out_shape));
+  return std::nullopt;
 }
 
 // The taps of every output position of a pool window, as offsets (CSR: begin[p] .. begin[p + 1]).
@@ -213,14 +195,89 @@ std::optional<PreparedKernel<S>> prepare_batch_norm(const PrepareArgs<S>& a) {
   return k;
 }
 
+// Multiply-adds per chunk of a matmul (chunks are whole output rows).
+constexpr int64_t kMatmulChunk = 65536;
+
+// matmul as eval_Matmul: batch matrices after 1-D promotion and broadcasting (matmul_layout.h); the
+// chunks are runs of output rows (batch matrix t, row i) fixed by the shapes.
+template <class S>
+std::optional<PreparedKernel<S>> prepare_matmul(const PrepareArgs<S>& a) {
+  std::optional<prepared::MatmulLayout> layout = prepared::matmul_layout(a);
+  if (!layout) return std::nullopt;
+  auto l = std::make_shared<const prepared::MatmulLayout>(std::move(*layout));
+  const int64_t rows = l->batches() * l->m;
+  const int64_t per = prepared::blocks_per_chunk(rows, l->k * l->n, kMatmulChunk);
+  PreparedKernel<S> k;
+  k.chunks = chunks_of(rows, per);
+  k.takes_epilogue = true;
+  k.run = [l, rows, per](const KernelCall<S>& c) {
+    const NativeContextFor<S> ctx;
+    const auto r = chunk_range(c.chunk, rows, per);
+    for (int64_t g = r.begin; g < r.end; ++g) {
+      const int64_t t = g / l->m, i = g % l->m;
+      S* y = c.out + g * l->n;
+      const S* arow = c.in[0] + l->a_off[static_cast<size_t>(t)] + i * l->k;
+      rules::native_fold::matmul_row(ctx, arow, c.in[1] + l->b_off[static_cast<size_t>(t)], y, l->k, l->n);
+      c.epilogue->apply(y, l->n);
+    }
+  };
+  return k;
+}
+
+// softmax, log_softmax (the node's axis) and hard_masked_softmax (the last axis, blocked entries 0)
+// through the rules' own softmax_lane (src/ops/normalization_eval.h) on the plan's buffers; chunks
+// are runs of lanes. Lanes along the last axis are contiguous rows, and then the node takes an
+// epilogue (applied per lane); lanes of an interior axis are strided, and then it takes none.
+template <class S>
+std::optional<PreparedKernel<S>> prepare_softmax(const PrepareArgs<S>& a) {
+  if (a.parent_shapes.size() != 1 || a.parent_shapes[0] != a.out_shape || a.out_shape.empty()) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(a.out_shape.size());
+  const bool masked = a.node.op == Op::HardMaskedSoftmax;
+  const bool log_form = a.node.op == Op::LogSoftmax;
+  std::shared_ptr<const std::vector<uint8_t>> mask;
+  int64_t axis = rank - 1;
+  if (masked) {
+    const auto& hm = std::get<HardMask>(a.node.attrs);
+    if (static_cast<int64_t>(hm.allowed.size()) != numel(a.out_shape)) return std::nullopt;
+    mask = std::make_shared<const std::vector<uint8_t>>(hm.allowed);
+  } else {
+    axis = std::get<AxisAttrs>(a.node.attrs).axis;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+  }
+  const rules::AxisLanes lanes = rules::axis_lanes(a.out_shape, axis);
+  const int64_t count = lanes.count();
+  const int64_t per = prepared::blocks_per_chunk(count, lanes.extent, kElementChunk);
+  PreparedKernel<S> k;
+  k.chunks = chunks_of(count, per);
+  k.takes_epilogue = lanes.inner == 1;
+  k.run = [=](const KernelCall<S>& c) {
+    NativeContextFor<S> ctx;
+    const auto r = chunk_range(c.chunk, count, per);
+    for (int64_t l = r.begin; l < r.end; ++l) {
+      if (mask) {  // the rule starts from zeros; blocked entries keep them
+        for (int64_t e = 0; e < lanes.extent; ++e) c.out[lanes.at(l, e)] = ctx.zero();
+        rules::softmax_lane(ctx, c.in[0], c.out, lanes, l, /*log_form=*/false,
+                            [&m = *mask](int64_t i) { return m[static_cast<size_t>(i)] != 0; });
+      } else {
+        rules::softmax_lane(ctx, c.in[0], c.out, lanes, l, log_form, [](int64_t) { return true; });
+      }
+      if (lanes.inner == 1) c.epilogue->apply(c.out + lanes.base(l), lanes.extent);
+    }
+  };
+  return k;
+}
+
 }  // namespace
 
 template <class S>
 std::optional<PreparedKernel<S>> reference_prepare(const PrepareArgs<S>& a) {
+  const Op op = a.node.op;
   if (a.node.parents.size() != a.parent_shapes.size()) return std::nullopt;
-  if (ArrayFn<S> fn = unary_fn<S>(a.node.op)) return prepare_unary(a, fn);
-  if (a.node.op == Op::MaxPool || a.node.op == Op::AvgPool) return prepare_pool(a, a.node.op == Op::MaxPool);
-  if (a.node.op == Op::BatchNormEval) return prepare_batch_norm(a);
+  if (ArrayFn<S> fn = unary_fn<S>(op)) return prepare_unary(a, fn);
+  if (op == Op::MaxPool || op == Op::AvgPool) return prepare_pool(a, op == Op::MaxPool);
+  if (op == Op::BatchNormEval) return prepare_batch_norm(a);
+  if (op == Op::Matmul) return prepare_matmul(a);
+  if (op == Op::Softmax || op == Op::LogSoftmax || op == Op::HardMaskedSoftmax) return prepare_softmax(a);
   return prepare_binary(a);
 }
 

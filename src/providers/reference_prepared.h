@@ -9,7 +9,7 @@ namespace denote {
 
 // The prepared form of the reference rule of args.node.op, or nullopt (the plan then runs the
 // ordinary reference kernel): unary elementwise ops, same-shape binary elementwise ops, pooling,
-// batch_norm_eval.
+// batch_norm_eval, matmul, softmax, log_softmax, hard_masked_softmax.
 template <class S>
 std::optional<PreparedKernel<S>> reference_prepare(const PrepareArgs<S>& args);
 

@@ -1,9 +1,11 @@
 // Compiled plans (denote/plan/compiled.h):
-//  - the reference provider's prepared kernels (unary and binary elementwise, pooling, batch norm)
+//  - the reference provider's prepared kernels (unary and binary elementwise, pooling, batch norm,
+//    matmul with broadcast batch dims, softmax / log_softmax / hard_masked_softmax on every axis)
 //    and their fused chains equal denote_all bit for bit, in f64 and f32, with NaN/inf inputs;
 //  - results do not depend on the thread count (1, 2, 3) for any provider, bit for bit;
 //  - reshape / flatten are views (no step), buffers are reused by liveness, and a call allocates
-//    nothing once the plan is compiled (counted by a replaced global operator new);
+//    nothing once the plan is compiled (counted by a replaced global operator new; a CNN, and an
+//    attention block of matmul, softmax and log_softmax);
 //  - errors: bad inputs as denote_all's, payload errors at run time as execute_plan's, bad threads.
 #include <gtest/gtest.h>
 
@@ -202,6 +204,78 @@ TEST(PlanCompiled, BatchNormEqualsDenoteAll) {
   }
 }
 
+struct MatmulCase {
+  Shape a, b;
+};
+
+// Matmul as torch.matmul: 1-D promotion, batch dims broadcast from either side, several chunks
+// (the largest cases), then relu (fused into the matmul's output pass) and tanh.
+TEST(PlanCompiled, MatmulEqualsDenoteAll) {
+  const MatmulCase cases[] = {
+      {{3, 4}, {4, 5}},       {{4}, {4, 6}},          {{5, 4}, {4}},         {{4}, {4}},
+      {{2, 3, 8}, {8, 2}},    {{2, 1, 3, 8}, {4, 8, 5}}, {{3, 8}, {2, 8, 5}}, {{2, 3, 8}, {8}},
+      {{1, 130}, {130, 1}},   {{4, 64, 32}, {32, 300}}, {{0, 4}, {4, 3}},     {{3, 0}, {0, 2}},
+  };
+  SplitMix64 g(20);
+  for (const MatmulCase& c : cases) {
+    GraphBuilder b;
+    const int64_t lhs = b.input(c.a);  // (separate statements: argument order is unspecified)
+    const int64_t y = b.unary(Op::Tanh, b.unary(Op::Relu, b.binary(Op::Matmul, lhs, b.input(c.b))));
+    expect_exact_both(built(b, y), {Tensor<double>(c.a, draw(g, numel(c.a))), Tensor<double>(c.b, draw(g, numel(c.b)))},
+                      fmt::format("matmul {} x {}", to_string(c.a), to_string(c.b)));
+  }
+}
+
+// softmax and log_softmax on every axis (strided lanes included), hard_masked_softmax with a fully
+// blocked row; large offsets (exp overflow without the max subtraction); relu after each.
+TEST(PlanCompiled, SoftmaxEqualsDenoteAll) {
+  SplitMix64 g(21);
+  const Shape s{3, 5, 700};  // 2100 lanes along the last axis: several chunks
+  for (Op op : {Op::Softmax, Op::LogSoftmax})
+    for (int64_t axis : {0, 1, 2}) {
+      GraphBuilder b;
+      const int64_t y = b.unary(Op::Relu, b.unary(op, b.input(s), AxisAttrs{axis}));
+      std::vector<double> x = draw(g, numel(s), -30.0, 30.0);
+      x[7] = 1000.0;
+      expect_exact_both(built(b, y), {Tensor<double>(s, x)}, fmt::format("{} axis {}", op_tag(op), axis));
+    }
+  const Shape m{4, 6};
+  HardMask mask{m, std::vector<uint8_t>(24, 1)};
+  for (int64_t i = 0; i < 6; ++i) mask.allowed[static_cast<size_t>(6 + i)] = 0;  // row 1 fully blocked
+  mask.allowed[0] = mask.allowed[13] = mask.allowed[23] = 0;
+  GraphBuilder b;
+  const int64_t y = b.unary(Op::Relu, b.unary(Op::HardMaskedSoftmax, b.input(m), mask));
+  expect_exact_both(built(b, y), {Tensor<double>(m, draw(g, 24, -5.0, 5.0))}, "hard_masked_softmax");
+}
+
+// An attention block without layout ops: s = x y (y broadcast over the batch), p = softmax(s),
+// o = p x, log_softmax(o) along axis 1; every node has a prepared form in the reference and openblas
+// providers.
+Model attention_model(int64_t batch, int64_t tokens, int64_t width) {
+  GraphBuilder b;
+  const int64_t x = b.input({batch, tokens, width});
+  const int64_t y = b.input({width, tokens});
+  const int64_t s = b.binary(Op::Matmul, x, y);
+  const int64_t p = b.unary(Op::Softmax, s, AxisAttrs{2});
+  const int64_t o = b.binary(Op::Matmul, p, x);
+  return built(b, b.unary(Op::LogSoftmax, o, AxisAttrs{1}));
+}
+
+std::vector<Tensor<double>> random_inputs(SplitMix64& g, const Model& m) {
+  std::vector<Tensor<double>> in;
+  for (int64_t id : m.graph.input_ids()) {
+    const Shape& s = m.graph.nodes[static_cast<size_t>(id)].out_shape;
+    in.emplace_back(s, draw(g, numel(s)));
+  }
+  return in;
+}
+
+TEST(PlanCompiled, AttentionBlockEqualsDenoteAll) {
+  SplitMix64 g(22);
+  const Model m = attention_model(3, 40, 16);
+  expect_exact_both(m, random_inputs(g, m), "attention");
+}
+
 // A small CNN: conv, relu, max_pool, batch_norm, flatten (a view), linear, relu, linear; and an MLP.
 Model cnn_model(SplitMix64& g, int64_t batch) {
   GraphBuilder b;
@@ -253,10 +327,15 @@ TEST(PlanCompiled, ReferenceCnnEqualsDenoteAll) {
 // order included), because chunks are fixed by the shapes.
 TEST(PlanCompiled, ResultsDoNotDependOnTheThreadCount) {
   SplitMix64 g(16);
-  const std::vector<std::pair<Model, Tensor<double>>> models = [&] {
-    std::vector<std::pair<Model, Tensor<double>>> v;
-    v.emplace_back(mlp_model(g, 1024), Tensor<double>({1024, 5}, draw(g, 5 * 1024)));
-    v.emplace_back(cnn_model(g, 16), Tensor<double>({16, 2, 12, 12}, draw(g, 16 * 288)));
+  const std::vector<std::pair<Model, std::vector<Tensor<double>>>> models = [&] {
+    std::vector<std::pair<Model, std::vector<Tensor<double>>>> v;
+    v.emplace_back(mlp_model(g, 1024), std::vector{Tensor<double>({1024, 5}, draw(g, 5 * 1024))});
+    v.emplace_back(cnn_model(g, 16), std::vector{Tensor<double>({16, 2, 12, 12}, draw(g, 16 * 288))});
+    for (int64_t batch : {1, 6}) {  // one batch matrix split by rows (openblas), and several
+      Model a = attention_model(batch, 96, 24);
+      std::vector<Tensor<double>> in = random_inputs(g, a);
+      v.emplace_back(std::move(a), std::move(in));
+    }
     return v;
   }();
   std::vector<std::string> providers = {"auto"};
@@ -264,10 +343,10 @@ TEST(PlanCompiled, ResultsDoNotDependOnTheThreadCount) {
   if (!avx2_module().capsules.empty()) providers.push_back("prefer:avx2");
   for (const auto& [m, x] : models)
     for (const std::string& provider : providers) {
-      auto one = compiled_outputs<float>(m, provider, {x}, 1, true);
+      auto one = compiled_outputs<float>(m, provider, x, 1, true);
       ASSERT_TRUE(one.ok()) << one.message();
       for (int threads : {2, 3}) {
-        auto many = compiled_outputs<float>(m, provider, {x}, threads, true);
+        auto many = compiled_outputs<float>(m, provider, x, threads, true);
         ASSERT_TRUE(many.ok()) << many.message();
         ASSERT_EQ((*many)[0].data.size(), (*one)[0].data.size());
         for (size_t i = 0; i < (*one)[0].data.size(); ++i)
@@ -303,28 +382,28 @@ TEST(PlanCompiled, ViewsFusionAndBufferReuse) {
 TEST(PlanCompiled, NoAllocationPerCallAfterCompiling) {
   SplitMix64 g(18);
   for (const std::string provider : {"auto", "prefer:openblas"})
-    for (int threads : {1, 2}) {
-      if (provider != "auto" && !openblas_built()) continue;
-      const Model m = provider == "auto" ? pointwise_model(g, 8) : cnn_model(g, 8);
-      const Shape in_shape = m.graph.nodes[0].out_shape;
-      auto bound = bound_plan(m.graph, provider);
-      ASSERT_TRUE(bound.ok());
-      const Payload<float> payload = narrow<float>(m.payload);
-      CompileOptions options;
-      options.threads = threads;
-      auto cp = compile_plan<float>(*bound, m.graph, payload, m.output_ids, options);
-      ASSERT_TRUE(cp.ok()) << cp.message();
-      ASSERT_EQ(cp->generic_steps(), 0) << cp->report();
-      const std::vector<Tensor<float>> in = narrow<float>({Tensor<double>(in_shape, draw(g, numel(in_shape)))});
-      ASSERT_TRUE(cp->run(in).ok());
-      g_allocations = 0;
-      g_counting = true;
-      const Status s1 = cp->run(in);
-      const Status s2 = cp->run(in);
-      g_counting = false;
-      ASSERT_TRUE(s1.ok() && s2.ok());
-      EXPECT_EQ(g_allocations.load(), 0) << provider << ", " << threads << " threads\n" << cp->report();
-    }
+    for (bool attention : {false, true})
+      for (int threads : {1, 2}) {
+        if (provider != "auto" && !openblas_built()) continue;
+        const Model m = attention ? attention_model(4, 32, 16) : provider == "auto" ? pointwise_model(g, 8) : cnn_model(g, 8);
+        auto bound = bound_plan(m.graph, provider);
+        ASSERT_TRUE(bound.ok());
+        const Payload<float> payload = narrow<float>(m.payload);
+        CompileOptions options;
+        options.threads = threads;
+        auto cp = compile_plan<float>(*bound, m.graph, payload, m.output_ids, options);
+        ASSERT_TRUE(cp.ok()) << cp.message();
+        ASSERT_EQ(cp->generic_steps(), 0) << cp->report();
+        const std::vector<Tensor<float>> in = narrow<float>(random_inputs(g, m));
+        ASSERT_TRUE(cp->run(in).ok());
+        g_allocations = 0;
+        g_counting = true;
+        const Status s1 = cp->run(in);
+        const Status s2 = cp->run(in);
+        g_counting = false;
+        ASSERT_TRUE(s1.ok() && s2.ok());
+        EXPECT_EQ(g_allocations.load(), 0) << provider << ", " << threads << " threads\n" << cp->report();
+      }
 }
 
 TEST(PlanCompiled, ErrorsAsDenoteAll) {

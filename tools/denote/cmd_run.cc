@@ -1,13 +1,13 @@
-// denote run MODEL --input T [--arith A] [--rounding R] [--precision BITS] [--trace] [--json]:
+// denote run MODEL --input T [--arith A] [--rounding R] [--precision BITS] [--provider P] [--trace] [--json]:
 // denote the graph in hardware f64/f32, a software binary format (exact rounding in any of the
-// modes, IEEE flags reported), or MPFR at a chosen precision.
+// modes, IEEE flags reported), or MPFR at a chosen precision. With --provider, a kernel plan in
+// f64/f32: compiled (run_compiled, the path `denote bench` times), or node by node with --trace.
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli.h"
 #include "run_typed.h"
-#include "denote/check/check.h"
 #include "denote/eval/eval.h"
 #include "denote/io/text.h"
 #include "denote/scalar/arith.h"
@@ -131,28 +131,26 @@ int run(const RunOptions& o) {
   // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
   if (!spec.ok()) return usage_error(spec.message());
-  if (o.provider_given) {
-    if (o.provider.empty()) return usage_error("--provider '': expected auto, prefer:P or only:P");
-    auto policy = policy_from_options("cpu", o.provider, "checked");
-    if (!policy.ok()) return usage_error("--provider: " + policy.message());
-  }
-  auto m = load_model(o.path);
-  if (!m.ok()) return fail(m.message());
-  if (Status s = check_shapes(m->graph); !s.ok()) return fail(s.message());
-  auto inputs = parse_inputs(m->graph, o.inputs);
-  if (!inputs.ok()) return fail(inputs.message());
+  if (o.provider_given)
+    if (std::string problem = provider_problem(o.provider); !problem.empty()) return usage_error(problem);
+  auto loaded = load_model_and_inputs(o.path, o.inputs);
+  if (!loaded.ok()) return fail(loaded.message());
+  const Model& m = loaded->model;
+  const auto& inputs = loaded->inputs;
   EvalOptions options;
   set_max_bytes(options, *budget);
   Result<Evaluated> e = error_status("unreachable");
   if (o.provider_given) {
-    auto table = run_plan(*m, *inputs, o.provider, *spec, options);
+    // --trace needs every node's value: the plan node by node; else the compiled plan (outputs only).
+    auto table = o.trace ? run_plan(m, inputs, o.provider, *spec, options)
+                         : run_compiled(m, inputs, o.provider, *spec, options);
     e = table.ok() ? Result<Evaluated>(Evaluated{std::move(*table)}) : Result<Evaluated>(table.status());
   } else {
-    e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, *m, *inputs, options, o.trace); });
+    e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, m, inputs, options, o.trace); });
   }
   if (!e.ok()) return fail(e.message());
-  if (o.json) print_json(*m, *e, o);
-  else print_text(*m, *e, o);
+  if (o.json) print_json(m, *e, o);
+  else print_text(m, *e, o);
   return kExitOk;
 }
 
@@ -174,7 +172,8 @@ void add_run(CLI::App& app, Command& cmd) {
                   "nearest-away");
   sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
   sub->add_option("--provider", o->provider,
-                  "run through a kernel plan: auto, prefer:P or only:P (P: reference, openblas); f64/f32 only")
+                  "run through a kernel plan: auto, prefer:P or only:P (P: reference, openblas, avx2); f64/f32 "
+                  "only; compiled (denote/plan/compiled.h), or node by node with --trace")
       ->each([o](const std::string&) { o->provider_given = true; });
   add_max_memory_option(sub, o->max_memory);
   sub->add_flag("--trace", o->trace, "print the whole value table");

@@ -53,7 +53,26 @@ Result<CompiledRun> compile_widened(const BoundPlan& bound, const Model& m, cons
   run.report = state->first.report();
   run.threads = state->first.threads();
   run.call = [state] { return state->first.run(std::span<const Tensor<S>>(state->second)); };
+  run.outputs = [state] {
+    std::vector<Tensor<double>> out;
+    for (size_t k = 0; k < state->first.output_count(); ++k) {
+      const std::span<const S> v = state->first.output(k);
+      out.emplace_back(state->first.output_shape(k), std::vector<double>(v.begin(), v.end()));
+    }
+    return out;
+  };
   return run;
+}
+
+// The plan of `m` under the --provider policy, bound to the standard handlers; arith must be native.
+Result<BoundPlan> bound_plan_for(const Model& m, const std::string& provider, const ArithSpec& arith) {
+  if (!arith.native())
+    return Status::error(ErrorCode::kUnsupported, "--provider runs a kernel plan in f64 or f32 only, not --arith " +
+                                                      arith.name)
+        .with_field("arith");
+  DENOTE_ASSIGN_OR_RETURN(PlanPolicy policy, policy_from_options("cpu", provider, "checked"));
+  DENOTE_ASSIGN_OR_RETURN(GraphKernelPlan plan, plan_model(m, policy));
+  return bind_plan(plan, standard_handlers());
 }
 
 }  // namespace
@@ -81,13 +100,7 @@ Result<GraphKernelPlan> plan_model(const Model& m, const PlanPolicy& policy) {
 Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<Tensor<double>>& inputs,
                                              const std::string& provider, const ArithSpec& arith,
                                              const EvalOptions& options) {
-  if (!arith.native())
-    return Status::error(ErrorCode::kUnsupported, "--provider runs a kernel plan in f64 or f32 only, not --arith " +
-                                                      arith.name)
-        .with_field("arith");
-  DENOTE_ASSIGN_OR_RETURN(PlanPolicy policy, policy_from_options("cpu", provider, "checked"));
-  DENOTE_ASSIGN_OR_RETURN(GraphKernelPlan plan, plan_model(m, policy));
-  DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bind_plan(plan, standard_handlers()));
+  DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bound_plan_for(m, provider, arith));
   return visit_arith(arith, [&](auto& ctx) -> Result<std::vector<Tensor<double>>> {
     using S = typename std::decay_t<decltype(ctx)>::Scalar;
     if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) return execute_widened<S>(bound, m, inputs, options);
@@ -97,15 +110,20 @@ Result<std::vector<Tensor<double>>> run_plan(const Model& m, const std::vector<T
 
 Result<CompiledRun> compile_run(const Model& m, const std::vector<Tensor<double>>& inputs, const std::string& provider,
                                 const ArithSpec& arith, int threads, const EvalOptions& options) {
-  if (!arith.native())
-    return Status::error(ErrorCode::kUnsupported, "--provider runs a kernel plan in f64 or f32 only, not --arith " +
-                                                      arith.name)
-        .with_field("arith");
-  DENOTE_ASSIGN_OR_RETURN(PlanPolicy policy, policy_from_options("cpu", provider, "checked"));
-  DENOTE_ASSIGN_OR_RETURN(GraphKernelPlan plan, plan_model(m, policy));
-  DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bind_plan(plan, standard_handlers()));
+  DENOTE_ASSIGN_OR_RETURN(BoundPlan bound, bound_plan_for(m, provider, arith));
   if (arith.kind == ArithKind::F32) return compile_widened<float>(bound, m, inputs, threads, options);
   return compile_widened<double>(bound, m, inputs, threads, options);
+}
+
+Result<std::vector<Tensor<double>>> run_compiled(const Model& m, const std::vector<Tensor<double>>& inputs,
+                                                 const std::string& provider, const ArithSpec& arith,
+                                                 const EvalOptions& options) {
+  DENOTE_ASSIGN_OR_RETURN(CompiledRun run, compile_run(m, inputs, provider, arith, /*threads=*/1, options));
+  DENOTE_RETURN_IF_ERROR(run.call());
+  std::vector<Tensor<double>> table(m.graph.nodes.size());
+  std::vector<Tensor<double>> outputs = run.outputs();
+  for (size_t k = 0; k < outputs.size(); ++k) table[static_cast<size_t>(m.output_ids[k])] = std::move(outputs[k]);
+  return table;
 }
 
 }  // namespace denote::cli
