@@ -1,11 +1,12 @@
 // Explicit instantiation of the evaluator for BinaryContext (software binary formats), and the
 // context's whole-tensor rules (issue 20): where the format has a fast path (binary_fast.h),
-// linear, matmul and add/sub/mul_elem run as tensor kernels that give the op table's words, flags
+// linear, matmul, conv and add/sub/mul_elem run as tensor kernels that give the op table's words, flags
 // and errors; any other case (no fast path, a shape or payload the op table's rule reports) goes to
 // the op table's rule.
 #include "evaluator_impl.h"
 
 #include "denote/scalar/binary_fast.h"
+#include "scalar/binary_fast_fold.h"
 
 namespace denote {
 
@@ -53,6 +54,44 @@ Result<Value> matmul_rule(BinaryContext& ctx, const Args& a) {
   return out;
 }
 
+// The dims of a conv the fast fold covers (a payload the rule accepts, sizes that agree), else nullopt.
+std::optional<FastConvDims> conv_dims(const Args& a, const rules::Window& w, const ConvRecord<FpWord>& rec) {
+  const auto& c = std::get<ConvConfig>(a.node.attrs);
+  const Value& x = a.in();
+  if (c.groups <= 0 || c.in_channels % c.groups != 0 || c.out_channels % c.groups != 0) return std::nullopt;
+  const FastConvDims d{numel(Shape(x.shape.begin(), x.shape.begin() + c.channel_axis)), c.in_channels,
+                       c.out_channels, c.groups, numel(w.in), numel(w.kernel)};
+  const bool fits = static_cast<int64_t>(x.data.size()) == d.lead * d.cin * d.in_vol &&
+                    numel(a.out_shape) == d.lead * d.cout * numel(w.out) &&
+                    static_cast<int64_t>(rec.weight.size()) == d.cout * (d.cin / d.groups) * d.k_vol;
+  if (!fits) return std::nullopt;
+  return d;
+}
+
+// conv: the rule's taps (for_each_window), kLanes output channels folded at once (FastConv).
+Result<Value> conv_rule(BinaryContext& ctx, const Args& a) {
+  const FastFormat* ff = ctx.fast();
+  const Value& x = a.in();
+  const auto* rec = find_record(a.payload.conv, a.node.id);
+  if (!ff || !rules::check_conv_record(a.node, rec, x.shape).ok()) return rules::eval_Conv(ctx, a);  // its errors
+  const rules::Window w = rules::conv_window(std::get<ConvConfig>(a.node.attrs), x.shape, a.out_shape);
+  const std::optional<FastConvDims> d = conv_dims(a, w, *rec);
+  FastConv conv;
+  if (!d || !conv.prepare(*ff, x.data.data(), rec->weight.data(), rec->bias.data(), *d))
+    return rules::eval_Conv(ctx, a);  // a NaN, infinite or malformed operand: the rule's order
+  Value out;
+  out.shape = a.out_shape;
+  out.data.resize(static_cast<size_t>(numel(a.out_shape)));
+  const int64_t out_vol = numel(w.out);
+  std::vector<ConvTap> taps;
+  rules::for_each_window(w, [&](int64_t p, const std::vector<rules::Tap>& t) {
+    taps.resize(t.size());
+    for (size_t i = 0; i < t.size(); ++i) taps[i] = ConvTap{t[i].k, t[i].in};
+    conv.position(ctx.env(), taps.data(), taps.size(), p, out_vol, out.data.data());
+  });
+  return out;
+}
+
 using Bulk = void (*)(const FastFormat&, FpEnv&, const FpWord*, const FpWord*, FpWord*, size_t);
 
 // An elementwise op of two equally shaped tensors through a bulk kernel, else the table's rule.
@@ -80,6 +119,10 @@ struct FastRule<Op::Linear> {
 template <>
 struct FastRule<Op::Matmul> {
   static constexpr detail::EvalFn<BinaryContext> fn = &matmul_rule;
+};
+template <>
+struct FastRule<Op::Conv> {
+  static constexpr detail::EvalFn<BinaryContext> fn = &conv_rule;
 };
 template <>
 struct FastRule<Op::Add> {

@@ -1,14 +1,17 @@
-// Fast exact formats: inner-product folds (binary_fast.h, fast_matmul / fast_linear). Operands are
+// Fast exact formats: inner-product folds (binary_fast.h, fast_matmul / fast_linear; binary_fast_fold.h,
+// FastConv: the same lanes over a conv's outputs, the steps of its window). Operands are
 // decoded to doubles once; kLanes outputs are folded at once, each in its own left-to-right order,
 // with the accumulator held as the double of its format value. A lane whose step the fast path
 // cannot settle (a subnormal or overflowing product or sum) does that step with the general
 // routine on words; a lane whose accumulator became NaN or infinite stays on words from then on.
-// Inputs holding NaN, infinity or malformed words take the one-at-a-time path instead, so that
-// errors and NaN payloads come out exactly as in the evaluator's scalar order.
+// Inputs holding NaN, infinity or malformed words take the one-at-a-time path instead (conv: the op
+// table's rule), so that errors and NaN payloads come out exactly as in the evaluator's scalar order.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "denote/scalar/binary_fast.h"
+#include "scalar/binary_fast_fold.h"
 #include "scalar/binary_fast_kernel.h"
 #include "scalar/binary_round.h"
 
@@ -67,12 +70,10 @@ struct LaneState {
   uint64_t slow[kLanes];  // 1: the accumulator is NaN or infinite and stays on words
 };
 
-// One step of lane l on words (the general routine), for lanes the fast path cannot settle.
-void slow_step(const FastFormat& ff, FpEnv& env, const FoldInput& in, LaneState& st, int l, int64_t i, int64_t r,
-               int64_t j) {
-  const uint64_t x = in.aw[i * in.k + r].bits;
-  const uint64_t y = in.bw[r * in.b_row + j * in.b_col].bits;
-  const uint64_t prod = in.b_first ? fp_mul(ff.format, env, y, x) : fp_mul(ff.format, env, x, y);
+// One step of lane l on words (the general routine), for lanes the fast path cannot settle: x and
+// y are the step's operand words (mul(y, x) when `b_first`).
+void slow_step(const FastFormat& ff, FpEnv& env, uint64_t x, uint64_t y, bool b_first, LaneState& st, int l) {
+  const uint64_t prod = b_first ? fp_mul(ff.format, env, y, x) : fp_mul(ff.format, env, x, y);
   const uint64_t acc = st.slow[l] ? st.word[l] : word_of(ff, st.acc[l]);
   const uint64_t sum = fp_add(ff.format, env, acc, prod);
   const double v = word_to_double(ff.format, sum);
@@ -81,9 +82,40 @@ void slow_step(const FastFormat& ff, FpEnv& env, const FoldInput& in, LaneState&
   if (!st.slow[l]) st.acc[l] = v;
 }
 
+// One step of every lane: next[l] = acc[l] + x[l * XS] * y[l], rounded (XS = 0: one x for all lanes);
+// lane_bad[l] = 1 where the fast path cannot settle it (or the lane is on words). The loop has no
+// branches, so it vectorises; the fast lanes' inexact and underflow are or-ed into `inexact` and
+// `underflow`. Returns whether a lane is bad.
+template <class P, Rounding R, int XS>
+[[gnu::always_inline]] inline uint64_t step_lanes(const P& p, const double* x, const double* y, const LaneState& st,
+                                                  double* next, uint64_t* lane_bad, uint64_t& inexact,
+                                                  uint64_t& underflow) {
+  uint64_t bad = 0, inex = 0, under = 0;
+  const double x0 = x[0];  // read once: one value for all lanes when XS == 0
+  for (int l = 0; l < kLanes; ++l) {
+    const Lane m = fastk::mul_lane<P, R>(p, XS == 0 ? x0 : x[l * XS], y[l]);
+    const Lane s = fastk::add_lane<P, R>(p, st.acc[l], dbl(m.bits));
+    next[l] = dbl(s.bits);
+    const uint64_t b = m.bad | s.bad | st.slow[l];
+    lane_bad[l] = b;
+    inex |= (m.inexact | s.inexact) & (b ^ 1);
+    under |= (m.underflow | s.underflow) & (b ^ 1);
+    bad |= b;
+  }
+  inexact |= inex;
+  underflow |= under;
+  return bad;
+}
+
+// The words of the lanes at the end of a fold, and the fast lanes' flags into `flags`.
+void finish_lanes(const FastFormat& ff, const LaneState& st, uint64_t inexact, uint64_t underflow,
+                  uint64_t* out_words, uint64_t& flags) {
+  for (int l = 0; l < kLanes; ++l) out_words[l] = st.slow[l] ? st.word[l] : word_of(ff, st.acc[l]);
+  flags |= (inexact ? uint64_t{kFpInexact} : 0) | (underflow ? uint64_t{kFpUnderflow} : 0);
+}
+
 // Folds outputs (i, j0 .. j0 + kLanes): B's rows for these lanes start at bd + r * stride (a padded
-// copy for the last, partial block, whose extra lanes hold zeros and are never bad). The lane loop
-// has no branches, so it vectorises; `flags` collects the fast lanes' inexact and underflow.
+// copy for the last, partial block, whose extra lanes hold zeros and are never bad).
 template <class P, Rounding R>
 [[gnu::always_inline]] inline void fold_block(const P& params, const FastFormat& ff, FpEnv& env, const FoldInput& in,
                                               int64_t i, int64_t j0, const double* bd, int64_t stride,
@@ -92,37 +124,22 @@ template <class P, Rounding R>
   LaneState st{};
   uint64_t inexact = 0, underflow = 0;
   for (int64_t r = 0; r < in.k; ++r) {
-    const double x = in.ad[i * in.k + r];
-    const double* y = bd + r * stride;
     double next[kLanes];
     uint64_t lane_bad[kLanes];
-    uint64_t bad = 0, inex = 0, under = 0;
-    for (int l = 0; l < kLanes; ++l) {
-      const Lane m = fastk::mul_lane<P, R>(p, x, y[l]);
-      const Lane s = fastk::add_lane<P, R>(p, st.acc[l], dbl(m.bits));
-      next[l] = dbl(s.bits);
-      const uint64_t b = m.bad | s.bad | st.slow[l];
-      lane_bad[l] = b;
-      inex |= (m.inexact | s.inexact) & (b ^ 1);
-      under |= (m.underflow | s.underflow) & (b ^ 1);
-      bad |= b;
-    }
-    inexact |= inex;
-    underflow |= under;
-    if (!bad) {
+    if (!step_lanes<P, R, 0>(p, in.ad + i * in.k + r, bd + r * stride, st, next, lane_bad, inexact, underflow)) {
       for (int l = 0; l < kLanes; ++l) st.acc[l] = next[l];
       continue;
     }
     for (int l = 0; l < kLanes; ++l) {
       if (lane_bad[l]) {
-        slow_step(ff, env, in, st, l, i, r, j0 + l);
+        slow_step(ff, env, in.aw[i * in.k + r].bits, in.bw[r * in.b_row + (j0 + l) * in.b_col].bits, in.b_first, st,
+                  l);
       } else {
         st.acc[l] = next[l];
       }
     }
   }
-  for (int l = 0; l < kLanes; ++l) out_words[l] = st.slow[l] ? st.word[l] : word_of(ff, st.acc[l]);
-  flags |= (inexact ? uint64_t{kFpInexact} : 0) | (underflow ? uint64_t{kFpUnderflow} : 0);
+  finish_lanes(ff, st, inexact, underflow, out_words, flags);
 }
 
 // The same compiled for AVX2 where the CPU has it.
@@ -224,6 +241,254 @@ void fast_linear(const FastFormat& ff, FpEnv& env, const FpWord* x, const FpWord
   fold_all(ff, env, in, rows, y);
   for (int64_t i = 0; i < rows; ++i)
     fast_add_n(ff, env, y + i * out_dim, bias, y + i * out_dim, static_cast<size_t>(out_dim));
+}
+
+// ---- conv (FastConv, binary_fast_fold.h) ----
+
+namespace {
+
+// The steps of one (l, group) of a conv position and one block of kLanes output channels: step r
+// multiplies x value xv[r] (word xw[xi[r]]) by the weights of row kp[r] (ic * k_vol + k), which
+// for lane l are wt[kp[r] * kLanes + l] (packed, zeros past the group's last channel) and the word
+// ww[(o0 + l) * w_stride + kp[r]]; the bias of lane l is bd[l] (zero past the last channel), word bw[l].
+struct ConvBlock {
+  const double* xv;
+  const int64_t* xi;
+  const int64_t* kp;
+  int64_t steps;
+  const double* wt;
+  const FpWord* xw;
+  const FpWord* ww;
+  int64_t w_stride, o0;
+  const double* bd;
+  const FpWord* bw;
+};
+
+// out_words[l] = add(acc[l], bias[l]) (bias bd[l], word bw[l]): on the fast lanes in the lanes' loop,
+// else fast_add on words.
+template <class P, Rounding R>
+[[gnu::always_inline]] inline void add_bias(const P& p, const FastFormat& ff, FpEnv& env, const double* bd,
+                                            const FpWord* bw, const LaneState& st, uint64_t inexact,
+                                            uint64_t underflow, uint64_t* out_words, uint64_t& flags) {
+  uint64_t lane_bad[kLanes];
+  uint64_t bad = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    const Lane s = fastk::add_lane<P, R>(p, st.acc[l], bd[l]);
+    const uint64_t b = s.bad | st.slow[l];
+    lane_bad[l] = b;
+    out_words[l] = s.word;
+    inexact |= s.inexact & (b ^ 1);
+    underflow |= s.underflow & (b ^ 1);
+    bad |= b;
+  }
+  for (int l = 0; bad && l < kLanes; ++l) {
+    if (!lane_bad[l]) continue;
+    const uint64_t acc = st.slow[l] ? st.word[l] : word_of(ff, st.acc[l]);
+    out_words[l] = fast_add(ff, env, acc, bw[l].bits);
+  }
+  flags |= (inexact ? uint64_t{kFpInexact} : 0) | (underflow ? uint64_t{kFpUnderflow} : 0);
+}
+
+// The block's outputs, bias added, into out_words (the rule's words for the group's lanes).
+template <class P, Rounding R>
+[[gnu::always_inline]] inline void conv_block(const P& params, const FastFormat& ff, FpEnv& env, const ConvBlock& in,
+                                              uint64_t* out_words, uint64_t& flags) {
+  const P p = params;
+  LaneState st{};
+  uint64_t inexact = 0, underflow = 0;
+  for (int64_t r = 0; r < in.steps; ++r) {
+    double next[kLanes];
+    uint64_t lane_bad[kLanes];
+    const int64_t row = in.kp[r];
+    if (!step_lanes<P, R, 0>(p, in.xv + r, in.wt + row * kLanes, st, next, lane_bad, inexact, underflow)) {
+      for (int l = 0; l < kLanes; ++l) st.acc[l] = next[l];
+      continue;
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      if (lane_bad[l]) {
+        slow_step(ff, env, in.xw[in.xi[r]].bits, in.ww[(in.o0 + l) * in.w_stride + row].bits, false, st, l);
+      } else {
+        st.acc[l] = next[l];
+      }
+    }
+  }
+  add_bias<P, R>(p, ff, env, in.bd, in.bw, st, inexact, underflow, out_words, flags);
+}
+
+// Small groups (fewer than kLanes / 2 output channels): kLanes outputs (l, o) of one position, any
+// group, each lane with its own x and w: step r reads x at xb[l] + xo[r] and w at wb[l] + wo[r]
+// (xd/xw, wd/ww; the lanes past the last output read a block of zeros and are never bad).
+struct GatherBlock {
+  const int64_t* xo;
+  const int64_t* wo;
+  int64_t steps;
+  const int64_t* xb;
+  const int64_t* wb;
+  const double* xd;
+  const double* wd;
+  const FpWord* xw;
+  const FpWord* ww;
+  const double* bd;
+  const FpWord* bw;
+};
+
+template <class P, Rounding R>
+[[gnu::always_inline]] inline void gather_block(const P& params, const FastFormat& ff, FpEnv& env,
+                                                const GatherBlock& in, uint64_t* out_words, uint64_t& flags) {
+  const P p = params;
+  LaneState st{};
+  uint64_t inexact = 0, underflow = 0;
+  for (int64_t r = 0; r < in.steps; ++r) {
+    double xv[kLanes], yv[kLanes], next[kLanes];
+    uint64_t lane_bad[kLanes];
+    const int64_t xo = in.xo[r], wo = in.wo[r];
+    for (int l = 0; l < kLanes; ++l) xv[l] = in.xd[in.xb[l] + xo], yv[l] = in.wd[in.wb[l] + wo];
+    if (!step_lanes<P, R, 1>(p, xv, yv, st, next, lane_bad, inexact, underflow)) {
+      for (int l = 0; l < kLanes; ++l) st.acc[l] = next[l];
+      continue;
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      if (lane_bad[l]) {
+        slow_step(ff, env, in.xw[in.xb[l] + xo].bits, in.ww[in.wb[l] + wo].bits, false, st, l);
+      } else {
+        st.acc[l] = next[l];
+      }
+    }
+  }
+  add_bias<P, R>(p, ff, env, in.bd, in.bw, st, inexact, underflow, out_words, flags);
+}
+
+template <class P, Rounding R>
+__attribute__((target("avx2"))) void gather_block_avx2(const P& p, const FastFormat& ff, FpEnv& env,
+                                                       const GatherBlock& in, uint64_t* out_words, uint64_t& flags) {
+  gather_block<P, R>(p, ff, env, in, out_words, flags);
+}
+template <class P, Rounding R>
+void gather_block_base(const P& p, const FastFormat& ff, FpEnv& env, const GatherBlock& in, uint64_t* out_words,
+                       uint64_t& flags) {
+  gather_block<P, R>(p, ff, env, in, out_words, flags);
+}
+
+template <class P, Rounding R>
+__attribute__((target("avx2"))) void conv_block_avx2(const P& p, const FastFormat& ff, FpEnv& env,
+                                                     const ConvBlock& in, uint64_t* out_words, uint64_t& flags) {
+  conv_block<P, R>(p, ff, env, in, out_words, flags);
+}
+template <class P, Rounding R>
+void conv_block_base(const P& p, const FastFormat& ff, FpEnv& env, const ConvBlock& in, uint64_t* out_words,
+                     uint64_t& flags) {
+  conv_block<P, R>(p, ff, env, in, out_words, flags);
+}
+
+}  // namespace
+
+bool FastConv::prepare(const FastFormat& ff, const FpWord* x, const FpWord* w, const FpWord* bias,
+                       const FastConvDims& d) {
+  ff_ = &ff;
+  x_ = x, w_ = w, bias_ = bias;
+  d_ = d;
+  group_in_ = d.cin / d.groups;
+  group_out_ = d.cout / d.groups;
+  blocks_ = (group_out_ + kLanes - 1) / kLanes;
+  gather_ = group_out_ < kLanes / 2;
+  std::vector<double> none;
+  if (!decode_operands(ff, x, static_cast<size_t>(d.lead * d.cin * d.in_vol), w,
+                       static_cast<size_t>(d.cout * group_in_ * d.k_vol), xd_, wd_) ||
+      !decode_operands(ff, bias, static_cast<size_t>(d.cout), bias, 0, bd_, none))
+    return false;
+  const int64_t rows = group_in_ * d.k_vol;
+  if (gather_) {  // the zero blocks that the lanes past the last output read
+    xd_.resize(xd_.size() + static_cast<size_t>(group_in_ * d.in_vol), 0.0);
+    wd_.resize(wd_.size() + static_cast<size_t>(rows), 0.0);
+    return true;
+  }
+  bt_.assign(static_cast<size_t>(d.groups * blocks_ * kLanes), 0.0);
+  wt_.assign(static_cast<size_t>(d.groups * blocks_ * rows * kLanes), 0.0);
+  for (int64_t o = 0; o < d.cout; ++o) {
+    const int64_t g = o / group_out_, q = o % group_out_;
+    double* dst = wt_.data() + (g * blocks_ + q / kLanes) * rows * kLanes + q % kLanes;
+    for (int64_t row = 0; row < rows; ++row) dst[row * kLanes] = wd_[static_cast<size_t>(o * rows + row)];
+    bt_[static_cast<size_t>((g * blocks_ + q / kLanes) * kLanes + q % kLanes)] = bd_[static_cast<size_t>(o)];
+  }
+  return true;
+}
+
+void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out) {
+  if (gather_) return gather_position(env, taps, n_taps, p, out_vol, out);
+  const FastFormat& ff = *ff_;
+  const int64_t n = static_cast<int64_t>(n_taps), steps = group_in_ * n, rows = group_in_ * d_.k_vol;
+  step_x_.resize(static_cast<size_t>(steps));
+  step_xi_.resize(static_cast<size_t>(steps));
+  step_k_.resize(static_cast<size_t>(steps));
+  uint64_t flags = 0;
+  const bool avx2 = fastk::have_avx2();
+  fastk::with_params(ff, env.rounding, [&](const auto& params, auto mode) {
+    using P = std::decay_t<decltype(params)>;
+    constexpr Rounding R = decltype(mode)::value;
+    auto* const block = avx2 ? &conv_block_avx2<P, R> : &conv_block_base<P, R>;
+    for (int64_t l = 0; l < d_.lead; ++l) {
+      for (int64_t g = 0; g < d_.groups; ++g) {
+        for (int64_t ic = 0, s = 0; ic < group_in_; ++ic) {  // the rule's order: channels, then taps
+          const int64_t base = (l * d_.cin + g * group_in_ + ic) * d_.in_vol;
+          for (int64_t t = 0; t < n; ++t, ++s) {
+            step_xi_[s] = base + taps[t].in;
+            step_x_[s] = xd_[static_cast<size_t>(step_xi_[s])];
+            step_k_[s] = ic * d_.k_vol + taps[t].k;
+          }
+        }
+        for (int64_t b = 0; b < blocks_; ++b) {
+          const int64_t o0 = g * group_out_ + b * kLanes;
+          const ConvBlock in{step_x_.data(), step_xi_.data(), step_k_.data(), steps,
+                             wt_.data() + (g * blocks_ + b) * rows * kLanes, x_, w_, rows, o0,
+                             bt_.data() + (g * blocks_ + b) * kLanes, bias_ + o0};
+          uint64_t words[kLanes];
+          block(params, ff, env, in, words, flags);
+          const int64_t lanes = std::min<int64_t>(kLanes, group_out_ - b * kLanes);
+          for (int64_t q = 0; q < lanes; ++q) out[(l * d_.cout + o0 + q) * out_vol + p].bits = words[q];
+        }
+      }
+    }
+  });
+  env.flags |= static_cast<uint32_t>(flags);
+}
+
+void FastConv::gather_position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol,
+                               FpWord* out) {
+  const FastFormat& ff = *ff_;
+  const int64_t n = static_cast<int64_t>(n_taps), steps = group_in_ * n, rows = group_in_ * d_.k_vol;
+  const int64_t total = d_.lead * d_.cout;
+  step_xi_.resize(static_cast<size_t>(steps));
+  step_k_.resize(static_cast<size_t>(steps));
+  for (int64_t ic = 0, s = 0; ic < group_in_; ++ic)  // the rule's order: channels, then taps
+    for (int64_t t = 0; t < n; ++t, ++s) {
+      step_xi_[s] = ic * d_.in_vol + taps[t].in;
+      step_k_[s] = ic * d_.k_vol + taps[t].k;
+    }
+  uint64_t flags = 0;
+  const bool avx2 = fastk::have_avx2();
+  fastk::with_params(ff, env.rounding, [&](const auto& params, auto mode) {
+    using P = std::decay_t<decltype(params)>;
+    constexpr Rounding R = decltype(mode)::value;
+    auto* const block = avx2 ? &gather_block_avx2<P, R> : &gather_block_base<P, R>;
+    for (int64_t j0 = 0; j0 < total; j0 += kLanes) {
+      int64_t xb[kLanes], wb[kLanes];
+      double bd[kLanes];
+      FpWord bw[kLanes];
+      for (int64_t q = 0; q < kLanes; ++q) {  // output j = l * cout + o
+        const int64_t j = j0 + q, l = j / d_.cout, o = j % d_.cout;
+        const bool real = j < total;
+        xb[q] = real ? (l * d_.cin + o / group_out_ * group_in_) * d_.in_vol : d_.lead * d_.cin * d_.in_vol;
+        wb[q] = real ? o * rows : d_.cout * rows;
+        bd[q] = real ? bd_[static_cast<size_t>(o)] : 0.0;
+        bw[q] = real ? bias_[o] : FpWord{};
+      }
+      const GatherBlock in{step_xi_.data(), step_k_.data(), steps, xb, wb, xd_.data(), wd_.data(), x_, w_, bd, bw};
+      uint64_t words[kLanes];
+      block(params, ff, env, in, words, flags);
+      for (int64_t q = 0; q < kLanes && j0 + q < total; ++q) out[(j0 + q) * out_vol + p].bits = words[q];
+    }
+  });
+  env.flags |= static_cast<uint32_t>(flags);
 }
 
 }  // namespace denote
