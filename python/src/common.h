@@ -16,6 +16,7 @@
 
 #include "denote/base/status.h"
 #include "denote/ir/model.h"
+#include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
 #include "denote/tensor/tensor.h"
 #include "denote/typed/interp.h"
@@ -27,11 +28,22 @@ namespace denote::python {
 // A model as Python sees it: the model (graph, f64 payload, outputs) with its typed information
 // (input dtypes and typed constants; empty for an untyped model), and per-model caches that are
 // filled under the GIL before a call releases it.
+// A compiled plan (denote/plan/compiled.h) and the lock its calls take: a plan owns its buffers, so
+// two Python threads that run one model (the GIL released) take turns on it.
+template <class S>
+struct CompiledHolder {
+  std::mutex run_mutex;
+  CompiledPlan<S> plan;
+};
+
 struct PyModel {
   TypedModel tm;
   std::shared_ptr<const TypedModel> typed_onnx;                  // an ONNX file's typed import, if any
   std::shared_ptr<const Payload<float>> f32_payload;            // convert_payload<float>, once
   std::map<std::string, std::shared_ptr<const BoundPlan>> plans;  // bound plans by provider policy
+  // Compiled plans by provider policy and memory budget, for f64 and f32 runs (outputs only).
+  std::map<std::string, std::shared_ptr<CompiledHolder<double>>> compiled64;
+  std::map<std::string, std::shared_ptr<CompiledHolder<float>>> compiled32;
   std::mutex cache_mutex;
 
   const Model& model() const { return tm.model; }

@@ -153,6 +153,76 @@ py::object package(std::vector<int64_t> ids, std::vector<py::object> arrays, boo
   return py::make_tuple(result, flags_dict(flags));
 }
 
+template <class S>
+std::map<std::string, std::shared_ptr<CompiledHolder<S>>>& compiled_cache(PyModel& m) {
+  if constexpr (std::is_same_v<S, double>) return m.compiled64;
+  else return m.compiled32;
+}
+
+// The model's compiled plan under `provider` for S, compiled on the first call (GIL held).
+template <class S>
+std::shared_ptr<CompiledHolder<S>> compiled_plan(PyModel& m, const std::string& provider, const EvalOptions& options) {
+  std::shared_ptr<const BoundPlan> bound = bound_plan(m, provider);
+  const std::string key = fmt::format("{}|{}", provider, options.max_bytes);
+  std::lock_guard<std::mutex> lock(m.cache_mutex);
+  auto& cache = compiled_cache<S>(m);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const Payload<S>* payload = nullptr;
+  if constexpr (std::is_same_v<S, double>) payload = &m.model().payload;
+  else payload = m.f32_payload.get();
+  auto holder = std::make_shared<CompiledHolder<S>>();
+  holder->plan = unwrap(compile_plan<S>(*bound, m.model().graph, *payload,
+                                        std::span<const int64_t>(m.model().output_ids), CompileOptions{}, options));
+  cache[key] = holder;
+  return holder;
+}
+
+// The inputs of a compiled run: a C-contiguous array of the run's dtype is read in place (no copy);
+// any other array is converted once into `owned`.
+template <class S>
+struct PlanInputs {
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<Tensor<S>> owned;
+  std::vector<InputView<S>> views;
+};
+
+template <class S>
+void gather_inputs(const py::args& inputs, PlanInputs<S>& in) {
+  in.owned.reserve(inputs.size());  // views point into owned: no reallocation
+  in.shapes.reserve(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (py::isinstance<py::array_t<S, py::array::c_style>>(inputs[k])) {
+      auto a = py::reinterpret_borrow<py::array_t<S, py::array::c_style>>(inputs[k]);
+      in.shapes.emplace_back(a.shape(), a.shape() + a.ndim());
+      in.views.push_back({in.shapes.back(), std::span<const S>(a.data(), static_cast<size_t>(a.size()))});
+      continue;
+    }
+    Tensor<double> t = to_tensor(inputs[k], {"input", static_cast<int64_t>(k)});
+    in.owned.emplace_back(t.shape, std::vector<S>(t.data.begin(), t.data.end()));
+    in.views.push_back({in.owned.back().shape, in.owned.back().data});
+  }
+}
+
+// model.run(..., provider=P) for the outputs: the compiled plan on the inputs in place.
+template <class S>
+py::object run_compiled(PyModel& self, const py::args& inputs, const std::string& provider, const EvalOptions& options) {
+  std::shared_ptr<CompiledHolder<S>> holder = compiled_plan<S>(self, provider, options);
+  PlanInputs<S> in;
+  gather_inputs(inputs, in);
+  Status s = ok_status();
+  std::vector<Tensor<S>> out;
+  {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(holder->run_mutex);
+    s = holder->plan.run(std::span<const InputView<S>>(in.views));
+    if (s.ok()) out = holder->plan.outputs();  // the plan's buffers are reused by the next call
+  }
+  check(s);
+  std::vector<py::object> arrays;
+  for (auto& t : out) arrays.push_back(to_numpy(std::move(t)));
+  return package(self.model().output_ids, std::move(arrays), false, false, 0);
+}
+
 struct RunArgs {
   std::string arith, rounding;
   long precision = 256;
@@ -201,9 +271,6 @@ py::object run(PyModel& self, const py::args& inputs, const RunArgs& a) {
   for (const auto& x : inputs) integral = integral || is_integral_array(x);
   if (integral) return run_typed(self, inputs, a);
   const ArithSpec spec = unwrap(parse_arith(a.arith, a.rounding, a.precision));
-  std::vector<Tensor<double>> in;
-  in.reserve(inputs.size());
-  for (size_t k = 0; k < inputs.size(); ++k) in.push_back(to_tensor(inputs[k], {"input", static_cast<int64_t>(k)}));
   if (spec.kind == ArithKind::F32 && !self.f32_payload) {
     std::lock_guard<std::mutex> lock(self.cache_mutex);
     if (!self.f32_payload)
@@ -218,8 +285,14 @@ py::object run(PyModel& self, const py::args& inputs, const RunArgs& a) {
     if (!spec.native())
       raise_status(Status::error(ErrorCode::kUnsupported, "provider runs a kernel plan in f64 or f32 only, not arith " +
                                                               spec.name).with_field("arith"));
+    if (!a.all_nodes)  // the compiled plan (outputs only); all_nodes needs the plan node by node
+      return spec.kind == ArithKind::F32 ? run_compiled<float>(self, inputs, *a.provider, a.options)
+                                         : run_compiled<double>(self, inputs, *a.provider, a.options);
     plan = bound_plan(self, *a.provider);
   }
+  std::vector<Tensor<double>> in;
+  in.reserve(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) in.push_back(to_tensor(inputs[k], {"input", static_cast<int64_t>(k)}));
   Result<Values> r = Status::error(ErrorCode::kInternal, "internal: run did not run");
   {
     py::gil_scoped_release release;

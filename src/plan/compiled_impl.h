@@ -56,7 +56,11 @@ struct CompiledPlanImpl {
   std::unique_ptr<detail::ThreadPool> pool;
   int threads = 1;
 
-  Status run(std::span<const Tensor<S>> inputs);
+  // Checks input k against its node (shape, value count) and points its slots at `data`.
+  Status bind_input(size_t k, std::span<const int64_t> shape, const S* data, size_t count);
+  // Binds every input (by bind_input), then runs every step.
+  template <class In>
+  Status run(std::span<const In> inputs);
   Status run_step(Step<S>& st);
   Status run_generic(Step<S>& st);
 };

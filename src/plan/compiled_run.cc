@@ -58,25 +58,31 @@ Status CompiledPlanImpl<S>::run_step(Step<S>& st) {
 }
 
 template <class S>
-Status CompiledPlanImpl<S>::run(std::span<const Tensor<S>> inputs) {
+Status CompiledPlanImpl<S>::bind_input(size_t k, std::span<const int64_t> shape, const S* data, size_t count) {
+  const Node& n = graph.nodes[static_cast<size_t>(input_nodes[k])];
+  if (!std::equal(shape.begin(), shape.end(), n.out_shape.begin(), n.out_shape.end()))
+    return walk::attach_node(n, rules::eval_error("input shape mismatch: expected " + to_string(n.out_shape) +
+                                                      ", got " + to_string(Shape(shape.begin(), shape.end())), "input"),
+                             "IR eval");
+  if (count != static_cast<size_t>(numel(n.out_shape)))
+    return walk::attach_node(n, rules::eval_error(fmt::format("input has {} values for shape {}", count,
+                                                              to_string(n.out_shape)), "input"),
+                             "IR eval");
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].kind == SlotKind::Input && slots[i].index == static_cast<int64_t>(k))
+      slot_ptr[i] = const_cast<S*>(data);  // inputs are only read
+  return ok_status();
+}
+
+template <class S>
+template <class In>
+Status CompiledPlanImpl<S>::run(std::span<const In> inputs) {
   if (inputs.size() != input_nodes.size())
     return Status::error(ErrorCode::kInvalidInput,
                          fmt::format("IR eval: expected {} input tensors, got {}", input_nodes.size(), inputs.size()));
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const Node& n = graph.nodes[static_cast<size_t>(input_nodes[k])];
-    if (inputs[k].shape != n.out_shape)
-      return walk::attach_node(n, rules::eval_error("input shape mismatch: expected " + to_string(n.out_shape) +
-                                                        ", got " + to_string(inputs[k].shape), "input"),
-                               "IR eval");
-    if (inputs[k].data.size() != static_cast<size_t>(numel(n.out_shape)))
-      return walk::attach_node(n, rules::eval_error(fmt::format("input has {} values for shape {}",
-                                                                inputs[k].data.size(), to_string(n.out_shape)),
-                                                    "input"),
-                               "IR eval");
-  }
-  for (size_t i = 0; i < slots.size(); ++i)
-    if (slots[i].kind == SlotKind::Input)
-      slot_ptr[i] = const_cast<S*>(inputs[static_cast<size_t>(slots[i].index)].data.data());
+  for (size_t k = 0; k < inputs.size(); ++k)
+    DENOTE_RETURN_IF_ERROR(bind_input(k, std::span<const int64_t>(inputs[k].shape), inputs[k].data.data(),
+                                      inputs[k].data.size()));
   for (Step<S>& st : steps) DENOTE_RETURN_IF_ERROR(run_step(st));
   return ok_status();
 }
@@ -94,6 +100,12 @@ CompiledPlan<S>::~CompiledPlan() = default;
 
 template <class S>
 Status CompiledPlan<S>::run(std::span<const Tensor<S>> inputs) {
+  if (!impl_) return error_status("compile plan: the plan is empty (compile_plan)");
+  return impl_->run(inputs);
+}
+
+template <class S>
+Status CompiledPlan<S>::run(std::span<const InputView<S>> inputs) {
   if (!impl_) return error_status("compile plan: the plan is empty (compile_plan)");
   return impl_->run(inputs);
 }

@@ -80,6 +80,30 @@ def test_provider_plans_match_reference(acas_path):
     assert m.run(x, arith="f32", provider="auto").dtype == np.float32
 
 
+def test_compiled_plan_reads_inputs_in_place_or_converted(acas_path):
+    """provider= runs the compiled plan: in-place (C-contiguous, the run's dtype) and converted inputs
+    (other layouts, other dtypes, lists) give the same outputs; errors name the input's node."""
+    m = denote.load(acas_path)
+    base = np.random.default_rng(7).uniform(-0.5, 0.5, (1, 1, 1, 5))
+    wide = np.zeros((1, 1, 1, 10))
+    wide[..., ::2] = base
+    for arith, dtype in (("f64", np.float64), ("f32", np.float32)):
+        x = base.astype(dtype)
+        ref = m.run(x, arith=arith, provider="only:reference")
+        assert ref.dtype == dtype
+        np.testing.assert_array_equal(ref, m.run(x, arith=arith))  # the reference plan is the evaluator's rules
+        for other in (wide[..., ::2], np.asfortranarray(x), x.tolist(), x.astype(np.float16).astype(dtype)):
+            got = m.run(other, arith=arith, provider="only:reference")
+            np.testing.assert_array_equal(got, m.run(np.ascontiguousarray(other, dtype=dtype), arith=arith))
+        for p in ("auto", "prefer:openblas"):
+            np.testing.assert_allclose(m.run(x, arith=arith, provider=p), ref, rtol=1e-5 if arith == "f32" else 1e-12)
+        again = m.run(x, arith=arith, provider="only:reference")
+        assert again is not ref and np.array_equal(again, ref)  # outputs are fresh arrays, not the plan's buffers
+    with pytest.raises(denote.Error) as e:
+        m.run(np.zeros((1, 1, 1, 4)), provider="only:reference")
+    assert "input shape mismatch" in str(e.value) and e.value.node is not None
+
+
 def test_layouts_and_dtypes_of_inputs(acas_path):
     m = denote.load(acas_path)
     base = np.random.default_rng(5).uniform(-0.5, 0.5, (1, 1, 1, 5))

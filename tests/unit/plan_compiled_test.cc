@@ -406,6 +406,39 @@ TEST(PlanCompiled, NoAllocationPerCallAfterCompiling) {
       }
 }
 
+// Inputs read in place (InputView: the Python module's numpy path) give the same outputs, the same
+// errors and no allocation per call.
+TEST(PlanCompiled, InputViewsRunAsTensors) {
+  SplitMix64 g(20);
+  const Model m = cnn_model(g, 4);
+  // The reference conv has no prepared form (a generic step allocates); openblas's has.
+  auto bound = bound_plan(m.graph, openblas_built() ? "prefer:openblas" : "auto");
+  ASSERT_TRUE(bound.ok());
+  const Payload<float> payload = narrow<float>(m.payload);
+  auto cp = compile_plan<float>(*bound, m.graph, payload, m.output_ids);
+  ASSERT_TRUE(cp.ok()) << cp.message();
+  const std::vector<Tensor<float>> in = narrow<float>(random_inputs(g, m));
+  ASSERT_TRUE(cp->run(in).ok());
+  const std::vector<Tensor<float>> want = cp->outputs();
+  std::vector<InputView<float>> views;
+  for (const Tensor<float>& t : in) views.push_back({t.shape, t.data});
+  g_allocations = 0;
+  g_counting = true;
+  const Status s = cp->run(std::span<const InputView<float>>(views));
+  g_counting = false;
+  ASSERT_TRUE(s.ok()) << s.message();
+  if (cp->generic_steps() == 0) EXPECT_EQ(g_allocations.load(), 0) << cp->report();
+  const std::vector<Tensor<float>> got = cp->outputs();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], want[k]);
+  const Shape wrong{1, 2, 3};
+  const std::vector<Tensor<float>> bad_t = {Tensor<float>(wrong, std::vector<float>(6, 0.f))};
+  const std::vector<InputView<float>> bad_v = {{wrong, bad_t[0].data}};
+  EXPECT_EQ(cp->run(std::span<const InputView<float>>(bad_v)).message(), cp->run(bad_t).message());
+  const std::vector<InputView<float>> short_v = {{in[0].shape, std::span<const float>(in[0].data).first(3)}};
+  EXPECT_NE(cp->run(std::span<const InputView<float>>(short_v)).message().find("input has 3 values"), std::string::npos);
+}
+
 TEST(PlanCompiled, ErrorsAsDenoteAll) {
   if (!openblas_built()) GTEST_SKIP() << "the payload case needs the openblas linear";
   SplitMix64 g(19);

@@ -40,6 +40,14 @@ struct CompileOptions {
 template <class S>
 struct CompiledPlanImpl;  // src/plan/compiled_impl.h
 
+// An input read in place (no copy): its shape and its row-major values, both owned by the caller and
+// alive for the call (the Python module passes a C-contiguous numpy array's buffer this way).
+template <class S>
+struct InputView {
+  std::span<const int64_t> shape;
+  std::span<const S> data;
+};
+
 template <class S>
 class CompiledPlan {
  public:
@@ -53,6 +61,8 @@ class CompiledPlan {
   // (errors as denote_all's: "IR eval: expected 1 inputs, got 2", "IR eval: node 0: input shape
   // mismatch: expected [5], got [4] (...)"). Outputs stay valid until the next run.
   Status run(std::span<const Tensor<S>> inputs);
+  // The same call on inputs read in place (the same checks and errors).
+  Status run(std::span<const InputView<S>> inputs);
   size_t output_count() const;
   int64_t output_id(size_t k) const;
   const Shape& output_shape(size_t k) const;
