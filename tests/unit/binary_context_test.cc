@@ -115,8 +115,9 @@ TEST(BinaryContext, EveryGoldenModelRunsInBfloat16Upward) {
     // 8-bit significands lose a lot (log_softmax_large_offset), but nothing becomes NaN or
     // infinite where PyTorch's float64 value is an ordinary number.
     for (size_t i = 0; i < y.data.size() && i < c.expected_f64.data.size(); ++i)
-      if (std::isfinite(c.expected_f64.data[i]))
+      if (std::isfinite(c.expected_f64.data[i])) {
         EXPECT_TRUE(std::isfinite(ctx.to_double(y.data[i]))) << c.name << " [" << i << "]";
+      }
   }
 }
 

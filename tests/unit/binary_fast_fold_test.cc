@@ -85,7 +85,9 @@ TEST(BinaryFastFold, MatmulEqualsTheSequentialFold) {
         EXPECT_EQ(got, ref_matmul(ff.format, re, a, b, m, k, n)) << name << " " << rounding_name(r);
         EXPECT_EQ(fe.flags, re.flags) << name << " " << rounding_name(r) << " " << static_cast<int>(mix);
         EXPECT_EQ(fe.error, re.error) << name;
-        if (mix == Mix::Malformed) EXPECT_FALSE(fe.error.empty()) << name;
+        if (mix == Mix::Malformed) {
+          EXPECT_FALSE(fe.error.empty()) << name;
+        }
       }
     }
   }

@@ -427,7 +427,9 @@ TEST(PlanCompiled, InputViewsRunAsTensors) {
   const Status s = cp->run(std::span<const InputView<float>>(views));
   g_counting = false;
   ASSERT_TRUE(s.ok()) << s.message();
-  if (cp->generic_steps() == 0) EXPECT_EQ(g_allocations.load(), 0) << cp->report();
+  if (cp->generic_steps() == 0) {
+    EXPECT_EQ(g_allocations.load(), 0) << cp->report();
+  }
   const std::vector<Tensor<float>> got = cp->outputs();
   ASSERT_EQ(got.size(), want.size());
   for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], want[k]);
