@@ -8,6 +8,7 @@
 // table's rule), so that errors and NaN payloads come out exactly as in the evaluator's scalar order.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "denote/scalar/binary_fast.h"
@@ -358,26 +359,21 @@ template <class P, Rounding R>
   add_bias<P, R>(p, ff, env, in.bd, in.bw, st, inexact, underflow, out_words, flags);
 }
 
-template <class P, Rounding R>
-__attribute__((target("avx2"))) void gather_block_avx2(const P& p, const FastFormat& ff, FpEnv& env,
-                                                       const GatherBlock& in, uint64_t* out_words, uint64_t& flags) {
-  gather_block<P, R>(p, ff, env, in, out_words, flags);
+// One block of a conv (ConvBlock) or a gather fold (GatherBlock), compiled twice: with AVX2 and for the base ISA.
+template <class P, Rounding R, class Block>
+[[gnu::always_inline]] inline void run_block(const P& p, const FastFormat& ff, FpEnv& env, const Block& in,
+                                             uint64_t* out_words, uint64_t& flags) {
+  if constexpr (std::is_same_v<Block, ConvBlock>) conv_block<P, R>(p, ff, env, in, out_words, flags);
+  else gather_block<P, R>(p, ff, env, in, out_words, flags);
 }
-template <class P, Rounding R>
-void gather_block_base(const P& p, const FastFormat& ff, FpEnv& env, const GatherBlock& in, uint64_t* out_words,
-                       uint64_t& flags) {
-  gather_block<P, R>(p, ff, env, in, out_words, flags);
+template <class P, Rounding R, class Block>
+__attribute__((target("avx2"))) void block_avx2(const P& p, const FastFormat& ff, FpEnv& env, const Block& in,
+                                                uint64_t* out_words, uint64_t& flags) {
+  run_block<P, R>(p, ff, env, in, out_words, flags);
 }
-
-template <class P, Rounding R>
-__attribute__((target("avx2"))) void conv_block_avx2(const P& p, const FastFormat& ff, FpEnv& env,
-                                                     const ConvBlock& in, uint64_t* out_words, uint64_t& flags) {
-  conv_block<P, R>(p, ff, env, in, out_words, flags);
-}
-template <class P, Rounding R>
-void conv_block_base(const P& p, const FastFormat& ff, FpEnv& env, const ConvBlock& in, uint64_t* out_words,
-                     uint64_t& flags) {
-  conv_block<P, R>(p, ff, env, in, out_words, flags);
+template <class P, Rounding R, class Block>
+void block_base(const P& p, const FastFormat& ff, FpEnv& env, const Block& in, uint64_t* out_words, uint64_t& flags) {
+  run_block<P, R>(p, ff, env, in, out_words, flags);
 }
 
 }  // namespace
@@ -425,7 +421,7 @@ void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t 
   fastk::with_params(ff, env.rounding, [&](const auto& params, auto mode) {
     using P = std::decay_t<decltype(params)>;
     constexpr Rounding R = decltype(mode)::value;
-    auto* const block = avx2 ? &conv_block_avx2<P, R> : &conv_block_base<P, R>;
+    auto* const block = avx2 ? &block_avx2<P, R, ConvBlock> : &block_base<P, R, ConvBlock>;
     for (int64_t l = 0; l < d_.lead; ++l) {
       for (int64_t g = 0; g < d_.groups; ++g) {
         for (int64_t ic = 0, s = 0; ic < group_in_; ++ic) {  // the rule's order: channels, then taps
@@ -469,7 +465,7 @@ void FastConv::gather_position(FpEnv& env, const ConvTap* taps, size_t n_taps, i
   fastk::with_params(ff, env.rounding, [&](const auto& params, auto mode) {
     using P = std::decay_t<decltype(params)>;
     constexpr Rounding R = decltype(mode)::value;
-    auto* const block = avx2 ? &gather_block_avx2<P, R> : &gather_block_base<P, R>;
+    auto* const block = avx2 ? &block_avx2<P, R, GatherBlock> : &block_base<P, R, GatherBlock>;
     for (int64_t j0 = 0; j0 < total; j0 += kLanes) {
       int64_t xb[kLanes], wb[kLanes];
       double bd[kLanes];
