@@ -5,8 +5,10 @@
 #include "denote/scalar/binary_fast.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "scalar/binary_fast_kernel.h"
+#include "scalar/binary_fast_kernel32.h"
 #include "scalar/binary_round.h"
 
 namespace denote {
@@ -155,16 +157,45 @@ uint64_t block_lanes_base(const P& p, const FpWord* a, const FpWord* b, uint64_t
   return block_lanes<Op, P, R>(p, a, b, res, bad, len);
 }
 
+// The same with float lanes (binary_fast_kernel32.h, 8 a vector under AVX2): bfloat16 and binary16.
 template <Elem Op, class P, Rounding R>
-void elementwise(const P& p, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
+[[gnu::always_inline]] inline uint64_t block_lanes32(const FpWord* a, const FpWord* b, uint64_t* res, uint8_t* bad,
+                                                     size_t len) {
+  uint32_t inexact = 0, any_bad = 0;
+  for (size_t i = 0; i < len; ++i) {
+    const float x = fastk32::decode<P>(a[i].bits);
+    const float y = fastk32::decode<P>(b[i].bits);
+    fastk32::Lane l;
+    if constexpr (Op == Elem::Add) l = fastk32::add_lane<P, R>(x, y);
+    if constexpr (Op == Elem::Sub) l = fastk32::add_lane<P, R>(x, -y);
+    if constexpr (Op == Elem::Mul) l = fastk32::mul_lane<P, R>(x, y);
+    res[i] = l.word;
+    bad[i] = static_cast<uint8_t>(l.bad);
+    inexact |= l.inexact & (l.bad ^ 1);
+    any_bad |= l.bad;
+  }
+  return inexact | (uint64_t{any_bad} << 1);
+}
+template <Elem Op, class P, Rounding R>
+__attribute__((target("avx2"))) uint64_t block_lanes32_avx2(const FpWord* a, const FpWord* b, uint64_t* res,
+                                                            uint8_t* bad, size_t len) {
+  return block_lanes32<Op, P, R>(a, b, res, bad, len);
+}
+template <Elem Op, class P, Rounding R>
+uint64_t block_lanes32_base(const FpWord* a, const FpWord* b, uint64_t* res, uint8_t* bad, size_t len) {
+  return block_lanes32<Op, P, R>(a, b, res, bad, len);
+}
+
+// Runs `lanes` (a, b, res, bad, len) -> flags over blocks, then the bad lanes by the general routine.
+template <Elem Op, class Lanes>
+void elementwise(Lanes lanes, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
                  size_t n) {
-  auto* const lanes = fastk::have_avx2() ? &block_lanes_avx2<Op, P, R> : &block_lanes_base<Op, P, R>;
   uint64_t inexact = 0, underflow = 0;
   for (size_t base = 0; base < n; base += kBlock) {
     const size_t len = n - base < kBlock ? n - base : kBlock;
     uint64_t res[kBlock];
     uint8_t bad[kBlock];
-    const uint64_t r = lanes(p, a + base, b + base, res, bad, len);
+    const uint64_t r = lanes(a + base, b + base, res, bad, len);
     inexact |= r & 1;
     underflow |= r & 4;
     for (size_t i = 0; (r & 2) != 0 && i < len; ++i) {
@@ -180,10 +211,28 @@ void elementwise(const P& p, const FastFormat& ff, FpEnv& env, const FpWord* a, 
   if (underflow) env.flags |= kFpUnderflow;
 }
 
+template <Elem Op, class P32, Rounding R>
+void elementwise32(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n) {
+  auto* const lanes = fastk::have_avx2() ? &block_lanes32_avx2<Op, P32, R> : &block_lanes32_base<Op, P32, R>;
+  elementwise<Op>(lanes, ff, env, a, b, out, n);
+}
+
 template <Elem Op>
 void elementwise_any(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n) {
   fastk::with_params(ff, env.rounding, [&](const auto& p, auto mode) {
-    elementwise<Op, std::decay_t<decltype(p)>, decltype(mode)::value>(p, ff, env, a, b, out, n);
+    using P = std::decay_t<decltype(p)>;
+    constexpr Rounding R = decltype(mode)::value;
+    if constexpr (std::is_same_v<P, fastk::Bf16P>) {
+      elementwise32<Op, fastk32::Bf16, R>(ff, env, a, b, out, n);
+    } else if constexpr (std::is_same_v<P, fastk::Fp16P>) {
+      elementwise32<Op, fastk32::Fp16, R>(ff, env, a, b, out, n);
+    } else {
+      auto* const fn = fastk::have_avx2() ? &block_lanes_avx2<Op, P, R> : &block_lanes_base<Op, P, R>;
+      auto lanes = [&](const FpWord* x, const FpWord* y, uint64_t* res, uint8_t* bad, size_t len) {
+        return fn(p, x, y, res, bad, len);
+      };
+      elementwise<Op>(lanes, ff, env, a, b, out, n);
+    }
   });
 }
 

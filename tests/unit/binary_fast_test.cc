@@ -5,7 +5,9 @@
 // - random pairs of bfloat16, binary16, binary32 and three custom formats for every op and mode:
 //   200,000 per op, mode and 16-bit format by default; DENOTE_FAST_RANDOM_PAIRS=10000000 gives the
 //   issue's count (about 1-2 minutes per format on the shared build machine);
-// - the bulk kernels (fast_add_n ...) against element-by-element calls, malformed words included;
+// - the bulk kernels (fast_add_n ...) against element-by-element calls, malformed words included,
+//   and (bfloat16 and binary16 run them in float lanes, binary_fast_kernel32.h) against the general
+//   routines on every a against 8 b words per mode, plus tiny, huge and cancelling pairs;
 // - the compile-time parameters of bfloat16 and binary16 against FastFormat::of.
 #include <gtest/gtest.h>
 
@@ -195,6 +197,51 @@ TEST(BinaryFast, BulkKernelsEqualOneWordOperations) {
         EXPECT_EQ(be.flags, oe.flags) << name;
         EXPECT_EQ(be.error, oe.error) << name;
         EXPECT_NE(be.error.find("0x"), std::string::npos) << name;
+      }
+    }
+  }
+}
+
+// The float lanes of bfloat16/binary16 against the general routines: every word a (all 65,536)
+// against 8 partners per op and mode (random, near a, its negation and the extremes), in one bulk
+// call each, so blocks mix good and bad lanes, and in a one-lane call each; words, each element's
+// flags and the accumulated flags must agree.
+TEST(BinaryFast, FloatLaneBulkKernelsEqualTheGeneralRoutines) {
+  for (const char* name : {"bfloat16", "binary16"}) {
+    const FastFormat ff = fast_of(name);
+    WordGen gen(ff.format, 23);
+    const uint64_t sign = ff.sign_word, maxw = max_finite(ff.format, false);
+    const size_t n = size_t{1} << 16;
+    for (int k = 0; k < 8; ++k) {
+      std::vector<FpWord> a(n), b(n);
+      for (size_t i = 0; i < n; ++i) {
+        a[i].bits = i;
+        const uint64_t choices[] = {gen.any(), gen.near(i), i ^ sign, maxw, maxw | sign, 1, gen.rng()() & ff.format.word_mask()};
+        b[i].bits = choices[(i + k) % 7];
+      }
+      using Bulk = void (*)(const FastFormat&, FpEnv&, const FpWord*, const FpWord*, FpWord*, size_t);
+      const std::pair<Bulk, OracleOp> ops[] = {
+          {&fast_add_n, OracleOp::Add}, {&fast_sub_n, OracleOp::Sub}, {&fast_mul_n, OracleOp::Mul}};
+      for (Rounding r : kAllModes) {
+        for (const auto& [bulk, op] : ops) {
+          FpEnv be{r, 0, {}}, ge{r, 0, {}};
+          std::vector<FpWord> out(n);
+          bulk(ff, be, a.data(), b.data(), out.data(), n);
+          int mismatches = 0;
+          for (size_t i = 0; i < n; ++i) {
+            FpEnv g1{r, 0, {}}, b1{r, 0, {}};  // the flags of this element alone, by a one-lane bulk call
+            const uint64_t want = library_op(ff.format, g1, op, a[i].bits, b[i].bits, 0);
+            FpWord one;
+            bulk(ff, b1, &a[i], &b[i], &one, 1);
+            ge.flags |= g1.flags;
+            if ((out[i].bits != want || one.bits != want || b1.flags != g1.flags) && ++mismatches <= 4)
+              ADD_FAILURE() << name << " " << oracle_op_name(op) << " " << rounding_name(r) << " a=" << hex(a[i].bits)
+                            << " b=" << hex(b[i].bits) << ": bulk " << hex(out[i].bits) << " "
+                            << flags_to_string(b1.flags) << ", general " << hex(want) << " " << flags_to_string(g1.flags);
+          }
+          EXPECT_EQ(mismatches, 0) << name;
+          EXPECT_EQ(be.flags, ge.flags) << name << " " << oracle_op_name(op) << " " << rounding_name(r);
+        }
       }
     }
   }
