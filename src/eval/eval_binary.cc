@@ -1,9 +1,11 @@
 // Explicit instantiation of the evaluator for BinaryContext (software binary formats), and the
 // context's whole-tensor rules (issue 20): where the format has a fast path (binary_fast.h),
-// linear, matmul, conv and add/sub/mul_elem run as tensor kernels that give the op table's words, flags
+// linear, matmul, conv, add/sub/mul_elem, relu and avg_pool run as tensor kernels that give the op table's words, flags
 // and errors; any other case (no fast path, a shape or payload the op table's rule reports) goes to
 // the op table's rule.
 #include "evaluator_impl.h"
+
+#include <algorithm>
 
 #include "denote/scalar/binary_fast.h"
 #include "scalar/binary_fast_fold.h"
@@ -108,6 +110,55 @@ Result<Value> elementwise_rule(BinaryContext& ctx, const Args& a) {
   return out;
 }
 
+// relu: positive values kept and the rest +0 by word operations; NaN, inf and malformed words by
+// BinaryContext::relu (the op table's scalar rule), in index order.
+Result<Value> relu_rule(BinaryContext& ctx, const Args& a) {
+  const FastFormat* ff = ctx.fast();
+  if (!ff) return rules::eval_Relu(ctx, a);
+  const Value& x = a.in();
+  Value out;
+  out.shape = x.shape;
+  out.data.resize(x.data.size());
+  std::vector<size_t> special;
+  fast_relu_n(*ff, x.data.data(), out.data.data(), x.data.size(), special);
+  for (size_t i : special) out.data[i] = ctx.relu(x.data[i]);
+  return out;
+}
+
+// avg_pool: the rule's sum from +0 over each window's in-range taps (row-major kernel order), then
+// / kernel volume, done for all leading indices (batch x channels) of a window at once through the
+// bulk add. Each element's operations are the rule's, so words and flags are too; malformed words
+// (whose error order would differ) and windows without taps (the rule's error) go to the rule.
+Result<Value> avg_pool_rule(BinaryContext& ctx, const Args& a) {
+  const FastFormat* ff = ctx.fast();
+  const Value& x = a.in();
+  if (!ff) return rules::eval_AvgPool(ctx, a);
+  for (const FpWord& e : x.data)
+    if ((e.bits & ~ff->format.word_mask()) != 0) return rules::eval_AvgPool(ctx, a);
+  const auto& c = std::get<WindowConfig>(a.node.attrs);
+  const rules::Window w = rules::pool_window(c, x.shape, a.out_shape);
+  const int64_t in_vol = numel(w.in), out_vol = numel(w.out);
+  const int64_t lead = out_vol == 0 ? 0 : numel(a.out_shape) / out_vol;
+  bool empty = false;
+  rules::for_each_window(w, [&](int64_t, const std::vector<rules::Tap>& t) { empty = empty || t.empty(); });
+  if (empty || static_cast<int64_t>(x.data.size()) != lead * in_vol) return rules::eval_AvgPool(ctx, a);
+  double volume = 1.0;
+  for (int64_t k : c.kernel) volume *= static_cast<double>(k);
+  const FpWord divisor = ctx.from_double(volume);
+  Value out = Value::filled(a.out_shape, ctx.zero());
+  std::vector<FpWord> acc(static_cast<size_t>(lead)), col(static_cast<size_t>(lead));
+  rules::for_each_window(w, [&](int64_t p, const std::vector<rules::Tap>& taps) {
+    std::fill(acc.begin(), acc.end(), ctx.zero());
+    for (const rules::Tap& t : taps) {
+      for (int64_t l = 0; l < lead; ++l) col[static_cast<size_t>(l)] = x.data[static_cast<size_t>(l * in_vol + t.in)];
+      fast_add_n(*ff, ctx.env(), acc.data(), col.data(), acc.data(), acc.size());
+    }
+    for (int64_t l = 0; l < lead; ++l)
+      out.data[static_cast<size_t>(l * out_vol + p)] = ctx.div(acc[static_cast<size_t>(l)], divisor);
+  });
+  return out;
+}
+
 template <Op>
 struct FastRule {
   static constexpr detail::EvalFn<BinaryContext> fn = nullptr;
@@ -123,6 +174,14 @@ struct FastRule<Op::Matmul> {
 template <>
 struct FastRule<Op::Conv> {
   static constexpr detail::EvalFn<BinaryContext> fn = &conv_rule;
+};
+template <>
+struct FastRule<Op::Relu> {
+  static constexpr detail::EvalFn<BinaryContext> fn = &relu_rule;
+};
+template <>
+struct FastRule<Op::AvgPool> {
+  static constexpr detail::EvalFn<BinaryContext> fn = &avg_pool_rule;
 };
 template <>
 struct FastRule<Op::Add> {

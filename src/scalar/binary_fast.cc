@@ -248,4 +248,47 @@ void fast_mul_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord*
   elementwise_any<Elem::Mul>(ff, env, a, b, out, n);
 }
 
+namespace {
+
+// relu's lanes: a special word (decoding to NaN) is marked, a positive value kept, the rest +0.
+template <class P>
+[[gnu::always_inline]] inline uint64_t relu_lanes(const P& params, const FpWord* x, FpWord* out, uint8_t* special,
+                                                  size_t len) {
+  const P p = params;
+  uint64_t any = 0;
+  for (size_t i = 0; i < len; ++i) {
+    const double d = fastk::decode(p, x[i].bits);
+    const bool sp = d != d;
+    out[i].bits = x[i].bits & fastk::mask_if(sp | (d > 0));
+    special[i] = static_cast<uint8_t>(sp);
+    any |= static_cast<uint64_t>(sp);
+  }
+  return any;
+}
+template <class P>
+__attribute__((target("avx2"))) uint64_t relu_lanes_avx2(const P& p, const FpWord* x, FpWord* out, uint8_t* special,
+                                                         size_t len) {
+  return relu_lanes(p, x, out, special, len);
+}
+template <class P>
+uint64_t relu_lanes_base(const P& p, const FpWord* x, FpWord* out, uint8_t* special, size_t len) {
+  return relu_lanes(p, x, out, special, len);
+}
+
+}  // namespace
+
+void fast_relu_n(const FastFormat& ff, const FpWord* x, FpWord* out, size_t n, std::vector<size_t>& special) {
+  fastk::with_params(ff, Rounding::NearestEven, [&](const auto& p, auto) {
+    using P = std::decay_t<decltype(p)>;
+    auto* const lanes = fastk::have_avx2() ? &relu_lanes_avx2<P> : &relu_lanes_base<P>;
+    for (size_t base = 0; base < n; base += kBlock) {
+      const size_t len = n - base < kBlock ? n - base : kBlock;
+      uint8_t sp[kBlock];
+      if (lanes(p, x + base, out + base, sp, len) == 0) continue;
+      for (size_t i = 0; i < len; ++i)
+        if (sp[i]) special.push_back(base + i);
+    }
+  });
+}
+
 }  // namespace denote

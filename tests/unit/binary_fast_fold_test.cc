@@ -5,6 +5,7 @@
 // that force the one-at-a-time path (NaN, infinity, malformed words).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -194,6 +195,54 @@ TEST(BinaryFastFold, ContextFunctionsAreTheSameBeforeAndAfterTheTable) {
       bad += got.bits != want || ctx.flags() != env.flags || ctx.take_error() != env.error;
     }
     EXPECT_EQ(bad, 0) << name;
+  }
+}
+
+// avg_pool [2, 3, 7, 6], kernel 3x2, stride 2, padding 1 through denote_all (the fast rule) against
+// the rule's arithmetic by hand: per window, from +0, fp_add over the in-range taps in row-major
+// kernel order, then fp_div by the kernel volume 6; an inf and a NaN among the inputs.
+TEST(BinaryFastFold, AvgPoolEqualsTheRulesSumThenDivide) {
+  const int64_t lead = 6, H = 7, W = 6, kh = 3, kw = 2, s = 2, pad = 1, OH = 4, OW = 4;
+  GraphBuilder g;
+  const int64_t x = g.input({2, 3, H, W});
+  const int64_t y = g.unary(Op::AvgPool, x, WindowConfig{2, {kh, kw}, {s, s}, {pad, pad}});
+  Result<Model> model = g.build({y});
+  ASSERT_TRUE(model.ok()) << model.message();
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-3.0, 3.0);
+  std::vector<double> xin(static_cast<size_t>(lead * H * W));
+  for (double& e : xin) e = u(rng);
+  xin[5] = INFINITY;
+  xin[100] = NAN;
+  for (const char* name : {"bfloat16", "binary16", "e4m3fn"}) {
+    for (Rounding r : kAllModes) {
+      BinaryContext ctx(format_named(name), r);
+      const BinaryFormat& f = ctx.format();
+      std::vector<FpWord> xw;
+      for (double v : xin) xw.push_back(ctx.from_double(v));
+      ctx.clear_flags();
+      std::vector<Tensor<FpWord>> inputs{Tensor<FpWord>({2, 3, H, W}, xw)};
+      Payload<FpWord> pw;
+      auto got = denote_all(model->graph, pw, std::span<const Tensor<FpWord>>(inputs), ctx, EvalOptions{});
+      ASSERT_TRUE(got.ok()) << got.message();
+      FpEnv env{r, 0, {}};
+      const uint64_t six = ctx.from_double(6.0).bits;
+      std::vector<FpWord> want;
+      for (int64_t l = 0; l < lead; ++l)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            uint64_t acc = ctx.zero().bits;
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t h = oh * s - pad + i, w = ow * s - pad + j;
+                if (h >= 0 && h < H && w >= 0 && w < W)
+                  acc = fp_add(f, env, acc, xw[static_cast<size_t>((l * H + h) * W + w)].bits);
+              }
+            want.push_back(FpWord{fp_div(f, env, acc, six)});
+          }
+      EXPECT_EQ((*got)[static_cast<size_t>(y)].data, want) << name << " " << rounding_name(r);
+      EXPECT_EQ(ctx.flags(), env.flags) << name << " " << rounding_name(r);
+    }
   }
 }
 

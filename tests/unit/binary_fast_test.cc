@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "denote/scalar/binary_context.h"
 #include "denote/scalar/binary_fast.h"
 #include "scalar/binary_fast_kernel.h"
 #include "unit/binary_test_util.h"
@@ -244,6 +245,33 @@ TEST(BinaryFast, FloatLaneBulkKernelsEqualTheGeneralRoutines) {
         }
       }
     }
+  }
+}
+
+// relu over words against BinaryContext::relu (the op table's scalar rule) on every word of every
+// fast format of at most 16 bits and a few malformed words: the same words, and the same flags once
+// the special words are settled by the context (signaling NaNs raise invalid there).
+TEST(BinaryFast, ReluOverWordsEqualsTheScalarRule) {
+  for (const char* name : {"bfloat16", "binary16", "e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz", "e3m2fn", "e2m3fn", "e2m1fn"}) {
+    const FastFormat ff = fast_of(name);
+    const uint64_t words = ff.format.word_mask() + 1;
+    std::vector<FpWord> x;
+    for (uint64_t w = 0; w < words; ++w) x.push_back(FpWord{w});
+    for (uint64_t m : {words, words + 5, ~uint64_t{0}}) x.push_back(FpWord{m});
+    BinaryContext fast_ctx(ff.format), rule_ctx(ff.format);
+    std::vector<FpWord> out(x.size());
+    std::vector<size_t> special;
+    fast_relu_n(ff, x.data(), out.data(), x.size(), special);
+    for (size_t i : special) out[i] = fast_ctx.relu(x[i]);
+    int mismatches = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const FpWord want = rule_ctx.relu(x[i]);
+      if (out[i] != want && ++mismatches <= 4)
+        ADD_FAILURE() << name << " relu " << hex(x[i].bits) << ": fast " << hex(out[i].bits) << ", rule " << hex(want.bits);
+    }
+    EXPECT_EQ(mismatches, 0) << name;
+    EXPECT_EQ(fast_ctx.env().flags, rule_ctx.env().flags) << name;
+    EXPECT_FALSE(special.empty()) << name;  // the malformed words at least
   }
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 #include <cstdint>
 #include <optional>
 
@@ -63,6 +64,11 @@ uint64_t fast_fma(const FastFormat& ff, FpEnv& env, uint64_t a, uint64_t b, uint
 void fast_add_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n);
 void fast_sub_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n);
 void fast_mul_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n);
+
+// relu over words: out[i] = x[i] for a positive finite value, the +0 word for zeros and negative
+// finite values; the index of every other word (NaN, inf, malformed: the ones BinaryContext::relu
+// must settle, with its flags) is appended to `special`, its out[i] left as x[i]. No flags change.
+void fast_relu_n(const FastFormat& ff, const FpWord* x, FpWord* out, size_t n, std::vector<size_t>& special);
 
 // Inner-product folds in the evaluator's order: out[i*n + j] = fold over r < k from +0 of
 // acc = add(acc, mul(a[i*k + r], b[r*n + j])), every add and mul rounded, as a sequence of fast_add /
