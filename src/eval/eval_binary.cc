@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "denote/scalar/binary_fast.h"
+#include "plan/thread_pool.h"
 #include "scalar/binary_fast_fold.h"
 
 namespace denote {
@@ -16,6 +17,43 @@ namespace {
 
 using Value = Tensor<FpWord>;
 using Args = rules::EvalArgs<FpWord>;
+
+// fn(env, r0, r1) over rows [0, rows) (or any other independent units, e.g. linear's outputs): on the calling thread, or, with ctx's pool and at least
+// kSplitWork operations, in chunks of rows fixed by `rows` and the thread count, each with its own
+// FpEnv; the flags are or-ed and the error kept is the lowest chunk's first (the sequential first).
+constexpr int64_t kSplitWork = int64_t{1} << 16;
+
+// `unit_chunk` > 0: at most that many units a chunk, on one thread too (each chunk in order).
+template <class Fn>
+void split_rows(BinaryContext& ctx, int64_t rows, int64_t work_per_row, Fn&& fn, int64_t unit_chunk = 0) {
+  detail::ThreadPool* pool = ctx.pool();
+  if (!pool || rows < 2 || rows * work_per_row < kSplitWork) {
+    if (unit_chunk <= 0) return fn(ctx.env(), int64_t{0}, rows);
+    for (int64_t r0 = 0; r0 < rows; r0 += unit_chunk) fn(ctx.env(), r0, std::min(rows, r0 + unit_chunk));
+    return;
+  }
+  int64_t chunks = 4 * pool->threads();
+  if (unit_chunk > 0) chunks = std::max(chunks, (rows + unit_chunk - 1) / unit_chunk);
+  chunks = std::min(chunks, rows);
+  std::vector<FpEnv> envs(static_cast<size_t>(chunks), FpEnv{ctx.rounding(), 0, {}});
+  struct State {
+    std::remove_reference_t<Fn>* fn;
+    FpEnv* envs;
+    int64_t rows, chunks;
+  } st{&fn, envs.data(), rows, chunks};
+  pool->parallel_for(
+      chunks,
+      [](void* p, int64_t c, int) {
+        auto& s = *static_cast<State*>(p);
+        (*s.fn)(s.envs[c], s.rows * c / s.chunks, s.rows * (c + 1) / s.chunks);
+      },
+      &st);
+  FpEnv& env = ctx.env();
+  for (const FpEnv& e : envs) {
+    env.flags |= e.flags;
+    if (env.error.empty() && !e.error.empty()) env.error = e.error;
+  }
+}
 
 Result<Value> linear_rule(BinaryContext& ctx, const Args& a) {
   const FastFormat* ff = ctx.fast();
@@ -33,7 +71,24 @@ Result<Value> linear_rule(BinaryContext& ctx, const Args& a) {
   Value y;
   y.shape = expected;
   y.data.resize(static_cast<size_t>(rows * out));
-  fast_linear(*ff, ctx.env(), x.data.data(), rec->weight.data(), rec->bias.data(), y.data.data(), rows, in, out);
+  // One row (batch 1): the outputs split instead, each chunk a contiguous slice of y, in chunks of
+  // kOutChunk outputs on one thread too: fast_linear decodes and transposes the weights it is given
+  // on every call, which for one row costs as much as the fold and stays in cache only in chunks.
+  constexpr int64_t kOutChunk = 32;
+  if (rows == 1) {
+    split_rows(
+        ctx, out, in,
+        [&](FpEnv& env, int64_t o0, int64_t o1) {
+          fast_linear(*ff, env, x.data.data(), rec->weight.data() + o0 * in, rec->bias.data() + o0,
+                      y.data.data() + o0, 1, in, o1 - o0);
+        },
+        kOutChunk);
+    return y;
+  }
+  split_rows(ctx, rows, in * out, [&](FpEnv& env, int64_t r0, int64_t r1) {
+    fast_linear(*ff, env, x.data.data() + r0 * in, rec->weight.data(), rec->bias.data(), y.data.data() + r0 * out,
+                r1 - r0, in, out);
+  });
   return y;
 }
 
@@ -50,8 +105,12 @@ Result<Value> matmul_rule(BinaryContext& ctx, const Args& a) {
   out.data.resize(static_cast<size_t>(numel(a.out_shape)));
   if (out.data.size() != a_off.size() * static_cast<size_t>(d.m * d.n)) return rules::eval_Matmul(ctx, a);
   for (size_t t = 0; t < a_off.size(); ++t) {
-    fast_matmul(*ff, ctx.env(), x.data.data() + a_off[t] * d.m * d.k, y.data.data() + b_off[t] * d.k * d.n,
-                out.data.data() + t * d.m * d.n, d.m, d.k, d.n);
+    const FpWord* xa = x.data.data() + a_off[t] * d.m * d.k;
+    const FpWord* yb = y.data.data() + b_off[t] * d.k * d.n;
+    FpWord* o = out.data.data() + t * d.m * d.n;
+    split_rows(ctx, d.m, d.k * d.n, [&](FpEnv& env, int64_t r0, int64_t r1) {
+      fast_matmul(*ff, env, xa + r0 * d.k, yb, o + r0 * d.n, r1 - r0, d.k, d.n);
+    });
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "denote/scalar/binary_functions.h"
 #include "denote/scalar/binary_tables.h"
+#include "plan/thread_pool.h"
 
 namespace denote {
 
@@ -42,6 +43,11 @@ uint64_t BinaryContext::function(int fn, uint64_t a) const {
 std::string BinaryContext::take_error() const { return std::exchange(env_.error, std::string()); }
 
 FpWord BinaryContext::from_double(double x) const { return {fp_from_double(format_, env_, x)}; }
+
+void BinaryContext::set_threads(int threads) {
+  pool_ = threads > 1 ? std::make_shared<detail::ThreadPool>(threads < 256 ? threads : 256) : nullptr;
+}
+int BinaryContext::threads() const { return pool_ ? pool_->threads() : 1; }
 
 double BinaryContext::to_double(Scalar x) const {
   const bool fits = format_.precision() <= 53 && format_.emax() <= 1023 && format_.emin() - format_.frac_bits >= -1074;

@@ -246,5 +246,82 @@ TEST(BinaryFastFold, AvgPoolEqualsTheRulesSumThenDivide) {
   }
 }
 
+// linear -> matmul with a constant through denote_all on 1, 2 and 3 threads (BinaryContext::
+// set_threads): the same words, flags and first error, with NaN, inf and a malformed word among
+// the inputs (rows 40: the work is over the split threshold), and a one-row linear (outputs split).
+TEST(BinaryFastFold, ThreadCountDoesNotChangeWordsFlagsOrErrors) {
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  auto vals = [&](int64_t n) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (double& e : v) e = u(rng);
+    return v;
+  };
+  const int64_t rows = 40, d0 = 64, d1 = 48, d2 = 40;
+  GraphBuilder g;
+  const int64_t x = g.input({rows, d0});
+  const int64_t h = g.linear(x, d1, vals(d1 * d0), vals(d1));
+  const int64_t y = g.binary(Op::Matmul, h, g.constant({d1, d2}, vals(d1 * d2)));
+  const int64_t x1 = g.input({1, 2048});  // one row: linear splits its 64 outputs
+  const int64_t y1 = g.linear(x1, 64, vals(64 * 2048), vals(64));
+  Result<Model> model = g.build({y, y1});
+  ASSERT_TRUE(model.ok()) << model.message();
+  const std::vector<double> x1in = vals(2048);
+  std::vector<double> xin = vals(rows * d0);
+  xin[70] = INFINITY;
+  xin[900] = NAN;
+  for (const char* name : {"bfloat16", "e4m3fn"}) {
+    for (Rounding r : {Rounding::NearestEven, Rounding::Upward}) {
+      for (bool malformed : {false, true}) {
+        std::vector<FpWord> first_words;
+        uint32_t first_flags = 0;
+        std::string first_error;
+        for (int threads : {1, 2, 3}) {
+          BinaryContext ctx(format_named(name), r);
+          ctx.set_threads(threads);
+          EXPECT_EQ(ctx.threads(), threads);
+          Payload<FpWord> pw = convert_payload<FpWord>(model->payload, [&](double v) { return ctx.from_double(v); });
+          std::vector<FpWord> xw, x1w;
+          for (double v : xin) xw.push_back(ctx.from_double(v));
+          for (double v : x1in) x1w.push_back(ctx.from_double(v));
+          if (malformed) {
+            xw[2000].bits = ctx.format().word_mask() + 1;  // an error in row 31 of the linear's input
+            xw[1500].bits = ctx.format().word_mask() + 2;  // and an earlier one, in row 23: the one kept
+          }
+          ctx.clear_flags();
+          std::vector<Tensor<FpWord>> inputs{Tensor<FpWord>({rows, d0}, xw), Tensor<FpWord>({1, 2048}, x1w)};
+          auto got = denote_all(model->graph, pw, std::span<const Tensor<FpWord>>(inputs), ctx, EvalOptions{});
+          // A malformed word is an error of the node (the evaluator reports the context's first error).
+          ASSERT_EQ(got.ok(), !malformed) << got.message();
+          std::vector<FpWord> words;
+          if (got.ok()) {
+            words = (*got)[static_cast<size_t>(y)].data;
+            const auto& w1 = (*got)[static_cast<size_t>(y1)].data;
+            words.insert(words.end(), w1.begin(), w1.end());
+            EXPECT_EQ(words.size(), static_cast<size_t>(rows * d2 + 64));
+            // The one-row linear (run in chunks of outputs) equals one fast_linear over all 64.
+            const auto& rec = pw.linear.at(y1);
+            FpEnv env{r, 0, {}};
+            std::vector<FpWord> whole(64);
+            fast_linear(*ctx.fast(), env, x1w.data(), rec.weight.data(), rec.bias.data(), whole.data(), 1, 2048, 64);
+            EXPECT_EQ(w1, whole) << name << " " << threads;
+          }
+          const std::string error = got.ok() ? ctx.take_error() : got.message();
+          if (threads == 1) {
+            first_words = words;
+            first_flags = ctx.flags();
+            first_error = error;
+            EXPECT_EQ(error.empty(), !malformed) << error;
+            continue;
+          }
+          EXPECT_EQ(words, first_words) << name << " " << threads;
+          EXPECT_EQ(ctx.flags(), first_flags) << name << " " << threads;
+          EXPECT_EQ(error, first_error) << name << " " << threads;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace denote

@@ -75,7 +75,7 @@ TEST(PlanBenchCli, UsageErrors) {
       {"--repeat 0", "--repeat 0: expected at least 1"},
       {"--warmup -1", "--warmup -1: expected at least 0"},
       {"--provider auto --threads 0", "--threads 0: expected 1 to 256"},
-      {"--threads 2", "--threads needs --provider (the evaluator runs on one thread)"},
+      {"--threads 2", "--threads needs --provider or a software binary --arith"},
       {"--provider auto --arith bfloat16", "--provider runs a kernel plan in f64 or f32 only, not --arith bfloat16"},
       {"--provider nope", "--provider: "},
   };

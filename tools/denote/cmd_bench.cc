@@ -102,8 +102,6 @@ std::string usage_problem(const BenchOptions& o) {
   if (o.repeat < 1) return fmt::format("--repeat {}: expected at least 1", o.repeat);
   if (o.warmup < 0) return fmt::format("--warmup {}: expected at least 0", o.warmup);
   if (o.threads < 1 || o.threads > 256) return fmt::format("--threads {}: expected 1 to 256", o.threads);
-  if (!o.provider_given && o.threads != 1)
-    return "--threads needs --provider (the evaluator runs on one thread)";
   if (o.provider_given) return provider_problem(o.provider);
   return "";
 }
@@ -116,6 +114,8 @@ int run_bench(const BenchOptions& o) {
   if (!spec.ok()) return usage_error(spec.message());
   if (o.provider_given && !spec->native())
     return usage_error("--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith);
+  if (!o.provider_given && o.threads != 1 && spec->kind != ArithKind::Binary)
+    return usage_error("--threads needs --provider or a software binary --arith (the f64, f32 and real evaluators run on one thread)");
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
@@ -130,7 +130,11 @@ int run_bench(const BenchOptions& o) {
     t = time_calls(o.warmup, o.repeat, run->call);
     if (t.ok()) t->threads = run->threads;
   } else {
-    t = visit_arith(*spec, [&](auto& ctx) { return bench_evaluator(ctx, m, inputs, options, o); });
+    t = visit_arith(*spec, [&](auto& ctx) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(ctx)>, BinaryContext>) ctx.set_threads(o.threads);
+      return bench_evaluator(ctx, m, inputs, options, o);
+    });
+    if (t.ok()) t->threads = o.threads;
   }
   if (!t.ok()) return fail(t.message());
   print_timings(*t, o);
@@ -150,7 +154,8 @@ void add_bench(CLI::App& app, Command& cmd) {
   sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
   sub->add_option("--provider", o->provider, "time a compiled kernel plan: auto, prefer:P or only:P")
       ->each([o](const std::string&) { o->provider_given = true; });
-  sub->add_option("--threads", o->threads, "threads of the compiled plan (default 1; needs --provider)");
+  sub->add_option("--threads", o->threads,
+                  "threads of the compiled plan, or of a software binary --arith's linear/matmul (default 1)");
   add_max_memory_option(sub, o->max_memory);
   sub->add_flag("--steps", o->steps, "print the compiled plan's steps to stderr (with --provider)");
   sub->add_flag("--json", o->json,

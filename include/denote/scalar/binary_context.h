@@ -31,6 +31,9 @@
 namespace denote {
 
 struct FunctionTable;
+namespace detail {
+class ThreadPool;
+}
 
 // The binary format a cast target names: every format name, binary(E,F), and f32 / f64 for
 // binary32 / binary64. An error for integer and bool dtypes (not binary formats).
@@ -119,6 +122,12 @@ class BinaryContext {
  // For whole-tensor kernels (the evaluator's fast rules): the fast format, or nullptr where the
   // format has none, and the context's environment (rounding mode, flags, error).
   const FastFormat* fast() const { return fast_ ? &*fast_ : nullptr; }
+  // Threads for the evaluator's whole-tensor rules (linear and matmul split by rows; every output's
+  // operations and order are the same, so words and flags do not depend on the count, and the first
+  // error is the lowest row's). 1 (the default) runs on the calling thread; at most 256.
+  void set_threads(int threads);
+  int threads() const;
+  detail::ThreadPool* pool() const { return pool_.get(); }
   FpEnv& env() const { return env_; }
 
  private:
@@ -132,6 +141,7 @@ class BinaryContext {
   std::optional<FastFormat> fast_;
   mutable std::array<const FunctionTable*, 11> tables_{};
   mutable std::array<uint32_t, 11> calls_{};
+  std::shared_ptr<detail::ThreadPool> pool_;  // null: one thread
 };
 
 }  // namespace denote
