@@ -103,9 +103,9 @@ struct Lane {
 };
 
 // The mode's increment for dropping the bits under `low` (all ones) of a value whose kept part's
-// last bit is `lsb`, of sign mask `neg_mask`.
-template <Rounding R>
-[[gnu::always_inline]] inline uint64_t increment(uint64_t low, uint64_t lsb, uint64_t neg_mask) {
+// last bit is `lsb`, of sign mask `neg_mask` (U: uint64_t for double lanes, uint32_t for float lanes).
+template <Rounding R, class U>
+[[gnu::always_inline]] inline U increment(U low, U lsb, U neg_mask) {
   if constexpr (R == Rounding::NearestEven) return (low >> 1) + lsb;
   if constexpr (R == Rounding::NearestAway) return (low >> 1) + 1;
   if constexpr (R == Rounding::Upward) return low & ~neg_mask;
@@ -191,10 +191,11 @@ template <class P>
   return sb & kSign;
 }
 
-// The rounding error of s = x + y (TwoSum; exact since no value here approaches double underflow).
-[[gnu::always_inline]] inline double two_sum_err(double x, double y, double s) {
-  const double yv = s - x;
-  const double xv = s - yv;
+// The rounding error of s = x + y (TwoSum, in double or float: exact unless s overflows).
+template <class T>
+[[gnu::always_inline]] inline T two_sum_err(T x, T y, T s) {
+  const T yv = s - x;
+  const T xv = s - yv;
   return (x - xv) + (y - yv);
 }
 

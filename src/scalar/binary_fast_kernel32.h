@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "denote/scalar/binary_fast.h"
+#include "scalar/binary_fast_kernel.h"
 
 namespace denote::fastk32 {
 
@@ -73,15 +74,6 @@ struct Lane {
   uint32_t bad;
 };
 
-template <Rounding R>
-[[gnu::always_inline]] inline uint32_t increment(uint32_t low, uint32_t lsb, uint32_t neg_mask) {
-  if constexpr (R == Rounding::NearestEven) return (low >> 1) + lsb;
-  if constexpr (R == Rounding::NearestAway) return (low >> 1) + 1;
-  if constexpr (R == Rounding::Upward) return low & ~neg_mask;
-  if constexpr (R == Rounding::Downward) return low & neg_mask;
-  return 0;
-}
-
 // Rounds the binary32 s (bits `sb`) to the format; `nz`: the exact result differs from s,
 // `err_bits`: a binary32 whose sign is that of (exact - s); `zero_sign` the sign of an exact zero.
 template <class P, Rounding R>
@@ -93,7 +85,7 @@ template <class P, Rounding R>
   const uint32_t odd = (mag - toward) | nzb;
   constexpr uint32_t low = (uint32_t{1} << P::drop) - 1;
   const uint32_t neg_mask = uint32_t{0} - (sign >> 31);
-  const uint32_t r = (odd + increment<R>(low, (odd >> P::drop) & 1, neg_mask)) & ~low;
+  const uint32_t r = (odd + fastk::increment<R, uint32_t>(low, (odd >> P::drop) & 1, neg_mask)) & ~low;
   const bool zero = mag == 0;
   const bool tiny = !zero & (odd < P::min_normal_bits);
   // Positive patterns order like their values; inf/NaN s and a carry into the sign are above max.
@@ -108,12 +100,6 @@ template <class P, Rounding R>
   return l;
 }
 
-[[gnu::always_inline]] inline float two_sum_err(float x, float y, float s) {
-  const float yv = s - x;
-  const float xv = s - yv;
-  return (x - xv) + (y - yv);
-}
-
 // The sign bit of an exact zero sum: +0 unless both are -0, except -0 when rounding downward.
 template <Rounding R>
 [[gnu::always_inline]] inline uint32_t sum_zero_sign(uint32_t xb, uint32_t yb) {
@@ -124,7 +110,7 @@ template <Rounding R>
 template <class P, Rounding R>
 [[gnu::always_inline]] inline Lane add_lane(float x, float y) {
   const float s = x + y;
-  const float e = two_sum_err(x, y, s);
+  const float e = fastk::two_sum_err(x, y, s);
   return round_bits<P, R>(bits_of(s), e != 0, bits_of(e), sum_zero_sign<R>(bits_of(x), bits_of(y)));
 }
 
