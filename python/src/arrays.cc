@@ -71,7 +71,9 @@ bool is_integral_array(const py::handle& obj) {
   return kind == 'i' || kind == 'u' || kind == 'b';
 }
 
-Tensor<double> to_tensor(const py::handle& obj, const Label& label, bool allow_int) {
+template <class S>
+py::array_t<S, py::array::c_style | py::array::forcecast> float_array(const py::handle& obj, const Label& label,
+                                                                     bool allow_int) {
   if (py::isinstance<py::array>(obj)) {
     const py::array a = py::reinterpret_borrow<py::array>(obj);
     const char kind = a.dtype().kind();
@@ -79,17 +81,32 @@ Tensor<double> to_tensor(const py::handle& obj, const Label& label, bool allow_i
     if (!ok)
       raise_invalid(fmt::format("{}: expected a float array, got dtype {}", label.str(), dtype_text(a.dtype())), "dtype");
   }
-  using F64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
-  F64 a = F64::ensure(obj);
+  using Array = py::array_t<S, py::array::c_style | py::array::forcecast>;
+  Array a = Array::ensure(obj);
   if (!a) {
     PyErr_Clear();
     raise_invalid(label.str() + ": expected a numpy array (or nested lists of numbers)");
   }
-  Tensor<double> t;
+  return a;
+}
+
+template <class S>
+Tensor<S> to_tensor_as(const py::handle& obj, const Label& label, bool allow_int) {
+  const auto a = float_array<S>(obj, label, allow_int);
+  Tensor<S> t;
   t.shape.assign(a.shape(), a.shape() + a.ndim());
   t.data.resize(static_cast<size_t>(a.size()));
-  if (a.size() > 0) std::memcpy(t.data.data(), a.data(), t.data.size() * sizeof(double));
+  if (a.size() > 0) std::memcpy(t.data.data(), a.data(), t.data.size() * sizeof(S));
   return t;
+}
+
+template py::array_t<double, py::array::c_style | py::array::forcecast> float_array<double>(const py::handle&,
+                                                                                            const Label&, bool);
+template Tensor<double> to_tensor_as<double>(const py::handle&, const Label&, bool);
+template Tensor<float> to_tensor_as<float>(const py::handle&, const Label&, bool);
+
+Tensor<double> to_tensor(const py::handle& obj, const Label& label, bool allow_int) {
+  return to_tensor_as<double>(obj, label, allow_int);
 }
 
 template <class S>

@@ -83,6 +83,14 @@ struct Label {
   std::string str() const;
 };
 Tensor<double> to_tensor(const py::handle& obj, const Label& what, bool allow_int = false);
+// The same in S = double or float: a C-contiguous array of dtype S is copied once with memcpy.
+template <class S>
+Tensor<S> to_tensor_as(const py::handle& obj, const Label& what, bool allow_int = false);
+// The array itself where it is C-contiguous float64 (no copy), else numpy's float64 conversion of it;
+// the same dtype checks and errors as to_tensor.
+template <class S>
+py::array_t<S, py::array::c_style | py::array::forcecast> float_array(const py::handle& obj, const Label& what,
+                                                                     bool allow_int = false);
 // Owning numpy arrays that take the vector's storage (no copy).
 py::array to_numpy(Tensor<double>&& t);
 py::array to_numpy(Tensor<float>&& t);

@@ -49,49 +49,60 @@ const Payload<typename Ctx::Scalar>* payload_for(Ctx& ctx, const PyModel& m, Pay
   }
 }
 
-// Inputs and parameters enter the context through from_double; values leave through to_double.
-template <class Ctx>
-Result<Values> evaluate(Ctx& ctx, const PyModel& m, std::vector<Tensor<double>>& inputs, bool all_nodes,
-                        const EvalOptions& options) {
-  using S = typename Ctx::Scalar;
-  const Model& model = m.model();
-  std::vector<Tensor<S>> in;
-  if constexpr (std::is_same_v<S, double>) {
-    in = std::move(inputs);
-  } else {
-    for (auto& t : inputs) {
-      std::vector<S> data;
-      data.reserve(t.data.size());
-      for (double x : t.data) data.push_back(ctx.from_double(x));
-      in.emplace_back(std::move(t.shape), std::move(data));
-    }
+// The inputs of an evaluator run, read under the GIL: f64 and f32 runs take each array as a tensor of
+// their scalar (one memcpy for a C-contiguous array of that dtype; numpy converts any other); the
+// software formats and MPFR read float64 arrays in place and convert each element once.
+struct EvalInputs {
+  std::vector<Tensor<double>> f64;
+  std::vector<Tensor<float>> f32;
+  std::vector<py::array_t<double, py::array::c_style | py::array::forcecast>> arrays;
+};
+
+EvalInputs eval_inputs(const py::args& inputs, ArithKind kind) {
+  EvalInputs in;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Label label{"input", static_cast<int64_t>(k)};
+    if (kind == ArithKind::F64) in.f64.push_back(to_tensor_as<double>(inputs[k], label));
+    else if (kind == ArithKind::F32) in.f32.push_back(to_tensor_as<float>(inputs[k], label));
+    else in.arrays.push_back(float_array<double>(inputs[k], label));
   }
-  Payload<S> scratch;
-  const Payload<S>& payload = *payload_for(ctx, m, scratch);
-  const std::span<const Tensor<S>> args(in);
-  DENOTE_ASSIGN_OR_RETURN(auto table, all_nodes ? denote_all(model.graph, payload, args, ctx, options)
-                                                : denote_outputs(model.graph, payload, args,
-                                                                 std::span<const int64_t>(model.output_ids), ctx, options));
-  Values v;
-  v.ids = all_nodes ? all_ids(model.graph) : model.output_ids;
-  if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) {
-    keep(v, table);
-  } else {
-    for (int64_t id : v.ids) {
-      const Tensor<S>& t = table[static_cast<size_t>(id)];
-      std::vector<double> data;
-      data.reserve(t.data.size());
-      for (const S& x : t.data) data.push_back(ctx.to_double(x));
-      v.f64.emplace_back(t.shape, std::move(data));
-    }
-  }
-  if constexpr (requires { ctx.flags(); }) {
-    v.has_flags = true;
-    v.flags = ctx.flags();
-  }
-  return v;
+  return in;
 }
 
+// The context's input tensors (GIL released: the arrays stay alive in `in`, only their data is read).
+template <class Ctx>
+std::vector<Tensor<typename Ctx::Scalar>> context_inputs(Ctx& ctx, EvalInputs& in) {
+  using S = typename Ctx::Scalar;
+  if constexpr (std::is_same_v<S, double>) {
+    return std::move(in.f64);
+  } else if constexpr (std::is_same_v<S, float>) {
+    return std::move(in.f32);
+  } else {
+    std::vector<Tensor<S>> out;
+    out.reserve(in.arrays.size());
+    for (const auto& a : in.arrays) {
+      std::vector<S> data;
+      data.reserve(static_cast<size_t>(a.size()));
+      for (py::ssize_t i = 0; i < a.size(); ++i) data.push_back(ctx.from_double(a.data()[i]));
+      out.emplace_back(Shape(a.shape(), a.shape() + a.ndim()), std::move(data));
+    }
+    return out;
+  }
+}
+
+// Inputs and parameters enter the context through from_double (the inputs move into the value
+// table: denote_*_owned); values leave through to_double.
+template <class Ctx>
+Result<Values> evaluate(Ctx& ctx, const PyModel& m, EvalInputs& inputs, bool all_nodes, const EvalOptions& options) {
+  using S = typename Ctx::Scalar;
+  const Model& model = m.model();
+  std::vector<Tensor<S>> in = context_inputs(ctx, inputs);
+  Payload<S> scratch;
+  const Payload<S>& payload = *payload_for(ctx, m, scratch);
+  DENOTE_ASSIGN_OR_RETURN(
+      auto table, all_nodes ? denote_all_owned(model.graph, payload, std::move(in), ctx, options)
+                            : denote_outputs_owned(model.graph, payload, std::move(in),
+                                                   std::span<const int64_t>(model.output_ids), ctx, options));
 std::shared_ptr<const BoundPlan> bound_plan(PyModel& m, const std::string& provider) {
   std::lock_guard<std::mutex> lock(m.cache_mutex);
   if (auto it = m.plans.find(provider); it != m.plans.end()) return it->second;
@@ -290,15 +301,18 @@ py::object run(PyModel& self, const py::args& inputs, const RunArgs& a) {
                                          : run_compiled<double>(self, inputs, *a.provider, a.options);
     plan = bound_plan(self, *a.provider);
   }
-  std::vector<Tensor<double>> in;
-  in.reserve(inputs.size());
-  for (size_t k = 0; k < inputs.size(); ++k) in.push_back(to_tensor(inputs[k], {"input", static_cast<int64_t>(k)}));
   Result<Values> r = Status::error(ErrorCode::kInternal, "internal: run did not run");
-  {
+  if (plan) {
+    std::vector<Tensor<double>> in;
+    in.reserve(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k) in.push_back(to_tensor(inputs[k], {"input", static_cast<int64_t>(k)}));
     py::gil_scoped_release release;
-    if (plan && spec.kind == ArithKind::F32) r = execute<float>(*plan, self, in, a.all_nodes, a.options);
-    else if (plan) r = execute<double>(*plan, self, in, a.all_nodes, a.options);
-    else r = visit_arith(spec, [&](auto& ctx) { return evaluate(ctx, self, in, a.all_nodes, a.options); });
+    if (spec.kind == ArithKind::F32) r = execute<float>(*plan, self, in, a.all_nodes, a.options);
+    else r = execute<double>(*plan, self, in, a.all_nodes, a.options);
+  } else {
+    EvalInputs in = eval_inputs(inputs, spec.kind);
+    py::gil_scoped_release release;
+    r = visit_arith(spec, [&](auto& ctx) { return evaluate(ctx, self, in, a.all_nodes, a.options); });
   }
   Values v = unwrap(std::move(r));
   std::vector<py::object> arrays;

@@ -79,6 +79,9 @@ struct EvalPass {
   const Payload<S>& payload;
   const EvalOptions& options;
   Rule rule;
+  // denote_*_owned: the caller's input tensors, moved into the table instead of copied (the walk's
+  // `supplied` points into them).
+  Value* owned_inputs = nullptr;
 
   static const Shape& shape_of(const Value& v) { return v.shape; }
   static bool well_sized(const Value& v) { return v.data.size() == static_cast<size_t>(numel(v.shape)); }
@@ -92,6 +95,11 @@ struct EvalPass {
 
   Result<Value> visit(const Node& n, std::span<const Value* const> parents, const Shape& out_shape,
                       const Value* supplied) {
+    if (owned_inputs && supplied && n.op == Op::Input) {
+      const rules::EvalArgs<S> a{n, parents, payload, out_shape, supplied, options};
+      DENOTE_RETURN_IF_ERROR(rules::check_supplied(a));
+      return std::move(owned_inputs[supplied - owned_inputs]);
+    }
     return apply_rule(ctx, rules::EvalArgs<S>{n, parents, payload, out_shape, supplied, options}, rule);
   }
 };
@@ -122,8 +130,8 @@ Result<Tensor<typename Ctx::Scalar>> apply_table_rule(Ctx& ctx, const rules::Eva
 template <class Ctx>
 Result<ValueTable<typename Ctx::Scalar>> run(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
                                              std::span<const Tensor<typename Ctx::Scalar>> inputs, Ctx& ctx,
-                                             const walk::Config& cfg) {
-  EvalPass<Ctx, TableRule<Ctx>> pass{ctx, payload, cfg.options, {}};
+                                             const walk::Config& cfg, Tensor<typename Ctx::Scalar>* owned = nullptr) {
+  EvalPass<Ctx, TableRule<Ctx>> pass{ctx, payload, cfg.options, {}, owned};
   ValueTable<typename Ctx::Scalar> table;
   std::vector<bool> present;
   DENOTE_RETURN_IF_ERROR(walk::forward(g, pass, inputs, cfg, table, present));
@@ -142,10 +150,22 @@ Result<ValueTable<typename Ctx::Scalar>> denote_all(const Graph& g, const Payloa
 }
 
 template <class Ctx>
-Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
-                                                        std::span<const Tensor<typename Ctx::Scalar>> inputs,
-                                                        std::span<const int64_t> output_ids, Ctx& ctx,
-                                                        const EvalOptions& options) {
+Result<ValueTable<typename Ctx::Scalar>> denote_all_owned(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                                          std::vector<Tensor<typename Ctx::Scalar>> inputs, Ctx& ctx,
+                                                          const EvalOptions& options) {
+  walk::Config cfg;
+  cfg.options = options;
+  return detail::run(g, payload, std::span<const Tensor<typename Ctx::Scalar>>(inputs), ctx, cfg, inputs.data());
+}
+
+namespace detail {
+
+// denote_outputs: what output_ids depend on, each other value freed after its last reader.
+template <class Ctx>
+Result<ValueTable<typename Ctx::Scalar>> run_outputs(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                                     std::span<const Tensor<typename Ctx::Scalar>> inputs,
+                                                     std::span<const int64_t> output_ids, Ctx& ctx,
+                                                     const EvalOptions& options, Tensor<typename Ctx::Scalar>* owned) {
   DENOTE_RETURN_IF_ERROR(check_well_formed(g));
   std::vector<bool> needed(g.nodes.size(), false), keep(g.nodes.size(), false);
   for (int64_t id : output_ids) {
@@ -160,7 +180,27 @@ Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Pa
   cfg.structure_checked = true;
   cfg.needed = &needed;
   cfg.keep = &keep;
-  return detail::run(g, payload, inputs, ctx, cfg);
+  return run(g, payload, inputs, ctx, cfg, owned);
+}
+
+}  // namespace detail
+
+template <class Ctx>
+Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                                        std::span<const Tensor<typename Ctx::Scalar>> inputs,
+                                                        std::span<const int64_t> output_ids, Ctx& ctx,
+                                                        const EvalOptions& options) {
+  return detail::run_outputs(g, payload, inputs, output_ids, ctx, options, nullptr);
+}
+
+template <class Ctx>
+Result<ValueTable<typename Ctx::Scalar>> denote_outputs_owned(const Graph& g,
+                                                              const Payload<typename Ctx::Scalar>& payload,
+                                                              std::vector<Tensor<typename Ctx::Scalar>> inputs,
+                                                              std::span<const int64_t> output_ids, Ctx& ctx,
+                                                              const EvalOptions& options) {
+  return detail::run_outputs(g, payload, std::span<const Tensor<typename Ctx::Scalar>>(inputs), output_ids, ctx,
+                             options, inputs.data());
 }
 
 template <class Ctx>
@@ -184,4 +224,10 @@ Result<Tensor<typename Ctx::Scalar>> denote(const Graph& g, const Payload<typena
   template Result<ValueTable<Ctx::Scalar>> denote_outputs<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,        \
                                                                std::span<const Tensor<Ctx::Scalar>>,             \
                                                                std::span<const int64_t>, Ctx&, const EvalOptions&); \
+  template Result<ValueTable<Ctx::Scalar>> denote_all_owned<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,      \
+                                                                 std::vector<Tensor<Ctx::Scalar>>, Ctx&,         \
+                                                                 const EvalOptions&);                            \
+  template Result<ValueTable<Ctx::Scalar>> denote_outputs_owned<Ctx>(                                            \
+      const Graph&, const Payload<Ctx::Scalar>&, std::vector<Tensor<Ctx::Scalar>>, std::span<const int64_t>, Ctx&, \
+      const EvalOptions&);                                                                                       \
   template Result<Tensor<Ctx::Scalar>> detail::apply_table_rule<Ctx>(Ctx&, const rules::EvalArgs<Ctx::Scalar>&);

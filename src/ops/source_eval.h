@@ -11,8 +11,9 @@
 
 namespace denote::rules {
 
-template <class Ctx>
-Result<Tensor<typename Ctx::Scalar>> eval_Input(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+// The caller's value for an input node must have the node's declared shape.
+template <class S>
+Status check_supplied(const EvalArgs<S>& a) {
   if (a.supplied->shape != a.node.out_shape)
     return eval_error("input shape mismatch: expected " + to_string(a.node.out_shape) + ", got " +
                           to_string(a.supplied->shape),
@@ -20,6 +21,12 @@ Result<Tensor<typename Ctx::Scalar>> eval_Input(Ctx&, const EvalArgs<typename Ct
   if (a.supplied->data.size() != static_cast<size_t>(numel(a.node.out_shape)))
     return eval_error(fmt::format("input has {} values for shape {}", a.supplied->data.size(), to_string(a.node.out_shape)),
                       "input");
+  return ok_status();
+}
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_Input(Ctx&, const EvalArgs<typename Ctx::Scalar>& a) {
+  DENOTE_RETURN_IF_ERROR(check_supplied(a));
   return *a.supplied;
 }
 

@@ -118,6 +118,19 @@ def test_layouts_and_dtypes_of_inputs(acas_path):
     np.testing.assert_array_equal(m.run(base.tolist()), ref)
     f32 = base.astype(np.float32)
     np.testing.assert_array_equal(m.run(f32), m.run(f32.astype(np.float64)))
+    # The evaluator reads each input once in every arith: f64/f32 take a tensor of their scalar, the
+    # software formats and MPFR convert the float64 array's elements in place.
+    for arith in ("f32", "bfloat16", "binary(5,2)", "real"):
+        want = m.run(base, arith=arith)
+        for other in (view, fortran, base.tolist()):
+            np.testing.assert_array_equal(m.run(other, arith=arith), want)
+        np.testing.assert_array_equal(m.run(f32, arith=arith), m.run(f32.astype(np.float64), arith=arith))
+    # all_nodes hands back the input node's value as its own array: changing the caller's array later
+    # does not change it.
+    x = base.copy()
+    nodes = m.run(x, all_nodes=True)
+    x[...] = 7.0
+    np.testing.assert_array_equal(nodes[m.inputs[0]], base)
 
 
 def test_results_own_their_memory(acas_path):

@@ -166,5 +166,44 @@ TYPED_TEST(EvalSource, CustomErrors) {
   EXPECT_EQ(refused.message().rfind("IR eval: node 2: outer: element 3 refused (Node(id=2", 0), 0u) << refused.message();
 }
 
+// denote_all_owned / denote_outputs_owned move the caller's input tensors into the table: the input
+// entries keep the caller's buffers (no copy), the values equal denote_all's, and a wrong input
+// shape gives the same error.
+TYPED_TEST(EvalSource, OwnedInputsMoveIntoTheTable) {
+  using S = typename TypeParam::Scalar;
+  GraphBuilder b;
+  const int64_t x = b.input({3});
+  const int64_t r = b.add(Op::Relu, {x});
+  const Model m = build_or_die(b, {r});
+  const auto payload = eval_ctx::payload_of<TypeParam>(m);
+  TypeParam ctx;
+  const std::vector<Tensor<S>> copied = {Tensor<S>({3}, {S(-1), S(2), S(-3)})};
+  auto expected = denote_all(m.graph, payload, std::span<const Tensor<S>>(copied), ctx);
+  ASSERT_TRUE(expected.ok()) << expected.message();
+
+  std::vector<Tensor<S>> in = copied;
+  const S* buffer = in[0].data.data();
+  auto all = denote_all_owned(m.graph, payload, std::move(in), ctx);
+  ASSERT_TRUE(all.ok()) << all.message();
+  EXPECT_EQ((*all)[0].data.data(), buffer);
+  EXPECT_EQ((*all)[0].data, (*expected)[0].data);
+  EXPECT_EQ((*all)[1].data, (*expected)[1].data);
+
+  std::vector<Tensor<S>> in2 = copied;
+  const S* buffer2 = in2[0].data.data();
+  const int64_t outs[] = {x, r};
+  auto some = denote_outputs_owned(m.graph, payload, std::move(in2), std::span<const int64_t>(outs), ctx);
+  ASSERT_TRUE(some.ok()) << some.message();
+  EXPECT_EQ((*some)[0].data.data(), buffer2);
+  EXPECT_EQ((*some)[1].data, (*expected)[1].data);
+
+  const std::vector<Tensor<S>> wrong = {Tensor<S>({4}, {S(1), S(2), S(3), S(4)})};
+  auto copied_error = denote_all(m.graph, payload, std::span<const Tensor<S>>(wrong), ctx);
+  auto owned_error = denote_all_owned(m.graph, payload, std::vector<Tensor<S>>(wrong), ctx);
+  ASSERT_FALSE(owned_error.ok());
+  EXPECT_EQ(owned_error.message(), copied_error.message());
+  EXPECT_EQ(owned_error.status().node(), x);
+}
+
 }  // namespace
 }  // namespace denote

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "denote/base/eval_options.h"
 #include "denote/base/status.h"
@@ -45,6 +46,20 @@ Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Pa
                                                         std::span<const int64_t> output_ids, Ctx& ctx,
                                                         const EvalOptions& options = {});
 
+// denote_all and denote_outputs that take the input tensors by value and move each into the value
+// table instead of copying it (the table's input entries are the caller's buffers). For callers that
+// build the inputs for one run, such as the Python module.
+template <class Ctx>
+Result<ValueTable<typename Ctx::Scalar>> denote_all_owned(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                                          std::vector<Tensor<typename Ctx::Scalar>> inputs, Ctx& ctx,
+                                                          const EvalOptions& options = {});
+template <class Ctx>
+Result<ValueTable<typename Ctx::Scalar>> denote_outputs_owned(const Graph& g,
+                                                              const Payload<typename Ctx::Scalar>& payload,
+                                                              std::vector<Tensor<typename Ctx::Scalar>> inputs,
+                                                              std::span<const int64_t> output_ids, Ctx& ctx,
+                                                              const EvalOptions& options = {});
+
 #define DENOTE_DECLARE_EVAL(Ctx)                                                                               \
   extern template Result<ValueTable<Ctx::Scalar>> denote_all<Ctx>(                                             \
       const Graph&, const Payload<Ctx::Scalar>&, std::span<const Tensor<Ctx::Scalar>>, Ctx&, const EvalOptions&); \
@@ -53,6 +68,11 @@ Result<ValueTable<typename Ctx::Scalar>> denote_outputs(const Graph& g, const Pa
                                                           const EvalOptions&);                           \
   extern template Result<ValueTable<Ctx::Scalar>> denote_outputs<Ctx>(                                         \
       const Graph&, const Payload<Ctx::Scalar>&, std::span<const Tensor<Ctx::Scalar>>, std::span<const int64_t>, \
+      Ctx&, const EvalOptions&);                                                                                 \
+  extern template Result<ValueTable<Ctx::Scalar>> denote_all_owned<Ctx>(                                       \
+      const Graph&, const Payload<Ctx::Scalar>&, std::vector<Tensor<Ctx::Scalar>>, Ctx&, const EvalOptions&);    \
+  extern template Result<ValueTable<Ctx::Scalar>> denote_outputs_owned<Ctx>(                                   \
+      const Graph&, const Payload<Ctx::Scalar>&, std::vector<Tensor<Ctx::Scalar>>, std::span<const int64_t>,     \
       Ctx&, const EvalOptions&);
 DENOTE_DECLARE_EVAL(F64Context)
 DENOTE_DECLARE_EVAL(F32Context)
