@@ -5,6 +5,8 @@
 // that force the one-at-a-time path (NaN, infinity, malformed words).
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <cmath>
 #include <random>
 #include <string>
@@ -96,20 +98,22 @@ TEST(BinaryFastFold, MatmulEqualsTheSequentialFold) {
 
 TEST(BinaryFastFold, LinearEqualsTheSequentialFoldPlusBias) {
   std::mt19937_64 rng(6);
-  const int64_t rows = 4, in = 29, out = 19;
-  for (const char* name : kFoldFormats) {
-    const FastFormat ff = *FastFormat::of(format_named(name));
-    for (Rounding r : kAllModes) {
-      for (Mix mix : {Mix::Finite, Mix::Wide, Mix::Special, Mix::Malformed}) {
-        const auto x = words(ff.format, rows * in, mix == Mix::Malformed ? Mix::Wide : mix, rng);
-        const auto w = words(ff.format, out * in, mix, rng);
-        const auto bias = words(ff.format, out, mix == Mix::Special ? Mix::Special : Mix::Wide, rng);
-        FpEnv fe{r, 0, {}}, re{r, 0, {}};
-        std::vector<FpWord> got(static_cast<size_t>(rows * out));
-        fast_linear(ff, fe, x.data(), w.data(), bias.data(), got.data(), rows, in, out);
-        EXPECT_EQ(got, ref_linear(ff.format, re, x, w, bias, rows, in, out)) << name << " " << rounding_name(r);
-        EXPECT_EQ(fe.flags, re.flags) << name << " " << rounding_name(r);
-        EXPECT_EQ(fe.error, re.error) << name;
+  // (4, 29, 19): two strips of 8 outputs and a tail; (2, 150, 11): inputs over several 64-wide tiles.
+  for (const auto& [rows, in, out] : {std::array<int64_t, 3>{4, 29, 19}, std::array<int64_t, 3>{2, 150, 11}}) {
+    for (const char* name : kFoldFormats) {
+      const FastFormat ff = *FastFormat::of(format_named(name));
+      for (Rounding r : kAllModes) {
+        for (Mix mix : {Mix::Finite, Mix::Wide, Mix::Special, Mix::Malformed}) {
+          const auto x = words(ff.format, rows * in, mix == Mix::Malformed ? Mix::Wide : mix, rng);
+          const auto w = words(ff.format, out * in, mix, rng);
+          const auto bias = words(ff.format, out, mix == Mix::Special ? Mix::Special : Mix::Wide, rng);
+          FpEnv fe{r, 0, {}}, re{r, 0, {}};
+          std::vector<FpWord> got(static_cast<size_t>(rows * out));
+          fast_linear(ff, fe, x.data(), w.data(), bias.data(), got.data(), rows, in, out);
+          EXPECT_EQ(got, ref_linear(ff.format, re, x, w, bias, rows, in, out)) << name << " " << rounding_name(r);
+          EXPECT_EQ(fe.flags, re.flags) << name << " " << rounding_name(r);
+          EXPECT_EQ(fe.error, re.error) << name;
+        }
       }
     }
   }
