@@ -71,18 +71,22 @@ Result<Value> linear_rule(BinaryContext& ctx, const Args& a) {
   Value y;
   y.shape = expected;
   y.data.resize(static_cast<size_t>(rows * out));
-  // One row (batch 1): the outputs split instead, each chunk a contiguous slice of y, in chunks of
-  // kOutChunk outputs on one thread too: fast_linear decodes and transposes the weights it is given
-  // on every call (about 40% of the fold's time for one row), which stays in cache only in chunks.
-  constexpr int64_t kOutChunk = 32;
+  // One row (batch 1): the outputs split instead, each chunk a contiguous slice of y, in chunks of at
+  // most 32 outputs on one thread too: fast_linear decodes and transposes the weights it is given on
+  // every call (about 40% of the fold's time for one row), which stays in cache only in chunks. The
+  // units are blocks of kLaneBlock outputs (the fold's lane count: a chunk of fewer outputs costs a
+  // whole block), two a chunk.
+  constexpr int64_t kLaneBlock = 16;
   if (rows == 1) {
+    const int64_t blocks = (out + kLaneBlock - 1) / kLaneBlock;
     split_rows(
-        ctx, out, in,
-        [&](FpEnv& env, int64_t o0, int64_t o1) {
+        ctx, blocks, kLaneBlock * in,
+        [&](FpEnv& env, int64_t b0, int64_t b1) {
+          const int64_t o0 = b0 * kLaneBlock, o1 = std::min(out, b1 * kLaneBlock);
           fast_linear(*ff, env, x.data.data(), rec->weight.data() + o0 * in, rec->bias.data() + o0,
                       y.data.data() + o0, 1, in, o1 - o0);
         },
-        kOutChunk);
+        2);
     return y;
   }
   split_rows(ctx, rows, in * out, [&](FpEnv& env, int64_t r0, int64_t r1) {
@@ -129,7 +133,9 @@ std::optional<FastConvDims> conv_dims(const Args& a, const rules::Window& w, con
   return d;
 }
 
-// conv: the rule's taps (for_each_window), kLanes output channels folded at once (FastConv).
+// conv: the rule's taps (for_each_window), kLanes output channels folded at once (FastConv). With
+// ctx's threads the positions are split (their taps gathered first, while they take at most
+// kTapBytes): every output is its own fold, so words and flags do not depend on the split.
 Result<Value> conv_rule(BinaryContext& ctx, const Args& a) {
   const FastFormat* ff = ctx.fast();
   const Value& x = a.in();
@@ -144,11 +150,32 @@ Result<Value> conv_rule(BinaryContext& ctx, const Args& a) {
   out.shape = a.out_shape;
   out.data.resize(static_cast<size_t>(numel(a.out_shape)));
   const int64_t out_vol = numel(w.out);
+  constexpr int64_t kTapBytes = int64_t{64} << 20;
+  const int64_t work = d->lead * d->cout * (d->cin / d->groups) * d->k_vol;  // per position, at most
+  const bool split = ctx.pool() && out_vol >= 2 && out_vol * work >= kSplitWork &&
+                     out_vol * d->k_vol * static_cast<int64_t>(sizeof(ConvTap)) <= kTapBytes;
   std::vector<ConvTap> taps;
+  if (!split) {
+    FastConvScratch scratch;
+    rules::for_each_window(w, [&](int64_t p, const std::vector<rules::Tap>& t) {
+      taps.resize(t.size());
+      for (size_t i = 0; i < t.size(); ++i) taps[i] = ConvTap{t[i].k, t[i].in};
+      conv.position(ctx.env(), taps.data(), taps.size(), p, out_vol, out.data.data(), scratch);
+    });
+    return out;
+  }
+  std::vector<int64_t> first(static_cast<size_t>(out_vol), 0), count(static_cast<size_t>(out_vol), 0);
+  std::vector<ConvTap> flat;  // every position's taps, position p's from first[p]
   rules::for_each_window(w, [&](int64_t p, const std::vector<rules::Tap>& t) {
-    taps.resize(t.size());
-    for (size_t i = 0; i < t.size(); ++i) taps[i] = ConvTap{t[i].k, t[i].in};
-    conv.position(ctx.env(), taps.data(), taps.size(), p, out_vol, out.data.data());
+    first[static_cast<size_t>(p)] = static_cast<int64_t>(flat.size());
+    count[static_cast<size_t>(p)] = static_cast<int64_t>(t.size());
+    for (const rules::Tap& tap : t) flat.push_back(ConvTap{tap.k, tap.in});
+  });
+  split_rows(ctx, out_vol, work, [&](FpEnv& env, int64_t p0, int64_t p1) {
+    FastConvScratch scratch;
+    for (int64_t p = p0; p < p1; ++p)
+      conv.position(env, flat.data() + first[static_cast<size_t>(p)], static_cast<size_t>(count[static_cast<size_t>(p)]),
+                    p, out_vol, out.data.data(), scratch);
   });
   return out;
 }

@@ -460,13 +460,17 @@ bool FastConv::prepare(const FastFormat& ff, const FpWord* x, const FpWord* w, c
   return true;
 }
 
-void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out) {
-  if (gather_) return gather_position(env, taps, n_taps, p, out_vol, out);
+void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out,
+                        FastConvScratch& scratch) const {
+  if (gather_) return gather_position(env, taps, n_taps, p, out_vol, out, scratch);
+  std::vector<double>& step_x = scratch.x;
+  std::vector<int64_t>& step_xi = scratch.xi;
+  std::vector<int64_t>& step_k = scratch.k;
   const FastFormat& ff = *ff_;
   const int64_t n = static_cast<int64_t>(n_taps), steps = group_in_ * n, rows = group_in_ * d_.k_vol;
-  step_x_.resize(static_cast<size_t>(steps));
-  step_xi_.resize(static_cast<size_t>(steps));
-  step_k_.resize(static_cast<size_t>(steps));
+  step_x.resize(static_cast<size_t>(steps));
+  step_xi.resize(static_cast<size_t>(steps));
+  step_k.resize(static_cast<size_t>(steps));
   uint64_t flags = 0;
   const bool avx2 = fastk::have_avx2();
   fastk::with_params(ff, env.rounding, [&](const auto& params, auto mode) {
@@ -478,14 +482,14 @@ void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t 
         for (int64_t ic = 0, s = 0; ic < group_in_; ++ic) {  // the rule's order: channels, then taps
           const int64_t base = (l * d_.cin + g * group_in_ + ic) * d_.in_vol;
           for (int64_t t = 0; t < n; ++t, ++s) {
-            step_xi_[s] = base + taps[t].in;
-            step_x_[s] = xd_[static_cast<size_t>(step_xi_[s])];
-            step_k_[s] = ic * d_.k_vol + taps[t].k;
+            step_xi[s] = base + taps[t].in;
+            step_x[s] = xd_[static_cast<size_t>(step_xi[s])];
+            step_k[s] = ic * d_.k_vol + taps[t].k;
           }
         }
         for (int64_t b = 0; b < blocks_; ++b) {
           const int64_t o0 = g * group_out_ + b * kLanes;
-          const ConvBlock in{step_x_.data(), step_xi_.data(), step_k_.data(), steps,
+          const ConvBlock in{step_x.data(), step_xi.data(), step_k.data(), steps,
                              wt_.data() + (g * blocks_ + b) * rows * kLanes, x_, w_, rows, o0,
                              bt_.data() + (g * blocks_ + b) * kLanes, bias_ + o0};
           uint64_t words[kLanes];
@@ -500,16 +504,18 @@ void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t 
 }
 
 void FastConv::gather_position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol,
-                               FpWord* out) {
+                               FpWord* out, FastConvScratch& scratch) const {
+  std::vector<int64_t>& step_xi = scratch.xi;
+  std::vector<int64_t>& step_k = scratch.k;
   const FastFormat& ff = *ff_;
   const int64_t n = static_cast<int64_t>(n_taps), steps = group_in_ * n, rows = group_in_ * d_.k_vol;
   const int64_t total = d_.lead * d_.cout;
-  step_xi_.resize(static_cast<size_t>(steps));
-  step_k_.resize(static_cast<size_t>(steps));
+  step_xi.resize(static_cast<size_t>(steps));
+  step_k.resize(static_cast<size_t>(steps));
   for (int64_t ic = 0, s = 0; ic < group_in_; ++ic)  // the rule's order: channels, then taps
     for (int64_t t = 0; t < n; ++t, ++s) {
-      step_xi_[s] = ic * d_.in_vol + taps[t].in;
-      step_k_[s] = ic * d_.k_vol + taps[t].k;
+      step_xi[s] = ic * d_.in_vol + taps[t].in;
+      step_k[s] = ic * d_.k_vol + taps[t].k;
     }
   uint64_t flags = 0;
   const bool avx2 = fastk::have_avx2();
@@ -529,7 +535,7 @@ void FastConv::gather_position(FpEnv& env, const ConvTap* taps, size_t n_taps, i
         bd[q] = real ? bd_[static_cast<size_t>(o)] : 0.0;
         bw[q] = real ? bias_[o] : FpWord{};
       }
-      const GatherBlock in{step_xi_.data(), step_k_.data(), steps, xb, wb, xd_.data(), wd_.data(), x_, w_, bd, bw};
+      const GatherBlock in{step_xi.data(), step_k.data(), steps, xb, wb, xd_.data(), wd_.data(), x_, w_, bd, bw};
       uint64_t words[kLanes];
       block(params, ff, env, in, words, flags);
       for (int64_t q = 0; q < kLanes && j0 + q < total; ++q) out[(j0 + q) * out_vol + p].bits = words[q];

@@ -9,8 +9,9 @@
 // uses the op table's rule (errors and NaN payloads in its order).
 //
 //   FastConv conv;
+//   FastConvScratch scratch;  // one per thread: `position` is const, positions are independent
 //   if (conv.prepare(ff, x, w, bias, dims))
-//     for each output position p: conv.position(env, taps, n_taps, p, out_vol, out);
+//     for each output position p: conv.position(env, taps, n_taps, p, out_vol, out, scratch);
 #pragma once
 
 #include <cstddef>
@@ -32,17 +33,26 @@ struct FastConvDims {
   int64_t lead = 0, cin = 0, cout = 0, groups = 1, in_vol = 0, k_vol = 0;
 };
 
+// The steps (ic, tap) of one (l, group) of a position: x value, x index, weight row (gather: the x
+// and w offsets from a lane's first element, in xi and k).
+struct FastConvScratch {
+  std::vector<double> x;
+  std::vector<int64_t> xi, k;
+};
+
 class FastConv {
  public:
   // Decodes the operands and packs the weights by blocks of output channels; false (and nothing
   // to fold) when an operand is not a finite value of the format. The pointers must outlive `position`.
   bool prepare(const FastFormat& ff, const FpWord* x, const FpWord* w, const FpWord* bias, const FastConvDims& d);
   // Every output (l, o) of output position p: out[(l * cout + o) * out_vol + p].
-  void position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out);
+  void position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out,
+                FastConvScratch& scratch) const;
 
  private:
   // Fewer than kLanes / 2 output channels a group: lanes over any kLanes outputs of a position.
-  void gather_position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out);
+  void gather_position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out,
+                       FastConvScratch& scratch) const;
 
   const FastFormat* ff_ = nullptr;
   const FpWord *x_ = nullptr, *w_ = nullptr, *bias_ = nullptr;
@@ -51,10 +61,6 @@ class FastConv {
   bool gather_ = false;
   std::vector<double> xd_, wd_, bd_;  // decoded (gather_: x and w with a block of zeros at the end)
   std::vector<double> wt_, bt_;       // weights and bias packed [group][block][ic * k_vol + k][lane]
-  // The steps (ic, tap) of one (l, group): x value, x index, weight row (gather_: the x and w
-  // offsets from a lane's first element, in step_xi_ and step_k_).
-  std::vector<double> step_x_;
-  std::vector<int64_t> step_xi_, step_k_;
 };
 
 }  // namespace denote

@@ -252,7 +252,8 @@ TEST(BinaryFastFold, AvgPoolEqualsTheRulesSumThenDivide) {
 
 // linear -> matmul with a constant through denote_all on 1, 2 and 3 threads (BinaryContext::
 // set_threads): the same words, flags and first error, with NaN, inf and a malformed word among
-// the inputs (rows 40: the work is over the split threshold), and a one-row linear (outputs split).
+// the inputs (rows 40: the work is over the split threshold), a one-row linear (outputs split) and
+// two convs (output positions split).
 TEST(BinaryFastFold, ThreadCountDoesNotChangeWordsFlagsOrErrors) {
   std::mt19937_64 rng(9);
   std::uniform_real_distribution<double> u(-2.0, 2.0);
@@ -268,9 +269,26 @@ TEST(BinaryFastFold, ThreadCountDoesNotChangeWordsFlagsOrErrors) {
   const int64_t y = g.binary(Op::Matmul, h, g.constant({d1, d2}, vals(d1 * d2)));
   const int64_t x1 = g.input({1, 2048});  // one row: linear splits its 64 outputs
   const int64_t y1 = g.linear(x1, 64, vals(64 * 2048), vals(64));
-  Result<Model> model = g.build({y, y1});
+  // Convs split by output positions: 3 -> 20 channels (lanes over channels; padded borders have fewer
+  // taps) and a depthwise 6 -> 6 (lanes over any outputs).
+  auto conv_config = [](int64_t cin, int64_t cout, int64_t groups) {
+    ConvConfig c;
+    c.window = WindowConfig{2, {3, 3}, {1, 1}, {1, 1}};
+    c.padding_after = {1, 1};
+    c.dilation = {1, 1};
+    c.channel_axis = 1;
+    c.in_channels = cin;
+    c.out_channels = cout;
+    c.groups = groups;
+    return c;
+  };
+  const int64_t x2 = g.input({2, 3, 14, 14});
+  const int64_t y2 = g.conv(x2, conv_config(3, 20, 1), vals(20 * 3 * 9), vals(20));
+  const int64_t x3 = g.input({4, 6, 20, 20});
+  const int64_t y3 = g.conv(x3, conv_config(6, 6, 6), vals(6 * 9), vals(6));
+  Result<Model> model = g.build({y, y1, y2, y3});
   ASSERT_TRUE(model.ok()) << model.message();
-  const std::vector<double> x1in = vals(2048);
+  const std::vector<double> x1in = vals(2048), x2in = vals(2 * 3 * 14 * 14), x3in = vals(4 * 6 * 20 * 20);
   std::vector<double> xin = vals(rows * d0);
   xin[70] = INFINITY;
   xin[900] = NAN;
@@ -285,15 +303,18 @@ TEST(BinaryFastFold, ThreadCountDoesNotChangeWordsFlagsOrErrors) {
           ctx.set_threads(threads);
           EXPECT_EQ(ctx.threads(), threads);
           Payload<FpWord> pw = convert_payload<FpWord>(model->payload, [&](double v) { return ctx.from_double(v); });
-          std::vector<FpWord> xw, x1w;
+          std::vector<FpWord> xw, x1w, x2w, x3w;
           for (double v : xin) xw.push_back(ctx.from_double(v));
           for (double v : x1in) x1w.push_back(ctx.from_double(v));
+          for (double v : x2in) x2w.push_back(ctx.from_double(v));
+          for (double v : x3in) x3w.push_back(ctx.from_double(v));
           if (malformed) {
             xw[2000].bits = ctx.format().word_mask() + 1;  // an error in row 31 of the linear's input
             xw[1500].bits = ctx.format().word_mask() + 2;  // and an earlier one, in row 23: the one kept
           }
           ctx.clear_flags();
-          std::vector<Tensor<FpWord>> inputs{Tensor<FpWord>({rows, d0}, xw), Tensor<FpWord>({1, 2048}, x1w)};
+          std::vector<Tensor<FpWord>> inputs{Tensor<FpWord>({rows, d0}, xw), Tensor<FpWord>({1, 2048}, x1w),
+                                             Tensor<FpWord>({2, 3, 14, 14}, x2w), Tensor<FpWord>({4, 6, 20, 20}, x3w)};
           auto got = denote_all(model->graph, pw, std::span<const Tensor<FpWord>>(inputs), ctx, EvalOptions{});
           // A malformed word is an error of the node (the evaluator reports the context's first error).
           ASSERT_EQ(got.ok(), !malformed) << got.message();
@@ -302,7 +323,11 @@ TEST(BinaryFastFold, ThreadCountDoesNotChangeWordsFlagsOrErrors) {
             words = (*got)[static_cast<size_t>(y)].data;
             const auto& w1 = (*got)[static_cast<size_t>(y1)].data;
             words.insert(words.end(), w1.begin(), w1.end());
-            EXPECT_EQ(words.size(), static_cast<size_t>(rows * d2 + 64));
+            for (int64_t id : {y2, y3}) {
+              const auto& wc = (*got)[static_cast<size_t>(id)].data;
+              words.insert(words.end(), wc.begin(), wc.end());
+            }
+            EXPECT_EQ(words.size(), static_cast<size_t>(rows * d2 + 64 + 2 * 20 * 196 + 4 * 6 * 400));
             // The one-row linear (run in chunks of outputs) equals one fast_linear over all 64.
             const auto& rec = pw.linear.at(y1);
             FpEnv env{r, 0, {}};

@@ -122,7 +122,8 @@ class BinaryContext {
  // For whole-tensor kernels (the evaluator's fast rules): the fast format, or nullptr where the
   // format has none, and the context's environment (rounding mode, flags, error).
   const FastFormat* fast() const { return fast_ ? &*fast_ : nullptr; }
-  // Threads for the evaluator's whole-tensor rules (linear and matmul split by rows; every output's
+  // Threads for the evaluator's whole-tensor rules (linear and matmul split by rows, a one-row linear by
+  // blocks of outputs, conv by output positions; every output's
   // operations and order are the same, so words and flags do not depend on the count, and the first
   // error is the lowest row's). 1 (the default) runs on the calling thread; at most 256.
   void set_threads(int threads);
