@@ -103,6 +103,26 @@ Result<Values> evaluate(Ctx& ctx, const PyModel& m, EvalInputs& inputs, bool all
       auto table, all_nodes ? denote_all_owned(model.graph, payload, std::move(in), ctx, options)
                             : denote_outputs_owned(model.graph, payload, std::move(in),
                                                    std::span<const int64_t>(model.output_ids), ctx, options));
+  Values v;
+  v.ids = all_nodes ? all_ids(model.graph) : model.output_ids;
+  if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) {
+    keep(v, table);
+  } else {
+    for (int64_t id : v.ids) {
+      const Tensor<S>& t = table[static_cast<size_t>(id)];
+      std::vector<double> data;
+      data.reserve(t.data.size());
+      for (const S& x : t.data) data.push_back(ctx.to_double(x));
+      v.f64.emplace_back(t.shape, std::move(data));
+    }
+  }
+  if constexpr (requires { ctx.flags(); }) {
+    v.has_flags = true;
+    v.flags = ctx.flags();
+  }
+  return v;
+}
+
 std::shared_ptr<const BoundPlan> bound_plan(PyModel& m, const std::string& provider) {
   std::lock_guard<std::mutex> lock(m.cache_mutex);
   if (auto it = m.plans.find(provider); it != m.plans.end()) return it->second;
