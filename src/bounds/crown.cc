@@ -179,7 +179,8 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     }
   const bool cut_output = o.method == BoundMethod::Ibp;
   crown::PassResult pr;
-  if (known_err.ok()) pr = eng.pass(output_id, C, 2 * k, /*one_step=*/cut_output);
+  const bool record = o.input_coefficients && o.method == BoundMethod::Crown;
+  if (known_err.ok()) pr = eng.pass(output_id, C, 2 * k, /*one_step=*/cut_output, nullptr, record);
   else pr.lower.assign(static_cast<size_t>(2 * k), -INFINITY);  // IBP in a binary format: the box only
   if (cut_output) {
     // IBP: C folded into the output node's own rule (the one-step pass above, auto_LiRPA's IBP with
@@ -196,6 +197,13 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
         const double v = crown::dn(s - crown::up(crown::gamma(static_cast<double>(m) + 2) * mag + m * crown::kEta));
         if (!std::isnan(v)) pr.lower[static_cast<size_t>(r)] = std::max(pr.lower[static_cast<size_t>(r)], v);
       }
+  }
+  if (record) {
+    const std::vector<int64_t> in_ids = g.input_ids();
+    const auto* a = in_ids.empty() || pr.A.size() <= static_cast<size_t>(in_ids[0]) ? nullptr
+                                                                                    : &pr.A[static_cast<size_t>(in_ids[0])];
+    const size_t nx = in_ids.empty() ? 0 : static_cast<size_t>(numel(g.nodes[static_cast<size_t>(in_ids[0])].out_shape));
+    if (a && a->size() >= static_cast<size_t>(k) * nx) res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
   }
   std::vector<double> lower = pr.lower;
   if (o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, 2 * k, lower, o);

@@ -10,6 +10,7 @@
 #include "bounds/crown_affine.h"
 #include "bounds/crown_gemm.h"
 #include "bounds/crown_relax.h"
+#include "bounds/crown_sums.h"
 
 namespace denote::crown {
 
@@ -36,9 +37,7 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
     for (int64_t o = 0; o < out; ++o) {
       const double* w = rec->weight.data() + o * in;
       const double* x = xm.data() + l * in;
-      double s = 0;
-      for (int64_t i = 0; i < in; ++i) s += w[i] != 0 ? std::fabs(w[i]) * x[i] : 0.0;
-      s = up_sum(s, static_cast<double>(in));
+      const double s = up_sum(abs_dot_nonzero(w, x, in), static_cast<double>(in));
       const double b = rec->bias.empty() ? 0.0 : std::fabs(rec->bias[static_cast<size_t>(o)]);
       scale[static_cast<size_t>(l * out + o)] = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
     }
@@ -47,12 +46,7 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
     for (int64_t r = 0; r < c.st.rows; ++r) {
       const double* a = A.data() + r * lead * out;
       double sum = 0, mag = 0;
-      for (int64_t l = 0; l < lead; ++l)
-        for (int64_t o = 0; o < out; ++o) {
-          const double t = a[l * out + o] * rec->bias[static_cast<size_t>(o)];
-          sum += t;
-          mag += std::fabs(t);
-        }
+      for (int64_t l = 0; l < lead; ++l) dot_mag(a + l * out, rec->bias.data(), out, sum, mag);
       c.st.bias[r] += sum;
       c.st.mag[r] += mag;
       c.st.terms[r] += static_cast<double>(lead * out);
@@ -225,17 +219,10 @@ Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, dou
 // against an infinite intercept). Cut elements have slope 0 and the box's ends as intercepts.
 // Sums of nonnegative or signed terms with four partial sums (vectorises; the a-priori bounds of
 // the pass hold for any summation order).
-double sum4(const double* v, int64_t m) {
-  double s[4] = {0, 0, 0, 0};
-  int64_t j = 0;
-  for (; j + 4 <= m; j += 4)
-    for (int k = 0; k < 4; ++k) s[k] += v[j + k];
-  for (; j < m; ++j) s[0] += v[j];
-  return (s[0] + s[1]) + (s[2] + s[3]);
-}
-
+// One row's terms in four partial sums by j mod 4 (the tail into the first), then (s0 + s1) + (s2 + s3).
 template <bool HasAlpha>
-void relax_rows(RuleCtx& c, const Lines& L, double* A, const double* alpha, int64_t m) {
+[[gnu::always_inline]] inline void relax_row(const Lines& L, double* __restrict a, const double* __restrict al,
+                                             int64_t m, double out[4]) {
   const double* __restrict la_ = L.la.data();
   const double* __restrict lb_ = L.lb.data();
   const double* __restrict ua_ = L.ua.data();
@@ -243,39 +230,62 @@ void relax_rows(RuleCtx& c, const Lines& L, double* A, const double* alpha, int6
   const double* __restrict xm_ = L.xm.data();
   const double* __restrict ye_ = L.ye.data();
   const char* __restrict open_ = L.open.data();
-  std::vector<double> tmp(static_cast<size_t>(4 * m));
-  double* __restrict tt = tmp.data();
-  double* __restrict ta = tt + m;
-  double* __restrict tc = ta + m;
-  double* __restrict ts = tc + m;
+  double st[4] = {0, 0, 0, 0}, sa[4] = {0, 0, 0, 0}, sc[4] = {0, 0, 0, 0}, ss[4] = {0, 0, 0, 0};
+  auto term = [&](int64_t j, int k) {  // every load unconditional: selects, not branches
+    const double lam = a[j];
+    double lo_a = la_[j];
+    if constexpr (HasAlpha) lo_a = open_[j] != 0 ? al[j] : lo_a;
+    const double up_a = ua_[j], lo_b = lb_[j], up_b = ub_[j], xm = xm_[j], ye = ye_[j];
+    const bool below = lam >= 0, live = lam != 0;
+    const double la = below ? lo_a : up_a;
+    const double lb = below ? lo_b : up_b;
+    const double prod = lam * lb, na = lam * la;
+    const double t = live ? prod : 0.0;
+    st[k] += t;
+    sa[k] += std::fabs(t);
+    sc[k] += static_cast<double>(live & (lb != 0.0));
+    const double sl = std::fabs(na) * xm + std::fabs(lam) * ye;
+    ss[k] += live ? sl : 0.0;
+    a[j] = live ? na : 0.0;
+  };
+  int64_t j = 0;
+  for (; j + 4 <= m; j += 4)
+    for (int k = 0; k < 4; ++k) term(j + k, k);
+  for (; j < m; ++j) term(j, 0);
+  out[0] = (st[0] + st[1]) + (st[2] + st[3]);
+  out[1] = (sa[0] + sa[1]) + (sa[2] + sa[3]);
+  out[2] = (sc[0] + sc[1]) + (sc[2] + sc[3]);
+  out[3] = (ss[0] + ss[1]) + (ss[2] + ss[3]);
+}
+
+template <bool HasAlpha>
+[[gnu::always_inline]] inline void relax_rows_in(RuleCtx& c, const Lines& L, double* A, const double* alpha,
+                                                 int64_t m) {
   for (int64_t r = 0; r < c.st.rows; ++r) {
-    double* __restrict a = A + r * m;
-    const double* __restrict al = HasAlpha ? alpha + r * m : nullptr;
-    for (int64_t j = 0; j < m; ++j) {  // every load unconditional: selects, not branches
-      const double lam = a[j];
-      double lo_a = la_[j];
-      if constexpr (HasAlpha) {
-        const double alj = al[j];
-        lo_a = open_[j] != 0 ? alj : lo_a;
-      }
-      const double up_a = ua_[j], lo_b = lb_[j], up_b = ub_[j], xm = xm_[j], ye = ye_[j];
-      const bool below = lam >= 0, live = lam != 0;
-      const double la = below ? lo_a : up_a;
-      const double lb = below ? lo_b : up_b;
-      const double prod = lam * lb, na = lam * la;
-      const double t = live ? prod : 0.0;
-      tt[j] = t;
-      ta[j] = std::fabs(t);
-      tc[j] = static_cast<double>(live & (lb != 0.0));
-      const double sl = std::fabs(na) * xm + std::fabs(lam) * ye;
-      ts[j] = live ? sl : 0.0;
-      a[j] = live ? na : 0.0;
-    }
-    c.st.bias[r] += sum4(tt, m);
-    c.st.mag[r] += sum4(ta, m);
-    c.st.terms[r] += sum4(tc, m);
-    c.st.slack[r] += up_sum(sum4(ts, m), static_cast<double>(2 * m));
+    double sums[4];
+    relax_row<HasAlpha>(L, A + r * m, HasAlpha ? alpha + r * m : nullptr, m, sums);
+    c.st.bias[r] += sums[0];
+    c.st.mag[r] += sums[1];
+    c.st.terms[r] += sums[2];
+    c.st.slack[r] += up_sum(sums[3], static_cast<double>(2 * m));
   }
+}
+// Compiled for AVX2 where the CPU has it (no FMA: each product is rounded as written).
+template <bool HasAlpha>
+__attribute__((target("avx2"))) void relax_rows_avx2(RuleCtx& c, const Lines& L, double* A, const double* alpha,
+                                                     int64_t m) {
+  relax_rows_in<HasAlpha>(c, L, A, alpha, m);
+}
+template <bool HasAlpha>
+void relax_rows_base(RuleCtx& c, const Lines& L, double* A, const double* alpha, int64_t m) {
+  relax_rows_in<HasAlpha>(c, L, A, alpha, m);
+}
+template <bool HasAlpha>
+void relax_rows(RuleCtx& c, const Lines& L, double* A, const double* alpha, int64_t m) {
+  if (have_avx2())
+    relax_rows_avx2<HasAlpha>(c, L, A, alpha, m);
+  else
+    relax_rows_base<HasAlpha>(c, L, A, alpha, m);
 }
 
 // The line row r uses at element j: the lower one for a coefficient >= 0, else the upper one.

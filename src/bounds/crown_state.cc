@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "bounds/crown_sums.h"
+
 namespace denote::crown {
 
 int64_t RuleCtx::numel_of(int64_t id) const { return numel(g.nodes[static_cast<size_t>(id)].out_shape); }
@@ -68,8 +70,7 @@ void RuleCtx::slack_abs_dot(const std::vector<double>& A, const std::vector<doub
   for (int64_t r = 0; r < st.rows; ++r) {
     const double* a = A.data() + r * m;
     const double* sc = scale.data();
-    double s = 0;
-    for (int64_t j = 0; j < m; ++j) s += std::fabs(a[j]) * sc[j];  // vectorises
+    double s = abs_dot(a, sc, m);
     if (std::isnan(s)) {  // 0 * inf: an infinite scale under a zero coefficient contributes nothing
       s = 0;
       for (int64_t j = 0; j < m; ++j)

@@ -69,6 +69,9 @@ struct CrownOptions {
   // input boxes, e.g. a parent subdomain's CrownResult::boxes in branch and bound: every IBP box is
   // intersected with its prior box first (entries without a box, or of another size, are ignored).
   const std::vector<std::optional<DoubleBox>>* prior = nullptr;
+  // CROWN: also return, for each spec row, the coefficients its lower bound has at the graph's first
+  // input node (CrownResult::input_coef), e.g. to choose an input split in branch and bound.
+  bool input_coefficients = false;
   EvalOptions eval;
 };
 
@@ -87,6 +90,10 @@ struct CrownResult {
   // where a row has no finite bound.
   std::vector<double> spec_lo, spec_hi;
   bool has_spec = false;
+  // With CrownOptions::input_coefficients: rows x numel(input), row r the linear function of the
+  // input x whose minimum over the box (minus the pass's error terms) is spec_lo[r]: lo(x) = a_r . x
+  // + b_r. Empty when the rows' pass did not reach the input as one linear segment.
+  std::vector<double> input_coef;
   // Counters: backward passes, rows propagated, alpha iterations run.
   int64_t passes = 0, rows = 0, alpha_steps = 0;
 };

@@ -1,0 +1,80 @@
+// The CROWN rules' row sums (src/bounds/crown_sums.h): each function's body is an always-inline
+// kernel, compiled twice (target("avx2") and the baseline) and picked once by the CPU.
+#include "bounds/crown_sums.h"
+
+#include <cmath>
+
+namespace denote::crown {
+
+namespace {
+
+// fn(j, k) adds term j to partial sum k; the tail goes into the first.
+template <class Fn>
+[[gnu::always_inline]] inline void by4(int64_t m, Fn&& fn) {
+  int64_t j = 0;
+  for (; j + 4 <= m; j += 4)
+    for (int k = 0; k < 4; ++k) fn(j + k, k);
+  for (; j < m; ++j) fn(j, 0);
+}
+[[gnu::always_inline]] inline double total(const double s[4]) { return (s[0] + s[1]) + (s[2] + s[3]); }
+
+[[gnu::always_inline]] inline double abs_dot_k(const double* __restrict a, const double* __restrict s, int64_t m) {
+  double p[4] = {0, 0, 0, 0};
+  by4(m, [&](int64_t j, int k) { p[k] += std::fabs(a[j]) * s[j]; });
+  return total(p);
+}
+[[gnu::always_inline]] inline double abs_dot_nonzero_k(const double* __restrict w, const double* __restrict x,
+                                                       int64_t m) {
+  double p[4] = {0, 0, 0, 0};
+  by4(m, [&](int64_t j, int k) { p[k] += w[j] != 0 ? std::fabs(w[j]) * x[j] : 0.0; });
+  return total(p);
+}
+[[gnu::always_inline]] inline void dot_mag_k(const double* __restrict a, const double* __restrict b, int64_t m,
+                                             double& sum, double& mag) {
+  double p[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+  by4(m, [&](int64_t j, int k) {
+    const double t = a[j] * b[j];
+    p[k] += t;
+    q[k] += std::fabs(t);
+  });
+  sum += total(p);
+  mag += total(q);
+}
+
+__attribute__((target("avx2"))) double abs_dot_avx2(const double* a, const double* s, int64_t m) {
+  return abs_dot_k(a, s, m);
+}
+double abs_dot_base(const double* a, const double* s, int64_t m) { return abs_dot_k(a, s, m); }
+__attribute__((target("avx2"))) double abs_dot_nonzero_avx2(const double* w, const double* x, int64_t m) {
+  return abs_dot_nonzero_k(w, x, m);
+}
+double abs_dot_nonzero_base(const double* w, const double* x, int64_t m) { return abs_dot_nonzero_k(w, x, m); }
+__attribute__((target("avx2"))) void dot_mag_avx2(const double* a, const double* b, int64_t m, double& sum,
+                                                  double& mag) {
+  dot_mag_k(a, b, m, sum, mag);
+}
+void dot_mag_base(const double* a, const double* b, int64_t m, double& sum, double& mag) {
+  dot_mag_k(a, b, m, sum, mag);
+}
+
+}  // namespace
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+
+double abs_dot(const double* a, const double* s, int64_t m) {
+  return have_avx2() ? abs_dot_avx2(a, s, m) : abs_dot_base(a, s, m);
+}
+double abs_dot_nonzero(const double* w, const double* x, int64_t m) {
+  return have_avx2() ? abs_dot_nonzero_avx2(w, x, m) : abs_dot_nonzero_base(w, x, m);
+}
+void dot_mag(const double* a, const double* b, int64_t m, double& sum, double& mag) {
+  if (have_avx2())
+    dot_mag_avx2(a, b, m, sum, mag);
+  else
+    dot_mag_base(a, b, m, sum, mag);
+}
+
+}  // namespace denote::crown

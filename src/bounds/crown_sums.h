@@ -1,0 +1,19 @@
+// Internal: the row sums of the CROWN rules (src/bounds/crown_rules.cc, crown_state.cc) in four
+// partial sums, compiled for AVX2 where the CPU has it (no FMA: every product is rounded as written).
+// The a-priori bounds of a pass hold for any summation order: a sum of n nonnegative terms is
+// enclosed by up_sum, a signed one by gamma(terms + 1) * mag.
+#pragma once
+
+#include <cstdint>
+
+namespace denote::crown {
+
+bool have_avx2();
+// sum_j |a[j]| * s[j].
+double abs_dot(const double* a, const double* s, int64_t m);
+// sum_j (w[j] != 0 ? |w[j]| * x[j] : 0): a zero weight adds nothing, also against an infinite x.
+double abs_dot_nonzero(const double* w, const double* x, int64_t m);
+// sum += sum_j a[j] * b[j], mag += sum_j |a[j] * b[j]|.
+void dot_mag(const double* a, const double* b, int64_t m, double& sum, double& mag);
+
+}  // namespace denote::crown
