@@ -17,6 +17,7 @@
 #include "denote/bounds/crown.h"
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
+#include "denote/program/builder.h"
 #include "denote/program/examples.h"
 #include "ibp_random_graphs.h"
 
@@ -352,6 +353,65 @@ TEST(Crown, NeverLooserThanIbpOnReluNetworks) {
         EXPECT_LE(cr->boxes[id]->hi[i], ibp->boxes[id]->hi[i]) << "node " << id;
       }
   }
+}
+
+// CrownOptions::input_coefficients: row r's lower bound is min over the box of a_r . x + beta_r, and
+// that linear function stays below the network at every point of the box (not only at its
+// minimum). On a linear model a_r is the weight row itself.
+TEST(Crown, InputCoefficientsGiveALowerBoundingLinearFunction) {
+  ibp_test::Rng rng(0x5c0);
+  CrownOptions o = with(BoundMethod::Crown);
+  o.input_coefficients = true;
+  for (int t = 0; t < 30; ++t) {
+    const ReluNet net = random_relu_net(rng, static_cast<int>(rng.range(1, 3)));
+    const Model* m = &net.m;
+    const int64_t x = net.out, n = net.n;
+    auto r = run_crown(m->graph, m->payload, std::vector<DoubleBox>{net.box}, x, nullptr, o);
+    ASSERT_TRUE(r.ok()) << r.message();
+    const size_t rows = r->spec_lo.size();
+    ASSERT_EQ(r->input_coef.size(), rows * static_cast<size_t>(n));
+    std::vector<double> beta(rows);
+    for (size_t k = 0; k < rows; ++k) {
+      double at_min = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double a = r->input_coef[k * static_cast<size_t>(n) + static_cast<size_t>(i)];
+        at_min += a >= 0 ? a * net.box.lo[static_cast<size_t>(i)] : a * net.box.hi[static_cast<size_t>(i)];
+      }
+      beta[k] = r->spec_lo[k] - at_min;
+    }
+    F64Context ctx;
+    for (int s = 0; s < 50; ++s) {
+      Tensor<double> in{{n}, {}};
+      for (int64_t i = 0; i < n; ++i)
+        in.data.push_back(rng.real(net.box.lo[static_cast<size_t>(i)], net.box.hi[static_cast<size_t>(i)]));
+      auto y = denote(m->graph, m->payload, std::vector<Tensor<double>>{in}, x, ctx);
+      ASSERT_TRUE(y.ok());
+      for (size_t k = 0; k < rows; ++k) {
+        double line = beta[k], mag = std::fabs(beta[k]);
+        for (int64_t i = 0; i < n; ++i) {
+          const double term = r->input_coef[k * static_cast<size_t>(n) + static_cast<size_t>(i)] * in.data[static_cast<size_t>(i)];
+          line += term;
+          mag += std::fabs(term);
+        }
+        EXPECT_GE(y->data[k], line - 1e-12 * (mag + 1)) << "row " << k << " point " << s;
+      }
+    }
+  }
+  // A linear model: the coefficients are the weight rows (spec = identity), exactly.
+  GraphBuilder b;
+  const int64_t xi = b.input({3});
+  const std::vector<double> w = {1, -2, 0.5, 3, 0, -1};
+  const int64_t y = b.linear(xi, 2, w, {0.25, -4});
+  Result<Model> lin = b.build({y});
+  ASSERT_TRUE(lin.ok()) << lin.message();
+  const DoubleBox box{{3}, {-1, 0, 2}, {1, 3, 5}};
+  auto r = run_crown(lin->graph, lin->payload, std::vector<DoubleBox>{box}, y, nullptr, o);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->input_coef, w);
+  // Without the option, none.
+  auto plain = run_crown(lin->graph, lin->payload, std::vector<DoubleBox>{box}, y, nullptr, with(BoundMethod::Crown));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->input_coef.empty());
 }
 
 // Branch and bound passes a parent box's node boxes as the prior of a sub-box: the child's bounds
