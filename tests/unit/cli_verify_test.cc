@@ -73,6 +73,13 @@ TEST(CliVerify, InstancesGiveTheSameAnswersOnOneAndTwoJobs) {
   EXPECT_EQ(doc["instances"], 5);
   EXPECT_EQ(doc["counts"]["sat"], 1);
   EXPECT_EQ(doc["counts"]["unsat"], 4);
+  // The stage split sums the instances' stages: each is at least 0, together at most the total.
+  const auto& st = doc["stages_s"];
+  const double stages = st["falsify"].get<double>() + st["bounds"].get<double>() + st["bab"].get<double>();
+  EXPECT_GE(st["falsify"].get<double>(), 0.0);
+  EXPECT_GT(stages, 0.0);
+  EXPECT_LE(stages, doc["total_s"].get<double>() + 1e-6);
+  EXPECT_NE(one.out.find("stages: falsification "), std::string::npos) << one.out;
 }
 
 TEST(CliVerify, ErrorsAndUsage) {

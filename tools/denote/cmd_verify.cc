@@ -146,6 +146,7 @@ InstanceResult run_instance(const VerifyCliOptions& o, const std::filesystem::pa
   InstanceResult out;
   out.result = r.ok() ? std::string(verify_result_name(r->result)) : "error";
   out.seconds = r.ok() ? r->stats.total_s : 0;
+  if (r.ok()) out.falsify_s = r->stats.falsify_s, out.bounds_s = r->stats.bounds_s, out.bab_s = r->stats.bab_s;
   if (!r.ok()) out.error = "error: " + in.onnx + " " + in.vnnlib + ": " + r.message() + "\n";
   return out;
 }
@@ -158,10 +159,11 @@ int print_campaign(const VerifyCliOptions& o, const std::vector<Instance>& list,
                    const std::string& workers) {
   std::map<std::string, int> counts;
   std::string csv;
-  double total = 0;
+  double total = 0, falsify = 0, bounds = 0, bab = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     ++counts[rs[i].result];
     total += rs[i].seconds;
+    falsify += rs[i].falsify_s, bounds += rs[i].bounds_s, bab += rs[i].bab_s;
     csv += instance_line(list[i], rs[i]);
     std::cerr << rs[i].error;
   }
@@ -172,12 +174,16 @@ int print_campaign(const VerifyCliOptions& o, const std::vector<Instance>& list,
   if (o.json) {
     std::string c;
     for (const auto& [k, v] : counts) c += fmt::format("{}\"{}\": {}", c.empty() ? "" : ", ", k, v);
-    std::cout << fmt::format("{{\"instances\": {}, \"counts\": {{{}}}, \"total_s\": {}}}\n", list.size(), c,
-                             json_number(total));
+    std::cout << fmt::format(
+        "{{\"instances\": {}, \"counts\": {{{}}}, \"total_s\": {}, \"stages_s\": {{\"falsify\": {}, \"bounds\": {}, "
+        "\"bab\": {}}}}}\n",
+        list.size(), c, json_number(total), json_number(falsify), json_number(bounds), json_number(bab));
   } else {
     std::cout << csv;
     for (const auto& [k, v] : counts) std::cout << fmt::format("{}: {}\n", k, v);
     std::cout << fmt::format("total: {} instances, {:.2f} s of instance time ({})\n", list.size(), total, workers);
+    std::cout << fmt::format("stages: falsification {:.2f} s, whole-box bounds {:.2f} s, branch and bound {:.2f} s\n",
+                             falsify, bounds, bab);
   }
   return kExitOk;
 }

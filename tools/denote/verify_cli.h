@@ -32,6 +32,7 @@ struct Instance {
 struct InstanceResult {
   std::string result = "lost";
   double seconds = 0;
+  double falsify_s = 0, bounds_s = 0, bab_s = 0;  // VerifyStats' stage times
   std::string error;  // "error: ..." line for stderr, or empty
 };
 

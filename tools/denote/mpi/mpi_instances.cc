@@ -97,6 +97,9 @@ void on_message(Board& b, std::vector<Peer>& peers, const Message& msg) {
   r.result = w.str();
   r.seconds = w.f64();
   r.error = w.str();
+  r.falsify_s = w.f64();
+  r.bounds_s = w.f64();
+  r.bab_s = w.f64();
   if (w.ok()) b.record(i, std::move(r));
   if (p.state == State::Busy || p.state == State::Lost) p.state = State::Idle;  // a late answer: alive after all
 }
@@ -180,7 +183,7 @@ int run_worker(Comm& comm, const VerifyCliOptions& o) {
     const InstanceResult r = run_instance(o, root, in);
     dog.disarm();
     Wire d;
-    d.i64(i).str(r.result).f64(r.seconds).str(r.error);
+    d.i64(i).str(r.result).f64(r.seconds).str(r.error).f64(r.falsify_s).f64(r.bounds_s).f64(r.bab_s);
     comm.send(0, kTagDone, d);
   }
 }
