@@ -15,7 +15,9 @@ packages=(
   libopenmpi-dev openmpi-bin  # optional: `mpirun -np N denote verify` (DENOTE_MPI=AUTO builds without it)
 )
 if [[ "${1:-}" == "--extra" ]]; then
-  packages+=(python3-torch)
+  # PyTorch for golden files and benches; what the peers (../shared/peers: auto_LiRPA, nnenum) import.
+  packages+=(python3-torch python3-appdirs python3-graphviz python3-tqdm python3-packaging
+             python3-swiglpk python3-termcolor python3-threadpoolctl python3-scipy)
 fi
 
 missing=()

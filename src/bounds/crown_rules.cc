@@ -33,11 +33,12 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const double e_eval = c.err.u * (static_cast<double>(in) + 3) * 1.01;
   std::vector<double> xm(static_cast<size_t>(lead * in));
   for (size_t i = 0; i < xm.size(); ++i) xm[i] = std::max(std::fabs(xb->lo[i]), std::fabs(xb->hi[i]));
+  const UpSum up_sum_in(static_cast<double>(in));
   for (int64_t l = 0; l < lead; ++l)
     for (int64_t o = 0; o < out; ++o) {
       const double* w = rec->weight.data() + o * in;
       const double* x = xm.data() + l * in;
-      const double s = up_sum(abs_dot_nonzero(w, x, in), static_cast<double>(in));
+      const double s = up_sum_in(abs_dot_nonzero(w, x, in));
       const double b = rec->bias.empty() ? 0.0 : std::fabs(rec->bias[static_cast<size_t>(o)]);
       scale[static_cast<size_t>(l * out + o)] = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
     }
@@ -261,13 +262,14 @@ template <bool HasAlpha>
 template <bool HasAlpha>
 [[gnu::always_inline]] inline void relax_rows_in(RuleCtx& c, const Lines& L, double* A, const double* alpha,
                                                  int64_t m) {
+  const UpSum up_sum_2m(static_cast<double>(2 * m));
   for (int64_t r = 0; r < c.st.rows; ++r) {
     double sums[4];
     relax_row<HasAlpha>(L, A + r * m, HasAlpha ? alpha + r * m : nullptr, m, sums);
     c.st.bias[r] += sums[0];
     c.st.mag[r] += sums[1];
     c.st.terms[r] += sums[2];
-    c.st.slack[r] += up_sum(sums[3], static_cast<double>(2 * m));
+    c.st.slack[r] += up_sum_2m(sums[3]);
   }
 }
 // Compiled for AVX2 where the CPU has it (no FMA: each product is rounded as written).

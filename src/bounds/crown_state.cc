@@ -66,6 +66,7 @@ bool RuleCtx::concretize(int64_t id, const std::vector<double>& A) {
 }
 
 void RuleCtx::slack_abs_dot(const std::vector<double>& A, const std::vector<double>& scale, double factor) {
+  const UpSum up_sum_m(static_cast<double>(scale.size()));
   const int64_t m = static_cast<int64_t>(scale.size());
   for (int64_t r = 0; r < st.rows; ++r) {
     const double* a = A.data() + r * m;
@@ -76,7 +77,7 @@ void RuleCtx::slack_abs_dot(const std::vector<double>& A, const std::vector<doub
       for (int64_t j = 0; j < m; ++j)
         if (a[j] != 0) s += std::fabs(a[j]) * sc[j];
     }
-    st.slack[r] += up_sum(s * factor * (1 + 2 * kU), static_cast<double>(m));
+    st.slack[r] += up_sum_m(s * factor * (1 + 2 * kU));
   }
 }
 

@@ -49,6 +49,12 @@ inline double gamma(double n, double u = kU) {
 }
 // An upper bound of the exact sum of n >= 0 nonnegative terms whose computed sum is `s`.
 inline double up_sum(double s, double n) { return up(s * (1 + 2 * gamma(n + 1)) + (n + 1) * kEta); }
+// up_sum for many sums of the same n: the factor and the underflow term computed once (same values).
+struct UpSum {
+  double factor, eta;
+  explicit UpSum(double n) : factor(1 + 2 * gamma(n + 1)), eta((n + 1) * kEta) {}
+  double operator()(double s) const { return up(s * factor + eta); }
+};
 
 // What the evaluation being enclosed rounds with: the a-priori error of its ops.
 struct EvalErr {
