@@ -54,6 +54,9 @@ struct Domain {
   std::vector<double> lo, hi;
   std::shared_ptr<const Boxes> prior;  // the parent's node boxes (they hold on this sub-box too)
   std::shared_ptr<const Bounded> pre;  // its bounds, when they were computed to choose the split
+  Domain(std::vector<double> l, std::vector<double> h, std::shared_ptr<const Boxes> p,
+         std::shared_ptr<const Bounded> b = nullptr)
+      : lo(std::move(l)), hi(std::move(h)), prior(std::move(p)), pre(std::move(b)) {}
 };
 
 struct Bounder {
