@@ -395,9 +395,9 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   for (const Job& j : jobs) st.crown_calls += !j.conj->empty(), st.domains += !j.conj->empty();
   st.bounds_s += since(tb);
   // Stage 3: descent on the conjunctions CROWN left open.
-  const auto tp = Clock::now();
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (roots[i].dec != Decision::Open) continue;
+    const auto tp = Clock::now();  // per conjunction: the stage's time is their sum
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline};
     const bool found = falsify(s, rng, jobs[i].c->lo_in, jobs[i].c->hi_in, /*sample=*/false);
     st.falsify_s += since(tp);
