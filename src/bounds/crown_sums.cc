@@ -59,11 +59,6 @@ void dot_mag_base(const double* a, const double* b, int64_t m, double& sum, doub
 
 }  // namespace
 
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-
 double abs_dot(const double* a, const double* s, int64_t m) {
   return have_avx2() ? abs_dot_avx2(a, s, m) : abs_dot_base(a, s, m);
 }

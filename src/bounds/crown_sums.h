@@ -6,9 +6,10 @@
 
 #include <cstdint>
 
+#include "base/cpu.h"
+
 namespace denote::crown {
 
-bool have_avx2();
 // sum_j |a[j]| * s[j].
 double abs_dot(const double* a, const double* s, int64_t m);
 // sum_j (w[j] != 0 ? |w[j]| * x[j] : 0): a zero weight adds nothing, also against an infinite x.

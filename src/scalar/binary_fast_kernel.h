@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "base/cpu.h"
 #include "denote/scalar/binary_fast.h"
 
 namespace denote::fastk {
@@ -221,10 +222,7 @@ template <class P>
 }
 
 // Whether the CPU has AVX2: the loops are compiled twice (target("avx2") and the baseline).
-inline bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
+using denote::have_avx2;
 
 // Calls fn(params, std::integral_constant<Rounding, R>) with compile-time parameters for bfloat16
 // and binary16, runtime ones (per encoding) otherwise, and the rounding mode as a constant.
