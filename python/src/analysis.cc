@@ -276,7 +276,9 @@ py::dict verify_result(const VerifyOutcome& r) {
 }
 
 py::dict verify(const PyModel& self, const std::string& vnnlib_path, double timeout, const std::string& arith,
-                uint64_t seed, int threads) {
+                uint64_t seed, int threads, const std::string& split) {
+  const auto mode = parse_split_mode(split);
+  if (!mode) raise_invalid("split " + split + ": expected auto, input or relu", "split");
   if (threads < 1 || threads > 256) raise_invalid(fmt::format("threads {}: expected 1 to 256", threads), "threads");
   if (!(timeout > 0)) raise_invalid(fmt::format("timeout {}: expected a number of seconds > 0", timeout), "timeout");
   check(check_shapes(self.model().graph));
@@ -286,6 +288,7 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   o.arith = arith;
   o.seed = seed;
   o.threads = threads;
+  o.split = *mode;
   Result<VerifyOutcome> r = Status::error(ErrorCode::kInternal, "internal: verify did not run");
   {
     py::gil_scoped_release release;
@@ -349,11 +352,12 @@ kernels: "exact" (default) or "openblas" (f32/f64 linear nodes as gemm).)doc");
 "external"): {'device': ..., 'nodes': [{'id', 'op', 'capsule', 'provider', 'device', 'trust', 'reduction'}]},
 or the report text (one line per node, as `denote plan`) with report=True.)doc");
   m.def("verify", &verify, py::arg("model"), py::arg("vnnlib_path"), py::arg("timeout") = 60.0,
-        py::arg("arith") = "f32", py::arg("seed") = 1, py::arg("threads") = 1,
+        py::arg("arith") = "f32", py::arg("seed") = 1, py::arg("threads") = 1, py::arg("split") = "auto",
         R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`:
 {'result': 'sat'|'unsat'|'unknown'|'timeout', 'time_s', 'witness': {'x', 'y'} or None, 'stats': {...},
 'note'}. arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
-threads (the answer does not depend on them).)doc");
+threads (the answer does not depend on them). split: what branch and bound splits, "auto" (relu phases when more
+than 16 inputs are open), "input" or "relu".)doc");
 }
 
 }  // namespace denote::python

@@ -90,9 +90,59 @@ bool first_layer(const Graph& g, const Node& n) {
   }
 }
 
+// The relu splits by node, applied to the engine's boxes (CrownOptions::splits).
+struct SplitSet {
+  std::vector<std::vector<CrownOptions::ReluSplit>> by_node;
+  bool infeasible = false;
+
+  // Bounds [lo, hi] just computed for elems of node id that contradict a split: the subdomain is empty.
+  void check(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo, const std::vector<double>& hi) {
+    if (by_node.empty()) return;
+    for (const auto& sp : by_node[static_cast<size_t>(id)]) {
+      const auto it = std::find(elems.begin(), elems.end(), sp.elem);
+      if (it == elems.end()) continue;
+      const size_t r = static_cast<size_t>(it - elems.begin());
+      if (sp.active ? hi[r] < -sp.margin : lo[r] > sp.margin) infeasible = true;
+    }
+  }
+  // Clamps node id's box by its splits.
+  void apply(crown::Engine& eng, int64_t id) {
+    auto& b = eng.boxes[static_cast<size_t>(id)];
+    if (by_node.empty() || !b) return;
+    for (const auto& sp : by_node[static_cast<size_t>(id)]) {
+      double& l = b->lo[static_cast<size_t>(sp.elem)];
+      double& h = b->hi[static_cast<size_t>(sp.elem)];
+      if (sp.active ? h < -sp.margin : l > sp.margin) infeasible = true;
+      if (sp.active) l = std::max(l, -sp.margin);
+      else h = std::min(h, sp.margin);
+    }
+    eng.refresh_children(id);
+  }
+};
+
+Result<SplitSet> split_set(const Graph& g, const CrownOptions& o) {
+  SplitSet s;
+  if (!o.splits || o.splits->empty()) return s;
+  s.by_node.resize(g.nodes.size());
+  for (size_t k = 0; k < o.splits->size(); ++k) {
+    const auto& sp = (*o.splits)[k];
+    const bool node_ok = sp.node >= 0 && sp.node < static_cast<int64_t>(g.nodes.size());
+    if (!node_ok || sp.elem < 0 || sp.elem >= numel(g.nodes[static_cast<size_t>(sp.node)].out_shape) ||
+        !(sp.margin >= 0) || !std::isfinite(sp.margin))
+      return error_status(ErrorCode::kInvalidInput,
+                          fmt::format("IR bounds: split {} (node {}, element {}, margin {}): expected a node, one "
+                                      "of its elements and a finite margin >= 0",
+                                      k, sp.node, sp.elem, sp.margin))
+          .with_field("splits");
+    s.by_node[static_cast<size_t>(sp.node)].push_back(sp);
+  }
+  return s;
+}
+
 // Node by node: the one-step box from the parents' boxes, then CROWN on the elements that matter
 // (for relu consumers only the unstable ones), then alpha-CROWN on them; relu children follow.
-void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions& o) {
+// Split nodes are clamped after each bound; an empty subdomain stops the walk.
+void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions& o, SplitSet& splits) {
   const Graph& g = eng.g;
   const Consumers c = consumers(g, walk::ancestors(g, output));
   const bool lirpa = o.lirpa_compatible;
@@ -104,7 +154,9 @@ void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions&
     for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
     std::vector<double> lo, hi;
     eng.bound_elements(n.id, all, /*one_step=*/true, lo, hi);
+    splits.check(n.id, all, lo, hi);
     eng.tighten(n.id, all, lo, hi, lirpa);
+    splits.apply(eng, n.id);
     std::vector<int64_t> elems;
     const DoubleBox& b = *eng.boxes[id];
     for (int64_t j = 0; j < m; ++j)
@@ -114,9 +166,12 @@ void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions&
     if (!elems.empty()) {
       eng.bound_elements(n.id, elems, false, lo, hi);
       if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate) optimise_elements(eng, n.id, elems, lo, hi, o);
+      splits.check(n.id, elems, lo, hi);
       eng.tighten(n.id, elems, lo, hi, lirpa);
+      splits.apply(eng, n.id);
     }
     eng.refresh_children(n.id, lirpa);
+    if (splits.infeasible) return;
   }
 }
 
@@ -147,6 +202,30 @@ Status check_spec(const SpecMatrix& s, int64_t cols) {
   return ok_status();
 }
 
+// The splits leave no input: every bound holds vacuously.
+CrownResult empty_subdomain(CrownResult res, crown::Engine&& eng, int64_t k) {
+  res.infeasible = true;
+  res.spec_lo.assign(static_cast<size_t>(k), INFINITY);
+  res.spec_hi.assign(static_cast<size_t>(k), -INFINITY);
+  res.boxes = std::move(eng.boxes);
+  res.passes = eng.passes;
+  res.rows = eng.rows_total;
+  return res;
+}
+
+// The first k rows of the pass's coefficients at each relu node.
+std::vector<std::vector<double>> relu_rows(const Graph& g, std::vector<std::vector<double>> A, int64_t k) {
+  std::vector<std::vector<double>> out(g.nodes.size());
+  for (const Node& n : g.nodes) {
+    auto& a = A[static_cast<size_t>(n.id)];
+    const size_t len = static_cast<size_t>(k * numel(n.out_shape));
+    if (n.op != Op::Relu || a.size() < len) continue;
+    a.resize(len);
+    out[static_cast<size_t>(n.id)] = std::move(a);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
@@ -160,6 +239,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   auto known_err = eval_err_for(o.arith);
   if (o.method != BoundMethod::Ibp && !known_err.ok()) return known_err.status();
   if (known_err.ok()) err = *known_err;
+  DENOTE_ASSIGN_OR_RETURN(SplitSet splits, split_set(g, o));
   DENOTE_ASSIGN_OR_RETURN(DoubleIbp ibp, run_ibp_double(g, payload, inputs, o.arith, o.eval));
   if (o.prior) intersect_prior(ibp.boxes, *o.prior);
   crown::Engine eng(g, payload, err, std::move(ibp.boxes));
@@ -167,9 +247,14 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   res.notes = std::move(ibp.notes);
   res.output = output_id;
   res.has_spec = spec != nullptr;
-  if (o.method != BoundMethod::Ibp && o.intermediate_crown) intermediate_bounds(eng, output_id, o);
-  // The rows [C; -C] (C = identity without a spec).
+  for (size_t id = 0; id < splits.by_node.size(); ++id) splits.apply(eng, static_cast<int64_t>(id));
+  if (o.splits)
+    for (const auto& sp : *o.splits) eng.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
+  if (o.method != BoundMethod::Ibp && o.intermediate_crown && !splits.infeasible)
+    intermediate_bounds(eng, output_id, o, splits);
   const int64_t k = spec ? spec->rows : m;
+  if (splits.infeasible) return empty_subdomain(std::move(res), std::move(eng), k);
+  // The rows [C; -C] (C = identity without a spec).
   std::vector<double> C(static_cast<size_t>(2 * k * m), 0.0);
   for (int64_t r = 0; r < k; ++r)
     for (int64_t j = 0; j < m; ++j) {
@@ -179,7 +264,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     }
   const bool cut_output = o.method == BoundMethod::Ibp;
   crown::PassResult pr;
-  const bool record = o.input_coefficients && o.method == BoundMethod::Crown;
+  const bool record = (o.input_coefficients || o.relu_coefficients) && o.method != BoundMethod::Ibp;
   if (known_err.ok()) pr = eng.pass(output_id, C, 2 * k, /*one_step=*/cut_output, nullptr, record);
   else pr.lower.assign(static_cast<size_t>(2 * k), -INFINITY);  // IBP in a binary format: the box only
   if (cut_output) {
@@ -204,6 +289,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
                                                                                     : &pr.A[static_cast<size_t>(in_ids[0])];
     const size_t nx = in_ids.empty() ? 0 : static_cast<size_t>(numel(g.nodes[static_cast<size_t>(in_ids[0])].out_shape));
     if (a && a->size() >= static_cast<size_t>(k) * nx) res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
+    if (o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
   }
   std::vector<double> lower = pr.lower;
   if (o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, 2 * k, lower, o);

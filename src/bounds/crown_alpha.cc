@@ -17,16 +17,13 @@ namespace denote::crown {
 
 namespace {
 
-struct Adam {
-  std::vector<double> m, v;
-};
-
 // Which node values the gradients read: a relu with slopes reads its parent at the unstable
 // elements; elementwise ops pass their needs to their parent element by element, every other op
 // needs all of its parents. need[n] empty: nothing (n's value is not computed); all ones: all;
 // crown_forward's linear rule computes only the marked outputs.
 std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start, const std::vector<std::vector<double>>& alpha,
-                                             const std::vector<std::optional<DoubleBox>>& boxes) {
+                                             const std::vector<std::optional<DoubleBox>>& boxes,
+                                             const std::vector<Engine::BetaTerm>& beta_terms) {
   std::vector<std::vector<char>> need(g.nodes.size());
   auto mark = [&](int64_t id) -> std::vector<char>& {
     auto& v = need[static_cast<size_t>(id)];
@@ -40,6 +37,7 @@ std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start, cons
     for (size_t j = 0; j < v.size(); ++j)
       if (xb.lo[j] < 0 && xb.hi[j] > 0) v[j] = 1;
   }
+  for (const auto& bt : beta_terms) mark(bt.node)[static_cast<size_t>(bt.elem)] = 1;
   for (int64_t id = start; id >= 0; --id) {
     const Node& n = g.nodes[static_cast<size_t>(id)];
     const auto& v = need[static_cast<size_t>(id)];
@@ -78,13 +76,16 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     adam[static_cast<size_t>(n.id)].m.assign(a.size(), 0.0);
     adam[static_cast<size_t>(n.id)].v.assign(a.size(), 0.0);
   }
-  if (!any) return best;
-  const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes);
+  const size_t terms = beta_terms.size();
+  std::vector<double> beta(static_cast<size_t>(rows) * terms, 0.0);
+  Adam badam{beta, beta};
+  if (!any && terms == 0) return best;
+  const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes, beta_terms);
   const double b1 = 0.9, b2 = 0.999;
   double lr = o.alpha_lr;
   for (int t = 0; t < o.alpha_iters; ++t) {
     ++alpha_steps;
-    PassResult pr = pass(start, C, rows, false, &alpha, /*record=*/true);
+    PassResult pr = pass(start, C, rows, false, &alpha, /*record=*/true, terms ? &beta : nullptr);
     if (!pr.failure.empty()) break;
     for (int64_t r = 0; r < rows; ++r) best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
     if (t + 1 == o.alpha_iters) break;
@@ -129,9 +130,31 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
         a[i] = std::clamp(a[i] + step, 0.0, 1.0);
       }
     }
+    beta_step(V, badam, beta, rows, o.beta_lr * lr / o.alpha_lr, c1, c2);
     lr *= o.alpha_decay;
   }
   return best;
+}
+
+// d bound_r / d beta_{r,t} = -(sign v_node[elem] + margin) at the attaining point; projected onto
+// beta >= 0.
+void Engine::beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,
+                       double lr, double c1, double c2) const {
+  const size_t terms = beta_terms.size();
+  const double b1 = 0.9, b2 = 0.999;
+  for (size_t t = 0; t < terms; ++t) {
+    const BetaTerm& bt = beta_terms[t];
+    const auto& X = V[static_cast<size_t>(bt.node)];
+    const size_t m = static_cast<size_t>(numel(g.nodes[static_cast<size_t>(bt.node)].out_shape));
+    if (X.size() != static_cast<size_t>(rows) * m) continue;
+    for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+      const size_t i = r * terms + t;
+      const double grad = -(bt.sign * X[r * m + static_cast<size_t>(bt.elem)] + bt.margin);
+      ad.m[i] = b1 * ad.m[i] + (1 - b1) * grad;
+      ad.v[i] = b2 * ad.v[i] + (1 - b2) * grad * grad;
+      beta[i] = std::max(0.0, beta[i] + lr * (ad.m[i] / c1) / (std::sqrt(ad.v[i] / c2) + 1e-8));
+    }
+  }
 }
 
 }  // namespace denote::crown

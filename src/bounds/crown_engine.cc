@@ -32,8 +32,30 @@ double finish_row(const PassRows& st, int64_t r) {
 
 }  // namespace
 
+// Row r's coefficient of v_node[elem] moves by -beta sign (one rounding, |delta| <= u |new|, times
+// the element's magnitude into slack) and its bias by -beta margin.
+void Engine::add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const {
+  const size_t terms = beta_terms.size();
+  const size_t m = static_cast<size_t>(numel(n.out_shape));
+  for (size_t t = 0; t < terms; ++t) {
+    const BetaTerm& bt = beta_terms[t];
+    if (bt.node != n.id) continue;
+    const double mag = ctx.absmax(n.id, bt.elem);
+    for (size_t r = 0; r < static_cast<size_t>(ctx.st.rows); ++r) {
+      const double b = beta[r * terms + t];
+      if (!(b > 0)) continue;
+      double& a = A[r * m + static_cast<size_t>(bt.elem)];
+      a -= b * bt.sign;
+      ctx.add_slack(static_cast<int64_t>(r), up(up(kU * std::fabs(a)) * mag) + kEta);
+      if (bt.margin == 0) continue;
+      ctx.add_bias(static_cast<int64_t>(r), -(b * bt.margin));
+      ctx.add_slack(static_cast<int64_t>(r), up(kU * b * bt.margin) + kEta);
+    }
+  }
+}
+
 PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step,
-                        const std::vector<std::vector<double>>* alpha, bool record) {
+                        const std::vector<std::vector<double>>* alpha, bool record, const std::vector<double>* beta) {
   ++passes;
   rows_total += rows;
   PassRows st;
@@ -51,6 +73,7 @@ PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t row
     if (n.id > start || !slot || !st.failure.empty()) return ok_status();
     std::vector<double> A = std::move(*slot);
     slot.reset();
+    if (beta) add_beta(ctx, n, A, *beta);
     if (record) out.A[static_cast<size_t>(n.id)] = A;
     const Rule rule = one_step && n.id != start ? nullptr : crown_rule(n.op);
     if (rule)

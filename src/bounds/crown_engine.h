@@ -19,14 +19,20 @@ struct PassResult {
   std::vector<std::vector<double>> A;
 };
 
+struct Adam {
+  std::vector<double> m, v;
+};
+
 class Engine {
  public:
   Engine(const Graph& g, const Payload<double>& p, EvalErr err, std::vector<std::optional<DoubleBox>> boxes);
 
   // A backward pass from `start` with C (rows x numel(start)). one_step: every parent of the start
   // is cut at its box (the start's box from its parents' boxes, IBP-like but for any affine op).
+  // beta: rows x beta_terms.size() multipliers >= 0 of the split constraints (null: none).
   PassResult pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step = false,
-                  const std::vector<std::vector<double>>* alpha = nullptr, bool record = false);
+                  const std::vector<std::vector<double>>* alpha = nullptr, bool record = false,
+                  const std::vector<double>* beta = nullptr);
   // lo/hi of the selected elements of node id by one pass with rows +e_j and -e_j.
   void bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step,
                       std::vector<double>& lo, std::vector<double>& hi,
@@ -42,6 +48,15 @@ class Engine {
   std::vector<double> optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                std::vector<double> crown_lower, const CrownOptions& o);
 
+  // beta-CROWN: the subdomain's split constraints sign * v_node[elem] + margin >= 0. A pass with
+  // multipliers beta subtracts beta_{r,t} (sign v + margin) from row r's bound at the node, which
+  // lowers it nowhere on the subdomain; optimise() then also ascends on the multipliers.
+  struct BetaTerm {
+    int64_t node = -1, elem = -1;
+    double sign = 1, margin = 0;
+  };
+  std::vector<BetaTerm> beta_terms;
+
   const Graph& g;
   const Payload<double>& payload;
   EvalErr err;
@@ -51,6 +66,9 @@ class Engine {
  private:
   std::vector<const DoubleBox*> ptrs() const;
   std::vector<std::vector<int64_t>> relu_children_;  // per node: the relu nodes it feeds
+  void beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,
+                 double lr, double c1, double c2) const;
+  void add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const;
   bool linear_one_step(int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo, std::vector<double>& hi);
 };
 

@@ -12,6 +12,7 @@
 #include "denote/bounds/crown.h"
 #include "verify/falsify.h"
 #include "verify/pool.h"
+#include "verify/relu_bab.h"
 
 namespace denote {
 
@@ -22,6 +23,13 @@ std::string_view verify_result_name(VerifyResult r) {
     case VerifyResult::Timeout: return "timeout";
     default: return "unknown";
   }
+}
+
+std::optional<SplitMode> parse_split_mode(std::string_view text) {
+  if (text == "auto") return SplitMode::Auto;
+  if (text == "input") return SplitMode::Input;
+  if (text == "relu") return SplitMode::Relu;
+  return std::nullopt;
 }
 
 namespace {
@@ -295,6 +303,15 @@ struct Bab {
   }
 };
 
+// The forward error margins when this search splits relus (src/verify/relu_bab.h): asked for, or
+// chosen on a box of many open inputs; never under a frontier hook (which moves input boxes).
+std::optional<std::vector<std::vector<double>>> relu_margins(const Search& s, const Bounded& root, bool hooked) {
+  const SplitMode mode = s.o.split;
+  if (hooked || !root.boxes || mode == SplitMode::Input || (mode == SplitMode::Auto && !prefer_relu_split(s.c)))
+    return std::nullopt;
+  return eval_margins(s.m, *root.boxes, s.m.output_ids[0], s.o.arith);
+}
+
 // alpha-CROWN on the whole box (CROWN's root bounds given), then branch and bound; the root was
 // falsified already.
 VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_point deadline, int64_t& domains,
@@ -311,7 +328,11 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   if (root.dec == Decision::Proven) return VerifyResult::Unsat;
   if (root.dec == Decision::Error) return VerifyResult::Unknown;
   const auto t = Clock::now();
-  const VerifyResult r = bab.run(deadline, domains, std::move(root));
+  VerifyResult r = VerifyResult::Unknown;
+  if (const auto margins = relu_margins(s, root, bab.hook != nullptr))
+    r = relu_bab(s, b.spec, pool, domains, root.boxes, *margins);
+  else
+    r = bab.run(deadline, domains, std::move(root));
   if (bab.hook) bab.hook->finish(job);
   s.stats.bab_s += since(t);
   return r;

@@ -78,6 +78,8 @@ VerifyOptions verify_options(const VerifyCliOptions& o, double timeout) {
   vo.timeout_s = timeout;
   vo.arith = o.arith;
   vo.seed = o.seed;
+  vo.split = parse_split_mode(o.split).value_or(SplitMode::Auto);
+  vo.beta_iters = o.beta_iters;
   vo.threads = o.threads > 0 ? o.threads
                : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                                      : 1;
@@ -230,6 +232,11 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_option("--root", o->root, "directory the CSV's paths are relative to (default: the CSV's directory)");
   sub->add_option("--timeout", o->timeout, "seconds for one instance (default 60)");
   sub->add_option("--arith", o->arith, "the network's arithmetic: f32 (default, ONNX FLOAT) or f64");
+  sub->add_option("--split", o->split,
+                  "what branch and bound splits: auto (default: relu phases when more than 16 inputs are open), "
+                  "input or relu");
+  sub->add_option("--beta-iters", o->beta_iters,
+                  "relu splitting: alpha-beta-CROWN steps per subdomain (default 10; 0: CROWN only)");
   sub->add_option("--seed", o->seed, "seed of the falsification's random points");
   sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
   sub->add_option("--threads", o->threads,
@@ -241,6 +248,9 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->callback([&cmd, o] {
     cmd.run = [o] {
       if (o->arith != "f32" && o->arith != "f64") return usage_error("--arith " + o->arith + ": expected f32 or f64");
+      if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");
+      if (o->beta_iters < 0 || o->beta_iters > 1000)
+        return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", o->beta_iters));
       if (!(o->timeout > 0)) return usage_error(fmt::format("--timeout {}: expected a number of seconds > 0", o->timeout));
       if (o->jobs < 1 || o->jobs > 256) return usage_error(fmt::format("--jobs {}: expected 1 to 256", o->jobs));
       if (o->threads < 0 || o->threads > 256)

@@ -14,10 +14,11 @@
 namespace denote::cli {
 
 struct VerifyCliOptions {
-  std::string model, property, instances, root, out, arith = "f32";
+  std::string model, property, instances, root, out, arith = "f32", split = "auto";
   double timeout = 60;
   uint64_t seed = 1;
   int jobs = 2;
+  int beta_iters = 10;      // relu branch and bound: alpha-beta-CROWN steps per subdomain (0: CROWN)
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances
   double rank_grace = 10;   // MPI: seconds past an instance's timeout before its rank counts as lost
   bool json = false;

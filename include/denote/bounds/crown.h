@@ -65,13 +65,34 @@ struct CrownOptions {
   double alpha_lr = 0.5;
   double alpha_decay = 0.98;
   bool alpha_intermediate = true;
+  // beta-CROWN (with splits): Adam's learning rate of the split constraints' multipliers, decayed
+  // with alpha's (beta-CROWN's default 0.05).
+  double beta_lr = 0.05;
   // Boxes already known to enclose each node's values (exact and in `arith`) on a superset of the
   // input boxes, e.g. a parent subdomain's CrownResult::boxes in branch and bound: every IBP box is
   // intersected with its prior box first (entries without a box, or of another size, are ignored).
   const std::vector<std::optional<DoubleBox>>* prior = nullptr;
-  // CROWN: also return, for each spec row, the coefficients its lower bound has at the graph's first
-  // input node (CrownResult::input_coef), e.g. to choose an input split in branch and bound.
+  // CROWN and alpha-CROWN: also return, for each spec row, the coefficients its (CROWN) lower bound has
+  // at the graph's first input node (CrownResult::input_coef), e.g. to choose an input split in branch
+  // and bound.
   bool input_coefficients = false;
+  // ReLU splits (branch and bound over relu phases, docs/VERIFY.md): each fixes the sign of one element
+  // of a node that a relu reads, on the subdomain being bounded: active (value >= -margin) or inactive
+  // (value <= margin). margin >= 0 bounds how far the evaluation's value can be from the exact one, so
+  // that splitting by the exact sign covers the evaluation too. The node's box is clamped before any
+  // relaxation reads it, and again after each intermediate bound; a split that a box contradicts makes
+  // the subdomain empty (CrownResult::infeasible). The bounds then hold on {x in the boxes : splits}.
+  // alpha-CROWN also optimises a multiplier per (row, split) of the split's constraint (beta-CROWN):
+  // the constraint enters the bound as a Lagrangian term, so the splits reach the layers before them.
+  struct ReluSplit {
+    int64_t node = -1, elem = -1;
+    bool active = true;
+    double margin = 0;
+  };
+  const std::vector<ReluSplit>* splits = nullptr;
+  // CROWN: also return, for each spec row, the coefficients its lower bound has at each relu node
+  // (CrownResult::relu_coef), e.g. to choose a relu split.
+  bool relu_coefficients = false;
   EvalOptions eval;
 };
 
@@ -94,6 +115,11 @@ struct CrownResult {
   // input x whose minimum over the box (minus the pass's error terms) is spec_lo[r]: lo(x) = a_r . x
   // + b_r. Empty when the rows' pass did not reach the input as one linear segment.
   std::vector<double> input_coef;
+  // With CrownOptions::relu_coefficients: per node, rows x numel for the relu nodes the rows' pass
+  // reached (empty otherwise).
+  std::vector<std::vector<double>> relu_coef;
+  // The splits contradict the boxes: no input satisfies them (spec_lo = +inf, spec_hi = -inf).
+  bool infeasible = false;
   // Counters: backward passes, rows propagated, alpha iterations run.
   int64_t passes = 0, rows = 0, alpha_steps = 0;
 };

@@ -35,6 +35,9 @@ namespace denote {
 enum class VerifyResult : uint8_t { Sat, Unsat, Unknown, Timeout };
 std::string_view verify_result_name(VerifyResult r);  // "sat", "unsat", "unknown", "timeout"
 
+enum class SplitMode : uint8_t { Auto, Input, Relu };
+std::optional<SplitMode> parse_split_mode(std::string_view text);  // "auto", "input", "relu"
+
 struct VerifyOptions {
   double timeout_s = 60;
   std::string arith = "f32";      // the network's arithmetic: f32 (ONNX FLOAT) or f64
@@ -49,6 +52,13 @@ struct VerifyOptions {
   // `threads` (only when a timeout strikes).
   int threads = 1;
   int bab_batch = 4;
+  // What branch and bound splits: input dimensions, relu phases (src/verify/relu_bab.h; needs a
+  // network of linear, relu, layout and elementwise ops), or Auto: relus when more than 16 inputs
+  // are open and the network allows it, inputs otherwise. A frontier hook always splits inputs.
+  SplitMode split = SplitMode::Auto;
+  // Relu branch and bound: alpha-beta-CROWN steps per subdomain (the relu slopes and the splits'
+  // multipliers of the final rows, intermediate bounds by CROWN); 0: CROWN only.
+  int beta_iters = 10;
   // Optional: moves open subdomains to and from other processes (include/denote/verify/frontier.h);
   // null: the search stays in this process (and is deterministic as above).
   FrontierHook* frontier = nullptr;

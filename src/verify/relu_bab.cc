@@ -1,0 +1,166 @@
+// Branch and bound over relu phases (src/verify/relu_bab.h).
+#include "verify/relu_bab.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace denote::verify_detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Split = CrownOptions::ReluSplit;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Subdomain {
+  std::vector<Split> splits;
+  std::shared_ptr<const NodeBoxes> prior;  // the parent's node boxes (they hold on this subdomain too)
+};
+
+struct Bounds {
+  bool error = false, proven = false;
+  std::vector<double> spec_lo, coef;            // coef: rows x nx, the rows' lower bounds at the input
+  std::vector<std::vector<double>> relu_coef;   // per relu node: rows x numel
+  std::shared_ptr<const NodeBoxes> boxes;
+};
+
+struct ReluBab {
+  Search& s;
+  const SpecMatrix& spec;
+  WorkerPool& pool;
+  const std::vector<std::vector<double>>& margins;
+  std::vector<Subdomain> stack;
+  bool undecided = false;
+
+  // CROWN with the splits; proven when empty or some atom is impossible.
+  Bounds bound(const Subdomain& d) const {
+    const DoubleBox box{input_shape(s.m), s.c.lo_out, s.c.hi_out};
+    CrownOptions co;
+    co.method = s.o.beta_iters > 0 ? BoundMethod::AlphaCrown : BoundMethod::Crown;
+    co.alpha_iters = s.o.beta_iters;
+    co.alpha_intermediate = false;
+    co.arith = s.o.arith;
+    co.prior = d.prior.get();
+    co.splits = &d.splits;
+    co.input_coefficients = co.relu_coefficients = true;
+    auto r = run_crown(s.m.graph, s.m.payload, std::span<const DoubleBox>(&box, 1), s.m.output_ids[0], &spec, co);
+    Bounds out;
+    if (!r.ok()) {
+      out.error = true;
+      return out;
+    }
+    out.proven = r->infeasible;
+    for (size_t k = 0; k < s.conj.size() && !out.proven; ++k) {
+      const double l = r->spec_lo[k];
+      if (s.conj[k].strict ? l >= s.conj[k].rhs_up : l > s.conj[k].rhs_up) out.proven = true;
+    }
+    if (out.proven) return out;
+    out.spec_lo = std::move(r->spec_lo);
+    out.coef = std::move(r->input_coef);
+    out.relu_coef = std::move(r->relu_coef);
+    out.boxes = std::make_shared<const NodeBoxes>(std::move(r->boxes));
+    return out;
+  }
+
+  // The atom closest to proven.
+  size_t worst_row(const Bounds& b) const {
+    size_t w = 0;
+    double gap = INFINITY;
+    for (size_t k = 0; k < s.conj.size() && k < b.spec_lo.size(); ++k)
+      if (s.conj[k].rhs_up - b.spec_lo[k] < gap) gap = s.conj[k].rhs_up - b.spec_lo[k], w = k;
+    return w;
+  }
+
+  // The unstable unsplit element with the largest |A| u(-l)/(u-l) for row w; nullopt: none left.
+  std::optional<Split> choose(const Subdomain& d, const Bounds& b, size_t w) const {
+    std::optional<Split> best;
+    double score = -1;
+    const Graph& g = s.m.graph;
+    for (size_t id = 0; id < b.relu_coef.size(); ++id) {
+      const auto& A = b.relu_coef[id];
+      if (A.empty()) continue;
+      const int64_t p = g.nodes[id].parents[0];
+      const auto& pb = (*b.boxes)[static_cast<size_t>(p)];
+      const auto& e = margins[static_cast<size_t>(p)];
+      if (!pb || e.size() != pb->lo.size()) continue;
+      const size_t len = pb->lo.size();
+      for (size_t j = 0; j < len; ++j) {
+        const double l = pb->lo[j], u = pb->hi[j];
+        if (!(l < -e[j] && u > e[j])) continue;
+        const bool split = std::any_of(d.splits.begin(), d.splits.end(), [&](const Split& sp) {
+          return sp.node == p && sp.elem == static_cast<int64_t>(j);
+        });
+        if (split) continue;
+        const double sc = std::fabs(A[w * len + j]) * (u * -l / (u - l));
+        if (sc > score) score = sc, best = Split{p, static_cast<int64_t>(j), true, e[j]};
+      }
+    }
+    return best;
+  }
+
+  // The input vertex minimising row w's linear lower bound: where the relaxation says the atom is
+  // smallest, so the likeliest witness of this subdomain.
+  bool probe(const Bounds& b, size_t w) {
+    const size_t nx = s.c.lo_in.size();
+    if (b.coef.size() < (w + 1) * nx) return false;
+    std::vector<double> x(nx);
+    for (size_t i = 0; i < nx; ++i) x[i] = b.coef[w * nx + i] > 0 ? s.c.lo_in[i] : s.c.hi_in[i];
+    return try_point(s, x);
+  }
+
+  // After a subdomain's bounds: probe it, then split it onto the stack (active on top).
+  std::optional<VerifyResult> expand(Subdomain&& d, const Bounds& b) {
+    if (b.error) return VerifyResult::Unknown;
+    if (b.proven) return std::nullopt;
+    const size_t w = worst_row(b);
+    if (probe(b, w)) return VerifyResult::Sat;
+    const std::optional<Split> sp = choose(d, b, w);
+    if (!sp) {  // every relu decided: the linear bound over the box misses the splits' constraints
+      undecided = true;
+      return std::nullopt;
+    }
+    Subdomain off{d.splits, b.boxes}, on{std::move(d.splits), b.boxes};
+    off.splits.push_back(Split{sp->node, sp->elem, false, sp->margin});
+    on.splits.push_back(*sp);
+    stack.push_back(std::move(off));
+    stack.push_back(std::move(on));
+    return std::nullopt;
+  }
+
+  VerifyResult run(int64_t& domains) {
+    const size_t batch = static_cast<size_t>(std::max(1, s.o.bab_batch));
+    std::vector<Subdomain> ds;
+    std::vector<Bounds> rs;
+    while (!stack.empty()) {
+      if (s.past_deadline()) return VerifyResult::Timeout;
+      ds.clear();
+      while (!stack.empty() && ds.size() < batch) ds.push_back(std::move(stack.back())), stack.pop_back();
+      if ((domains += static_cast<int64_t>(ds.size())) > s.o.max_domains) return VerifyResult::Unknown;
+      rs.assign(ds.size(), Bounds{});
+      const auto tb = Clock::now();
+      pool.run(static_cast<int>(ds.size()), [&](int i) { rs[static_cast<size_t>(i)] = bound(ds[static_cast<size_t>(i)]); });
+      s.stats.bab_bounds_s += since(tb);
+      s.stats.crown_calls += static_cast<int64_t>(ds.size());
+      const auto tp = Clock::now();
+      for (size_t i = ds.size(); i-- > 0;)  // last popped first: depth-first, as verify()'s input search
+        if (const auto r = expand(std::move(ds[i]), rs[i])) return *r;
+      s.stats.bab_probe_s += since(tp);
+    }
+    return undecided ? VerifyResult::Unknown : VerifyResult::Unsat;
+  }
+};
+
+}  // namespace
+
+VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
+                      std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins) {
+  ReluBab bab{s, spec, pool, margins, {}, false};
+  bab.stack.push_back(Subdomain{{}, std::move(root_boxes)});
+  const VerifyResult r = bab.run(domains);
+  if (r == VerifyResult::Sat) s.stats.decided_by = "bab-probe";
+  return r;
+}
+
+}  // namespace denote::verify_detail

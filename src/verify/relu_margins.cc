@@ -1,0 +1,158 @@
+// eval_margins (src/verify/relu_bab.h): an a-priori forward error bound, node by node on the one
+// graph walk. For a point x of the boxes, e_n bounds |v_n(x) in the arithmetic - v_n(x) exactly|:
+//   input, const  u |v|                      (rounding into the arithmetic)
+//   layout, relu  e_parent                   (relu is 1-Lipschitz)
+//   linear        |W| e_x + (u + gamma_{n+2}) (|W| |x| + |b|) + (n + 2) tiny
+//   add, sub      e_a + e_b + u |out| + tiny
+//   mul           e_a |b| + |a| e_b + u |out| + tiny          (|a|, |b|: the boxes' magnitudes)
+//   div           e_a / min|b| + |a| e_b / min|b|^2 + u |out| + tiny   (b's box away from 0)
+// with every magnitude the box's max(|lo|, |hi|) (the boxes enclose both values) and every sum
+// rounded up (bounds/crown_state.h's up_sum).
+#include <algorithm>
+#include <cmath>
+
+#include "bounds/crown_state.h"
+#include "eval/walk.h"
+#include "verify/relu_bab.h"
+
+namespace denote::verify_detail {
+
+namespace {
+
+using crown::gamma;
+using crown::up;
+using crown::up_sum;
+
+struct Margin {
+  Shape shape;
+  std::vector<double> e;
+};
+
+struct MarginPass {
+  using Value = Margin;
+  const Model& m;
+  const NodeBoxes& boxes;
+  double u, tiny;
+
+  static const Shape& shape_of(const Value& v) { return v.shape; }
+  static bool well_sized(const Value& v) { return static_cast<int64_t>(v.e.size()) == numel(v.shape); }
+
+  const DoubleBox* box(int64_t id) const {
+    const auto& b = boxes[static_cast<size_t>(id)];
+    return b ? &*b : nullptr;
+  }
+  static double mag(const DoubleBox& b, size_t j) { return std::max(std::fabs(b.lo[j]), std::fabs(b.hi[j])); }
+  // Element j of a parent of numel 1 (broadcast) or of the output's numel.
+  static size_t at(size_t len, size_t j) { return len == 1 ? 0 : j; }
+
+  Result<Value> visit(const Node& n, std::span<const Value* const> ps, const Shape& out_shape, const Value*) {
+    const DoubleBox* b = box(n.id);
+    const size_t len = static_cast<size_t>(numel(out_shape));
+    if (!b || b->lo.size() != len) return error_status(ErrorCode::kUnsupported, "no box");
+    Value out{out_shape, std::vector<double>(len, 0.0)};
+    switch (n.op) {
+      case Op::Input:
+      case Op::Const:
+        for (size_t j = 0; j < len; ++j) out.e[j] = up(u * mag(*b, j));
+        return out;
+      case Op::Reshape:
+      case Op::Flatten:
+      case Op::Detach:
+      case Op::Relu:
+        if (ps[0]->e.size() != len) break;
+        out.e = ps[0]->e;
+        return out;
+      case Op::Linear:
+        if (linear(n, *ps[0], out)) return out;
+        break;
+      case Op::Add:
+      case Op::Sub:
+      case Op::MulElem:
+      case Op::Div:
+        if (binary(n, *ps[0], *ps[1], *b, out)) return out;
+        break;
+      default:
+        break;
+    }
+    return error_status(ErrorCode::kUnsupported, "no forward error rule");
+  }
+
+  bool linear(const Node& n, const Margin& x, Margin& out) const {
+    const auto* rec = find_record(m.payload.linear, n.id);
+    const DoubleBox* xb = box(n.parents[0]);
+    if (!rec || !xb || rec->in_dim <= 0) return false;
+    const size_t in = static_cast<size_t>(rec->in_dim), od = static_cast<size_t>(rec->out_dim);
+    if (x.e.size() % in != 0 || out.e.size() != x.e.size() / in * od) return false;
+    const double nn = static_cast<double>(in);
+    const double g = up(u + gamma(nn + 2, u) * (1 + u));
+    for (size_t l = 0; l < x.e.size() / in; ++l)
+      for (size_t o = 0; o < od; ++o) {
+        const double* w = rec->weight.data() + o * in;
+        double prop = 0, size = rec->bias.empty() ? 0.0 : std::fabs(rec->bias[o]);
+        for (size_t i = 0; i < in; ++i) {
+          prop += std::fabs(w[i]) * x.e[l * in + i];
+          size += std::fabs(w[i]) * mag(*xb, l * in + i);
+        }
+        out.e[l * od + o] = up(up_sum(prop, nn) + up(g * up_sum(size, nn + 1)) + (nn + 2) * tiny);
+      }
+    return true;
+  }
+
+  bool binary(const Node& n, const Margin& a, const Margin& c, const DoubleBox& ob, Margin& out) const {
+    const DoubleBox* ab = box(n.parents[0]);
+    const DoubleBox* cb = box(n.parents[1]);
+    const size_t len = out.e.size();
+    if (!ab || !cb || (a.e.size() != len && a.e.size() != 1) || (c.e.size() != len && c.e.size() != 1)) return false;
+    for (size_t j = 0; j < len; ++j) {
+      const size_t ja = at(a.e.size(), j), jc = at(c.e.size(), j);
+      const double round = up(u * mag(ob, j)) + tiny;
+      double prop = 0;
+      if (n.op == Op::Add || n.op == Op::Sub) {
+        prop = a.e[ja] + c.e[jc];
+      } else if (n.op == Op::MulElem) {
+        prop = a.e[ja] * mag(*cb, jc) + mag(*ab, ja) * c.e[jc];
+      } else {
+        const double lo = cb->lo[jc] > 0 ? cb->lo[jc] : cb->hi[jc] < 0 ? -cb->hi[jc] : 0.0;  // min |c|
+        if (!(lo > 0)) return false;
+        prop = a.e[ja] / (lo * (1 - 4 * crown::kU)) + mag(*ab, ja) * c.e[jc] / (lo * lo * (1 - 8 * crown::kU));
+      }
+      out.e[j] = up_sum(prop + round, 4);
+      if (!std::isfinite(out.e[j])) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+std::optional<std::vector<std::vector<double>>> eval_margins(const Model& m, const NodeBoxes& boxes, int64_t output,
+                                                             const std::string& arith) {
+  const Graph& g = m.graph;
+  if (boxes.size() != g.nodes.size() || output < 0 || output >= static_cast<int64_t>(g.nodes.size())) return std::nullopt;
+  const bool f32 = arith == "f32";
+  MarginPass pass{m, boxes, f32 ? 0x1p-24 : 0x1p-53, f32 ? 0x1p-149 : 0x1p-1074};
+  std::vector<Margin> inputs;
+  for (int64_t id : g.input_ids()) {
+    const Node& n = g.nodes[static_cast<size_t>(id)];
+    inputs.push_back(Margin{n.out_shape, std::vector<double>(static_cast<size_t>(numel(n.out_shape)), 0.0)});
+  }
+  const std::vector<bool> needed = walk::ancestors(g, output);
+  walk::Config cfg;
+  cfg.layer = "verify margins";
+  cfg.needed = &needed;
+  std::vector<Margin> table;
+  std::vector<bool> present;
+  if (!walk::forward(g, pass, std::span<const Margin>(inputs), cfg, table, present).ok()) return std::nullopt;
+  std::vector<std::vector<double>> out(g.nodes.size());
+  for (size_t i = 0; i < table.size(); ++i)
+    if (present[i]) out[i] = std::move(table[i].e);
+  return out;
+}
+
+bool prefer_relu_split(const VnnCase& c) {
+  int64_t open = 0;
+  for (size_t i = 0; i < c.lo_out.size(); ++i) open += c.hi_out[i] > c.lo_out[i];
+  return open > 16;
+}
+
+}  // namespace denote::verify_detail

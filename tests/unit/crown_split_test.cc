@@ -1,0 +1,146 @@
+// CROWN with relu splits (CrownOptions::splits, beta-CROWN's multipliers under alpha-CROWN): the
+// bounds hold at every sampled point that satisfies the splits, a split its box contradicts makes
+// the subdomain empty, a multiplier reaches what clamping cannot, and bad splits are errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "denote/bounds/crown.h"
+#include "denote/eval/eval.h"
+#include "relu_nets.h"
+
+namespace denote {
+namespace {
+
+using Split = CrownOptions::ReluSplit;
+
+CrownOptions with(BoundMethod m, const std::vector<Split>* splits) {
+  CrownOptions o;
+  o.method = m;
+  o.splits = splits;
+  o.alpha_intermediate = false;
+  return o;
+}
+
+// The unstable elements (box across 0) of the nodes a relu reads, first to last.
+std::vector<Split> unstable(const Model& m, const CrownResult& r) {
+  std::vector<Split> out;
+  for (const Node& n : m.graph.nodes) {
+    if (n.op != Op::Relu) continue;
+    const DoubleBox& b = *r.boxes[static_cast<size_t>(n.parents[0])];
+    for (size_t j = 0; j < b.lo.size(); ++j)
+      if (b.lo[j] < 0 && b.hi[j] > 0) out.push_back(Split{n.parents[0], static_cast<int64_t>(j), true, 0});
+  }
+  return out;
+}
+
+// Random networks, one or two splits of random signs: CROWN and alpha-beta-CROWN bounds hold at the
+// sampled points (f64 evaluation) whose split values have the split's sign.
+TEST(CrownSplits, BoundsHoldWhereTheSplitsHold) {
+  ibp_test::Rng rng(0x5b17);
+  int64_t checked = 0, empty = 0;
+  for (int t = 0; t < 60; ++t) {
+    const ReluNet net = random_relu_net(rng, static_cast<int>(rng.range(2, 3)));
+    const Model& m = net.m;
+    const std::vector<DoubleBox> in = {net.box};
+    auto root = run_crown(m.graph, m.payload, in, net.out, nullptr, with(BoundMethod::Crown, nullptr));
+    ASSERT_TRUE(root.ok()) << root.message();
+    std::vector<Split> cand = unstable(m, *root), splits;
+    for (size_t k = 0; k < 2 && !cand.empty(); ++k) {
+      const size_t pick = static_cast<size_t>(rng.range(0, static_cast<int64_t>(cand.size()) - 1));
+      Split sp = cand[pick];
+      sp.active = rng.real(0, 1) < 0.5;
+      sp.margin = 1e-12;
+      splits.push_back(sp);
+      cand.erase(cand.begin() + static_cast<std::ptrdiff_t>(pick));
+    }
+    if (splits.empty()) continue;
+    for (BoundMethod method : {BoundMethod::Crown, BoundMethod::AlphaCrown}) {
+      CrownOptions o = with(method, &splits);
+      o.prior = &root->boxes;
+      auto r = run_crown(m.graph, m.payload, in, net.out, nullptr, o);
+      ASSERT_TRUE(r.ok()) << r.message();
+      empty += r->infeasible;
+      F64Context ctx;
+      for (int s = 0; s < 200; ++s) {
+        Tensor<double> x{{net.n}, {}};
+        for (int64_t i = 0; i < net.n; ++i)
+          x.data.push_back(rng.real(net.box.lo[static_cast<size_t>(i)], net.box.hi[static_cast<size_t>(i)]));
+        auto all = denote_all(m.graph, m.payload, std::span<const Tensor<double>>(&x, 1), ctx);
+        ASSERT_TRUE(all.ok()) << all.message();
+        bool inside = true;
+        for (const Split& sp : splits) {
+          const double v = (*all)[static_cast<size_t>(sp.node)].data[static_cast<size_t>(sp.elem)];
+          inside = inside && (sp.active ? v >= 0 : v <= 0);
+        }
+        if (!inside) continue;
+        ASSERT_FALSE(r->infeasible) << "a point satisfies the splits the bounds call empty";
+        ++checked;
+        const auto& y = (*all)[static_cast<size_t>(net.out)].data;
+        for (size_t j = 0; j < y.size(); ++j) {
+          EXPECT_GE(y[j], r->spec_lo[j]) << "net " << t << " row " << j;
+          EXPECT_LE(y[j], r->spec_hi[j]) << "net " << t << " row " << j;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 3000);
+  (void)empty;
+}
+
+// x in [-1, 1]^2, h = x0 + x1 (a relu reads it), y = -(x0 + x1) + 0 relu(h). With h <= 0 the true
+// minimum of y is 0; clamping h's box cannot see that (y does not pass the relu), the constraint's
+// multiplier can: the bound approaches 0 as beta approaches 1. A split that h's box contradicts
+// (h >= 0 on x in [-1, -0.5]^2) is an empty subdomain.
+TEST(CrownSplits, TheMultiplierReachesBehindTheRelu) {
+  GraphBuilder b;
+  const int64_t x = b.input({2});
+  const int64_t h = b.linear(x, 1, {1, 1}, {0});
+  const int64_t r = b.unary(Op::Relu, h);
+  const int64_t y = b.binary(Op::Add, b.linear(x, 1, {-1, -1}, {0}), b.linear(r, 1, {0}, {0}));
+  auto m = b.build({y});
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::vector<DoubleBox> in = {DoubleBox{{2}, {-1, -1}, {1, 1}}};
+  const std::vector<Split> off = {Split{h, 0, false, 0}};
+  auto crown = run_crown(m->graph, m->payload, in, y, nullptr, with(BoundMethod::Crown, &off));
+  ASSERT_TRUE(crown.ok()) << crown.message();
+  EXPECT_NEAR(crown->spec_lo[0], -2, 1e-9);
+  CrownOptions o = with(BoundMethod::AlphaCrown, &off);
+  o.alpha_iters = 60;
+  auto beta = run_crown(m->graph, m->payload, in, y, nullptr, o);
+  ASSERT_TRUE(beta.ok()) << beta.message();
+  EXPECT_GT(beta->spec_lo[0], -0.5);
+  EXPECT_LE(beta->spec_lo[0], 0.0);
+  // The upper bound (row -y) gains nothing: max y = 2 at x = (-1, -1), where h <= 0 holds.
+  EXPECT_GE(beta->spec_hi[0], 2.0);
+
+  const std::vector<DoubleBox> neg = {DoubleBox{{2}, {-1, -1}, {-0.5, -0.5}}};
+  const std::vector<Split> on = {Split{h, 0, true, 1e-9}};
+  auto e = run_crown(m->graph, m->payload, neg, y, nullptr, with(BoundMethod::Crown, &on));
+  ASSERT_TRUE(e.ok()) << e.message();
+  EXPECT_TRUE(e->infeasible);
+  EXPECT_EQ(e->spec_lo[0], INFINITY);
+  auto f = run_crown(m->graph, m->payload, neg, y, nullptr, with(BoundMethod::Crown, &off));
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE(f->infeasible);
+}
+
+TEST(CrownSplits, BadSplitsAreErrors) {
+  GraphBuilder b;
+  const int64_t x = b.input({2});
+  const int64_t y = b.unary(Op::Relu, b.linear(x, 2, {1, 0, 0, 1}, {0, 0}));
+  auto m = b.build({y});
+  ASSERT_TRUE(m.ok());
+  const std::vector<DoubleBox> in = {DoubleBox{{2}, {-1, -1}, {1, 1}}};
+  for (const Split& sp : {Split{7, 0, true, 0}, Split{1, 2, true, 0}, Split{1, 0, true, -1}, Split{1, 0, false, NAN}}) {
+    const std::vector<Split> v = {sp};
+    auto r = run_crown(m->graph, m->payload, in, y, nullptr, with(BoundMethod::Crown, &v));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("split 0"), std::string::npos) << r.message();
+    EXPECT_EQ(r.status().field(), "splits") << r.message();
+  }
+}
+
+}  // namespace
+}  // namespace denote
