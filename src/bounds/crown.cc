@@ -202,6 +202,29 @@ Status check_spec(const SpecMatrix& s, int64_t cols) {
   return ok_status();
 }
 
+// CrownOptions::prior_only: the prior's boxes when it has one of the right size for every node and
+// the inputs fit; nullopt otherwise (then IBP runs).
+std::optional<DoubleIbp> prior_boxes(const Graph& g, std::span<const DoubleBox> inputs, const CrownOptions& o) {
+  if (!o.prior_only || !o.prior || o.prior->size() != g.nodes.size()) return std::nullopt;
+  for (const Node& n : g.nodes) {
+    const auto& b = (*o.prior)[static_cast<size_t>(n.id)];
+    if (!b || static_cast<int64_t>(b->lo.size()) != numel(n.out_shape)) return std::nullopt;
+  }
+  const std::vector<int64_t> ids = g.input_ids();
+  if (ids.size() != inputs.size()) return std::nullopt;
+  DoubleIbp out{*o.prior, {}};
+  for (size_t k = 0; k < ids.size(); ++k) {
+    DoubleBox& b = *out.boxes[static_cast<size_t>(ids[k])];
+    if (inputs[k].lo.size() != b.lo.size() || inputs[k].hi.size() != b.lo.size()) return std::nullopt;
+    for (size_t j = 0; j < b.lo.size(); ++j) {
+      b.lo[j] = std::max(b.lo[j], inputs[k].lo[j]);
+      b.hi[j] = std::min(b.hi[j], inputs[k].hi[j]);
+      if (!(b.lo[j] <= b.hi[j])) return std::nullopt;
+    }
+  }
+  return out;
+}
+
 // The splits leave no input: every bound holds vacuously.
 CrownResult empty_subdomain(CrownResult res, crown::Engine&& eng, int64_t k) {
   res.infeasible = true;
@@ -240,8 +263,13 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   if (o.method != BoundMethod::Ibp && !known_err.ok()) return known_err.status();
   if (known_err.ok()) err = *known_err;
   DENOTE_ASSIGN_OR_RETURN(SplitSet splits, split_set(g, o));
-  DENOTE_ASSIGN_OR_RETURN(DoubleIbp ibp, run_ibp_double(g, payload, inputs, o.arith, o.eval));
-  if (o.prior) intersect_prior(ibp.boxes, *o.prior);
+  std::optional<DoubleIbp> reused = prior_boxes(g, inputs, o);
+  if (!reused) {
+    DENOTE_ASSIGN_OR_RETURN(DoubleIbp fresh, run_ibp_double(g, payload, inputs, o.arith, o.eval));
+    if (o.prior) intersect_prior(fresh.boxes, *o.prior);
+    reused = std::move(fresh);
+  }
+  DoubleIbp& ibp = *reused;
   crown::Engine eng(g, payload, err, std::move(ibp.boxes));
   CrownResult res;
   res.notes = std::move(ibp.notes);
@@ -254,24 +282,25 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     intermediate_bounds(eng, output_id, o, splits);
   const int64_t k = spec ? spec->rows : m;
   if (splits.infeasible) return empty_subdomain(std::move(res), std::move(eng), k);
-  // The rows [C; -C] (C = identity without a spec).
-  std::vector<double> C(static_cast<size_t>(2 * k * m), 0.0);
+  // The rows [C; -C] (C = identity without a spec), or C alone.
+  const int64_t nr = spec && o.lower_only ? k : 2 * k;
+  std::vector<double> C(static_cast<size_t>(nr * m), 0.0);
   for (int64_t r = 0; r < k; ++r)
     for (int64_t j = 0; j < m; ++j) {
       const double v = spec ? spec->c[static_cast<size_t>(r * m + j)] : (r == j ? 1.0 : 0.0);
       C[static_cast<size_t>(r * m + j)] = v;
-      C[static_cast<size_t>((k + r) * m + j)] = -v;
+      if (nr == 2 * k) C[static_cast<size_t>((k + r) * m + j)] = -v;
     }
   const bool cut_output = o.method == BoundMethod::Ibp;
   crown::PassResult pr;
   const bool record = (o.input_coefficients || o.relu_coefficients) && o.method != BoundMethod::Ibp;
-  if (known_err.ok()) pr = eng.pass(output_id, C, 2 * k, /*one_step=*/cut_output, nullptr, record);
-  else pr.lower.assign(static_cast<size_t>(2 * k), -INFINITY);  // IBP in a binary format: the box only
+  if (known_err.ok()) pr = eng.pass(output_id, C, nr, /*one_step=*/cut_output, nullptr, record);
+  else pr.lower.assign(static_cast<size_t>(nr), -INFINITY);  // IBP in a binary format: the box only
   if (cut_output) {
     // IBP: C folded into the output node's own rule (the one-step pass above, auto_LiRPA's IBP with
     // C), or C at the output's box, whichever is tighter per row.
     if (const auto& b = eng.boxes[static_cast<size_t>(output_id)])
-      for (int64_t r = 0; r < 2 * k; ++r) {
+      for (int64_t r = 0; r < nr; ++r) {
         double s = 0, mag = 0;
         for (int64_t j = 0; j < m; ++j) {
           const double c = C[static_cast<size_t>(r * m + j)];
@@ -292,12 +321,12 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     if (o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
   }
   std::vector<double> lower = pr.lower;
-  if (o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, 2 * k, lower, o);
+  if (o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, nr, lower, o, o.stop_above);
   res.spec_lo.resize(static_cast<size_t>(k));
   res.spec_hi.resize(static_cast<size_t>(k));
   for (int64_t r = 0; r < k; ++r) {
     res.spec_lo[static_cast<size_t>(r)] = lower[static_cast<size_t>(r)];
-    res.spec_hi[static_cast<size_t>(r)] = -lower[static_cast<size_t>(k + r)];
+    res.spec_hi[static_cast<size_t>(r)] = nr == 2 * k ? -lower[static_cast<size_t>(k + r)] : INFINITY;
   }
   if (!spec && o.method != BoundMethod::Ibp) {
     std::vector<int64_t> all(static_cast<size_t>(m));

@@ -53,10 +53,18 @@ std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start, cons
   return need;
 }
 
+bool above(const std::vector<double>& best, const std::vector<double>* stop) {
+  if (!stop) return false;
+  for (size_t r = 0; r < stop->size() && r < best.size(); ++r)
+    if (best[r] > (*stop)[r]) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
-                                     std::vector<double> best, const CrownOptions& o) {
+                                     std::vector<double> best, const CrownOptions& o,
+                                     const std::vector<double>* stop_above) {
   const std::vector<bool> anc = walk::ancestors(g, start);
   std::vector<std::vector<double>> alpha(g.nodes.size());
   std::vector<Adam> adam(g.nodes.size());
@@ -83,12 +91,13 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes, beta_terms);
   const double b1 = 0.9, b2 = 0.999;
   double lr = o.alpha_lr;
+  std::vector<std::vector<double>> scales(g.nodes.size());  // the boxes stay fixed in this loop
   for (int t = 0; t < o.alpha_iters; ++t) {
     ++alpha_steps;
-    PassResult pr = pass(start, C, rows, false, &alpha, /*record=*/true, terms ? &beta : nullptr);
+    PassResult pr = pass(start, C, rows, false, &alpha, /*record=*/true, terms ? &beta : nullptr, &scales);
     if (!pr.failure.empty()) break;
     for (int64_t r = 0; r < rows; ++r) best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
-    if (t + 1 == o.alpha_iters) break;
+    if (t + 1 == o.alpha_iters || above(best, stop_above)) break;
     // The relaxed network at the attaining point, rows at once.
     std::vector<std::vector<double>> V(g.nodes.size());
     PassRows st;

@@ -55,7 +55,8 @@ void Engine::add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const
 }
 
 PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step,
-                        const std::vector<std::vector<double>>* alpha, bool record, const std::vector<double>* beta) {
+                        const std::vector<std::vector<double>>* alpha, bool record, const std::vector<double>* beta,
+                        std::vector<std::vector<double>>* scales) {
   ++passes;
   rows_total += rows;
   PassRows st;
@@ -65,7 +66,7 @@ PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t row
   st.mag = st.terms = st.slack = st.bias;
   st.A[static_cast<size_t>(start)] = C;
   const std::vector<const DoubleBox*> box = ptrs();
-  RuleCtx ctx{g, payload, box, err, st, alpha};
+  RuleCtx ctx{g, payload, box, err, st, alpha, scales};
   PassResult out;
   if (record) out.A.resize(g.nodes.size());
   (void)walk::reverse(g, "IR bounds", [&](const Node& n) {

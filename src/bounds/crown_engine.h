@@ -32,7 +32,7 @@ class Engine {
   // beta: rows x beta_terms.size() multipliers >= 0 of the split constraints (null: none).
   PassResult pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step = false,
                   const std::vector<std::vector<double>>* alpha = nullptr, bool record = false,
-                  const std::vector<double>* beta = nullptr);
+                  const std::vector<double>* beta = nullptr, std::vector<std::vector<double>>* scales = nullptr);
   // lo/hi of the selected elements of node id by one pass with rows +e_j and -e_j.
   void bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step,
                       std::vector<double>& lo, std::vector<double>& hi,
@@ -46,7 +46,8 @@ class Engine {
   // alpha-CROWN: projected Adam on the relu lower slopes (per row and neuron) for the rows of C from
   // `start`; returns per row the best lower bound seen, starting from `crown_lower`.
   std::vector<double> optimise(int64_t start, const std::vector<double>& C, int64_t rows,
-                               std::vector<double> crown_lower, const CrownOptions& o);
+                               std::vector<double> crown_lower, const CrownOptions& o,
+                               const std::vector<double>* stop_above = nullptr);
 
   // beta-CROWN: the subdomain's split constraints sign * v_node[elem] + margin >= 0. A pass with
   // multipliers beta subtracts beta_{r,t} (sign v + margin) from row r's bound at the node, which

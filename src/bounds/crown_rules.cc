@@ -18,6 +18,26 @@ namespace {
 
 const DoubleBox* box_of(const RuleCtx& c, int64_t id) { return c.box[static_cast<size_t>(id)]; }
 
+// |W| xmax per leading block, and the scale of the error terms.
+std::vector<double> linear_scale(const RuleCtx& c, const LinearRecord<double>& rec, const DoubleBox& xb, int64_t lead) {
+  const int64_t out = rec.out_dim, in = rec.in_dim;
+  std::vector<double> scale(static_cast<size_t>(lead * out));
+  const double g_coef = gamma(static_cast<double>(out) + 1);
+  const double e_eval = c.err.u * (static_cast<double>(in) + 3) * 1.01;
+  std::vector<double> xm(static_cast<size_t>(lead * in));
+  for (size_t i = 0; i < xm.size(); ++i) xm[i] = std::max(std::fabs(xb.lo[i]), std::fabs(xb.hi[i]));
+  const UpSum up_sum_in(static_cast<double>(in));
+  for (int64_t l = 0; l < lead; ++l)
+    for (int64_t o = 0; o < out; ++o) {
+      const double* w = rec.weight.data() + o * in;
+      const double* x = xm.data() + l * in;
+      const double s = up_sum_in(abs_dot_nonzero(w, x, in));
+      const double b = rec.bias.empty() ? 0.0 : std::fabs(rec.bias[static_cast<size_t>(o)]);
+      scale[static_cast<size_t>(l * out + o)] = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
+    }
+  return scale;
+}
+
 // ---- linear: A_parent = A W per leading block, bias A b; slack |A| (gamma_out |W| xmax + e (|W| xmax + |b|)).
 bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const auto* rec = find_record(c.payload.linear, n.id);
@@ -27,22 +47,14 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const int64_t out = rec->out_dim, in = rec->in_dim, lead = c.numel_of(p) / std::max<int64_t>(in, 1);
   std::vector<double> pa(static_cast<size_t>(c.st.rows * lead * in));
   gemm_nn(c.st.rows * lead, in, out, A.data(), rec->weight.data(), pa.data());
-  // |W| xmax per leading block, and the scale of the error terms.
-  std::vector<double> scale(static_cast<size_t>(lead * out));
-  const double g_coef = gamma(static_cast<double>(out) + 1);
-  const double e_eval = c.err.u * (static_cast<double>(in) + 3) * 1.01;
-  std::vector<double> xm(static_cast<size_t>(lead * in));
-  for (size_t i = 0; i < xm.size(); ++i) xm[i] = std::max(std::fabs(xb->lo[i]), std::fabs(xb->hi[i]));
-  const UpSum up_sum_in(static_cast<double>(in));
-  for (int64_t l = 0; l < lead; ++l)
-    for (int64_t o = 0; o < out; ++o) {
-      const double* w = rec->weight.data() + o * in;
-      const double* x = xm.data() + l * in;
-      const double s = up_sum_in(abs_dot_nonzero(w, x, in));
-      const double b = rec->bias.empty() ? 0.0 : std::fabs(rec->bias[static_cast<size_t>(o)]);
-      scale[static_cast<size_t>(l * out + o)] = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
-    }
-  c.slack_abs_dot(A, scale, 1.0);
+  std::vector<double>* kept = c.scales ? &(*c.scales)[static_cast<size_t>(n.id)] : nullptr;
+  if (kept && !kept->empty()) {
+    c.slack_abs_dot(A, *kept, 1.0);
+  } else {
+    std::vector<double> scale = linear_scale(c, *rec, *xb, lead);
+    c.slack_abs_dot(A, scale, 1.0);
+    if (kept) *kept = std::move(scale);
+  }
   if (!rec->bias.empty())
     for (int64_t r = 0; r < c.st.rows; ++r) {
       const double* a = A.data() + r * lead * out;

@@ -79,6 +79,9 @@ struct RuleCtx {
   PassRows& st;
   // alpha-CROWN: relu lower slopes per (node, row, element), or nullptr for CROWN's adaptive choice.
   const std::vector<std::vector<double>>* alpha = nullptr;
+  // Per node: error scales that depend on the boxes only (the linear rule's |W| xmax terms), kept
+  // across the passes of one alpha-CROWN run (the boxes do not change there); null: not kept.
+  std::vector<std::vector<double>>* scales = nullptr;
 
   int64_t numel_of(int64_t id) const;
   // max(|lo|, |hi|) of node id's box, element j.

@@ -33,6 +33,7 @@ struct ReluBab {
   const std::vector<std::vector<double>>& margins;
   std::vector<Subdomain> stack;
   bool undecided = false;
+  std::vector<double> rhs;  // per atom: a lower bound above it proves the subdomain
 
   // CROWN with the splits; proven when empty or some atom is impossible.
   Bounds bound(const Subdomain& d) const {
@@ -41,6 +42,10 @@ struct ReluBab {
     co.method = s.o.beta_iters > 0 ? BoundMethod::AlphaCrown : BoundMethod::Crown;
     co.alpha_iters = s.o.beta_iters;
     co.alpha_intermediate = false;
+    co.intermediate_crown = false;  // the parent's boxes, clamped by the splits
+    co.prior_only = true;
+    co.lower_only = true;
+    co.stop_above = &rhs;
     co.arith = s.o.arith;
     co.prior = d.prior.get();
     co.splits = &d.splits;
@@ -156,7 +161,8 @@ struct ReluBab {
 
 VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins) {
-  ReluBab bab{s, spec, pool, margins, {}, false};
+  ReluBab bab{s, spec, pool, margins, {}, false, {}};
+  for (const VnnAtom& a : s.conj) bab.rhs.push_back(a.rhs_up);  // as verify.cc's rhs_of
   bab.stack.push_back(Subdomain{{}, std::move(root_boxes)});
   const VerifyResult r = bab.run(domains);
   if (r == VerifyResult::Sat) s.stats.decided_by = "bab-probe";

@@ -46,6 +46,12 @@ SpecMatrix spec_of(const std::vector<VnnAtom>& conj, int64_t outputs) {
   return s;
 }
 
+std::vector<double> rhs_of(const std::vector<VnnAtom>& conj) {
+  std::vector<double> r;
+  for (const VnnAtom& a : conj) r.push_back(a.rhs_up);
+  return r;
+}
+
 enum class Decision { Proven, Open, Error };
 
 using Boxes = std::vector<std::optional<DoubleBox>>;
@@ -72,6 +78,7 @@ struct Bounder {
   const std::vector<VnnAtom>& conj;
   SpecMatrix spec;
   const VerifyOptions& o;
+  std::vector<double> rhs;  // per atom: a lower bound above it proves the atom false
 
   // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side).
   Bounded bound(const Domain& d, BoundMethod method) const {
@@ -81,6 +88,8 @@ struct Bounder {
     co.arith = o.arith;
     co.prior = d.prior.get();
     co.input_coefficients = method == BoundMethod::Crown;
+    co.lower_only = true;
+    co.stop_above = &rhs;
     auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
     Bounded out;
     if (!r.ok()) return out;
@@ -406,7 +415,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   st.threads = pool.threads();
   std::vector<Bounder> bounders;
   bounders.reserve(jobs.size());
-  for (const Job& j : jobs) bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o});
+  for (const Job& j : jobs) bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, rhs_of(*j.conj)});
   std::vector<Bounded> roots(jobs.size());
   const auto tb = Clock::now();
   pool.run(static_cast<int>(jobs.size()), [&](int i) {
@@ -505,7 +514,7 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
     p32 = std::make_unique<const Payload<float>>(
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   Search s{m, *j.c, *j.conj, o, out.stats, {}, p32.get(), deadline};
-  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o};
+  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, rhs_of(*j.conj)};
   WorkerPool pool(std::max(1, o.threads));
   Bab bab{s, b, pool, Domain{j.c->lo_out, j.c->hi_out, nullptr}, SplitMix64(o.seed ^ 0xbab ^ (static_cast<uint64_t>(job) << 32)),
           {}, false, 0, o.frontier, job};

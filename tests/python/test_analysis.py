@@ -92,5 +92,12 @@ def test_verify_matches_cli(cli, root, acas_path):
     assert set(r["stats"]) <= set(want["stats"])
     assert {"decided_by", "domains", "crown_calls", "samples"} <= set(r["stats"])
     assert r["stats"]["domains"] == want["stats"]["domains"]
+    # ACAS Xu has 5 inputs: "auto" splits inputs, so "input" is the same search; "relu" splits relu phases.
+    same = denote.verify(m, prop, timeout=60, split="input")
+    assert same["stats"]["domains"] == r["stats"]["domains"]
+    relu = denote.verify(m, prop, timeout=2, split="relu")
+    assert relu["result"] in ("unsat", "timeout", "unknown")
+    with pytest.raises(denote.InvalidInputError):
+        denote.verify(m, prop, split="neurons")
     with pytest.raises(denote.ParseError):
         denote.verify(m, "/nonexistent.vnnlib")

@@ -89,6 +89,12 @@ TEST(CliVerify, ErrorsAndUsage) {
   CliRun threads = run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --threads -1");
   EXPECT_EQ(threads.code, 2);
   EXPECT_NE(threads.err.find("--threads -1: expected 1 to 256"), std::string::npos) << threads.err;
+  CliRun split = run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --split neurons");
+  EXPECT_EQ(split.code, 2);
+  EXPECT_NE(split.err.find("--split neurons: expected auto, input or relu"), std::string::npos) << split.err;
+  CliRun beta = run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_prop.vnnlib --beta-iters -2");
+  EXPECT_EQ(beta.code, 2);
+  EXPECT_NE(beta.err.find("--beta-iters -2: expected 0 to 1000"), std::string::npos) << beta.err;
   CliRun bad = run_cli("verify " + kTest + "test_sat.onnx " + kTest + "test_nano.vnnlib");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find("the property declares 1 inputs"), std::string::npos) << bad.err;

@@ -65,6 +65,11 @@ struct CrownOptions {
   double alpha_lr = 0.5;
   double alpha_decay = 0.98;
   bool alpha_intermediate = true;
+  // With a spec: only the rows' lower bounds (spec_hi = +inf), half the final pass's rows.
+  bool lower_only = false;
+  // alpha-CROWN on the spec: stop optimising once some row's lower bound exceeds stop_above[row]
+  // (branch and bound needs one atom of a conjunction proven, not the best bound).
+  const std::vector<double>* stop_above = nullptr;
   // beta-CROWN (with splits): Adam's learning rate of the split constraints' multipliers, decayed
   // with alpha's (beta-CROWN's default 0.05).
   double beta_lr = 0.05;
@@ -72,6 +77,9 @@ struct CrownOptions {
   // input boxes, e.g. a parent subdomain's CrownResult::boxes in branch and bound: every IBP box is
   // intersected with its prior box first (entries without a box, or of another size, are ignored).
   const std::vector<std::optional<DoubleBox>>* prior = nullptr;
+  // With a prior box for every node: those boxes (the input nodes' intersected with the inputs)
+  // instead of a new IBP pass, e.g. a relu split's subdomain, whose input box is its parent's.
+  bool prior_only = false;
   // CROWN and alpha-CROWN: also return, for each spec row, the coefficients its (CROWN) lower bound has
   // at the graph's first input node (CrownResult::input_coef), e.g. to choose an input split in branch
   // and bound.

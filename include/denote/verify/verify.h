@@ -8,7 +8,8 @@
 // include/denote/autodiff/grad.h) for the conjunctions CROWN left open; then per open conjunction
 // alpha-CROWN on the whole box and branch and bound by input splitting (the dimension with the
 // largest width times the output's sensitivity) with CROWN on every subdomain and a falsification
-// probe at its center.
+// probe at its center, or, on boxes of many inputs, by relu splitting with beta-CROWN bounds
+// (src/verify/relu_bab.h, docs/VERIFY.md).
 //
 // Soundness: unsat only from run_crown's bounds in the model's arithmetic (f32 or f64: they hold for
 // the exact real network and its evaluation). sat only when a witness x inside the exact decimal box
