@@ -294,7 +294,8 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   const bool cut_output = o.method == BoundMethod::Ibp;
   crown::PassResult pr;
   const bool record = (o.input_coefficients || o.relu_coefficients) && o.method != BoundMethod::Ibp;
-  if (known_err.ok()) pr = eng.pass(output_id, C, nr, /*one_step=*/cut_output, nullptr, record);
+  std::vector<std::vector<double>> scales(g.nodes.size());  // the boxes are final: kept for alpha-CROWN
+  if (known_err.ok()) pr = eng.pass(output_id, C, nr, /*one_step=*/cut_output, nullptr, record, nullptr, &scales);
   else pr.lower.assign(static_cast<size_t>(nr), -INFINITY);  // IBP in a binary format: the box only
   if (cut_output) {
     // IBP: C folded into the output node's own rule (the one-step pass above, auto_LiRPA's IBP with
@@ -321,7 +322,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     if (o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
   }
   std::vector<double> lower = pr.lower;
-  if (o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, nr, lower, o, o.stop_above);
+  if (o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, nr, lower, o, o.stop_above, &scales);
   res.spec_lo.resize(static_cast<size_t>(k));
   res.spec_hi.resize(static_cast<size_t>(k));
   for (int64_t r = 0; r < k; ++r) {

@@ -64,7 +64,8 @@ bool above(const std::vector<double>& best, const std::vector<double>* stop) {
 
 std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                      std::vector<double> best, const CrownOptions& o,
-                                     const std::vector<double>* stop_above) {
+                                     const std::vector<double>* stop_above,
+                                     std::vector<std::vector<double>>* kept_scales) {
   const std::vector<bool> anc = walk::ancestors(g, start);
   std::vector<std::vector<double>> alpha(g.nodes.size());
   std::vector<Adam> adam(g.nodes.size());
@@ -91,7 +92,8 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes, beta_terms);
   const double b1 = 0.9, b2 = 0.999;
   double lr = o.alpha_lr;
-  std::vector<std::vector<double>> scales(g.nodes.size());  // the boxes stay fixed in this loop
+  std::vector<std::vector<double>> own(kept_scales ? 0 : g.nodes.size());  // the boxes stay fixed in this loop
+  std::vector<std::vector<double>>& scales = kept_scales ? *kept_scales : own;
   for (int t = 0; t < o.alpha_iters; ++t) {
     ++alpha_steps;
     PassResult pr = pass(start, C, rows, false, &alpha, /*record=*/true, terms ? &beta : nullptr, &scales);

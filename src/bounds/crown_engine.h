@@ -47,7 +47,8 @@ class Engine {
   // `start`; returns per row the best lower bound seen, starting from `crown_lower`.
   std::vector<double> optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                std::vector<double> crown_lower, const CrownOptions& o,
-                               const std::vector<double>* stop_above = nullptr);
+                               const std::vector<double>* stop_above = nullptr,
+                               std::vector<std::vector<double>>* scales = nullptr);
 
   // beta-CROWN: the subdomain's split constraints sign * v_node[elem] + margin >= 0. A pass with
   // multipliers beta subtracts beta_{r,t} (sign v + margin) from row r's bound at the node, which

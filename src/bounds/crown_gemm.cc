@@ -53,6 +53,12 @@ void gemm_nn(int64_t m, int64_t n, int64_t k, const double* a, const double* b, 
 
 void gemm_nt(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
 #ifdef DENOTE_HAVE_OPENBLAS
+  if (blas_fits(m, n, k) && m <= 2 && n * k >= 16384) {  // as gemm_nn
+    for (int64_t i = 0; i < m; ++i)
+      cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(n), static_cast<int>(k), 1.0, b, static_cast<int>(k),
+                  a + i * k, 1, 0.0, c + i * n, 1);
+    return;
+  }
   if (blas_fits(m, n, k)) {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
                 static_cast<int>(k), 1.0, a, static_cast<int>(k), b, static_cast<int>(k), 0.0, c, static_cast<int>(n));

@@ -447,12 +447,7 @@ bool fwd_linear(ForwardCtx& f, const Node& n) {
       if (!(*need)[static_cast<size_t>(o)]) continue;
       const double* w = rec->weight.data() + o * in;
       const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
-      for (int64_t r = 0; r < rows; ++r) {
-        const double* x = X.data() + r * in;
-        double s = b;
-        for (int64_t i = 0; i < in; ++i) s += w[i] * x[i];
-        V[r * out + o] = s;
-      }
+      for (int64_t r = 0; r < rows; ++r) V[r * out + o] = b + dot(w, X.data() + r * in, in);
     }
     return true;
   }

@@ -29,6 +29,11 @@ template <class Fn>
   by4(m, [&](int64_t j, int k) { p[k] += w[j] != 0 ? std::fabs(w[j]) * x[j] : 0.0; });
   return total(p);
 }
+[[gnu::always_inline]] inline double dot_k(const double* __restrict a, const double* __restrict b, int64_t m) {
+  double p[4] = {0, 0, 0, 0};
+  by4(m, [&](int64_t j, int k) { p[k] += a[j] * b[j]; });
+  return total(p);
+}
 [[gnu::always_inline]] inline void dot_mag_k(const double* __restrict a, const double* __restrict b, int64_t m,
                                              double& sum, double& mag) {
   double p[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
@@ -49,6 +54,8 @@ __attribute__((target("avx2"))) double abs_dot_nonzero_avx2(const double* w, con
   return abs_dot_nonzero_k(w, x, m);
 }
 double abs_dot_nonzero_base(const double* w, const double* x, int64_t m) { return abs_dot_nonzero_k(w, x, m); }
+__attribute__((target("avx2"))) double dot_avx2(const double* a, const double* b, int64_t m) { return dot_k(a, b, m); }
+double dot_base(const double* a, const double* b, int64_t m) { return dot_k(a, b, m); }
 __attribute__((target("avx2"))) void dot_mag_avx2(const double* a, const double* b, int64_t m, double& sum,
                                                   double& mag) {
   dot_mag_k(a, b, m, sum, mag);
@@ -64,6 +71,9 @@ double abs_dot(const double* a, const double* s, int64_t m) {
 }
 double abs_dot_nonzero(const double* w, const double* x, int64_t m) {
   return have_avx2() ? abs_dot_nonzero_avx2(w, x, m) : abs_dot_nonzero_base(w, x, m);
+}
+double dot(const double* a, const double* b, int64_t m) {
+  return have_avx2() ? dot_avx2(a, b, m) : dot_base(a, b, m);
 }
 void dot_mag(const double* a, const double* b, int64_t m, double& sum, double& mag) {
   if (have_avx2())

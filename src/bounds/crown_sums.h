@@ -14,6 +14,8 @@ namespace denote::crown {
 double abs_dot(const double* a, const double* s, int64_t m);
 // sum_j (w[j] != 0 ? |w[j]| * x[j] : 0): a zero weight adds nothing, also against an infinite x.
 double abs_dot_nonzero(const double* w, const double* x, int64_t m);
+// sum_j a[j] * b[j] (no error bound: for alpha-CROWN's gradients).
+double dot(const double* a, const double* b, int64_t m);
 // sum += sum_j a[j] * b[j], mag += sum_j |a[j] * b[j]|.
 void dot_mag(const double* a, const double* b, int64_t m, double& sum, double& mag);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 namespace denote::verify_detail {
 
@@ -42,8 +43,8 @@ struct ReluBab {
     co.method = s.o.beta_iters > 0 ? BoundMethod::AlphaCrown : BoundMethod::Crown;
     co.alpha_iters = s.o.beta_iters;
     co.alpha_intermediate = false;
-    co.intermediate_crown = false;  // the parent's boxes, clamped by the splits
-    co.prior_only = true;
+    co.intermediate_crown = getenv("RB_INTER") != nullptr;  // the parent's boxes, clamped by the splits
+    co.prior_only = !co.intermediate_crown;
     co.lower_only = true;
     co.stop_above = &rhs;
     co.arith = s.o.arith;
