@@ -17,6 +17,7 @@ mkdir -p "$out"
 
 run() {  # name csv root
   local name=$1 csv=$2 root=$3 tmp="$out/$1.csv"
+  shift 3
   : > "$tmp"
   while IFS=, read -r onnx prop timeout; do
     [[ -f "$root/$onnx" ]] || continue
