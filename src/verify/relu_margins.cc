@@ -10,6 +10,8 @@
 // rounded up (bounds/crown_state.h's up_sum).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 
 #include "bounds/crown_state.h"
 #include "eval/walk.h"
@@ -22,6 +24,27 @@ namespace {
 using crown::gamma;
 using crown::up;
 using crown::up_sum;
+
+// The rule each op has, from the op table: rounding into the arithmetic (input, const), the
+// parent's margin (layout ops, relu), linear, an elementwise binary op, or none.
+enum class Kind : uint8_t { None, Rounding, Same, Linear, Binary };
+template <Op O>
+constexpr Kind kind_for() {
+  if constexpr (O == Op::Input || O == Op::Const) return Kind::Rounding;
+  else if constexpr (O == Op::Reshape || O == Op::Flatten || O == Op::Detach || O == Op::Relu) return Kind::Same;
+  else if constexpr (O == Op::Linear) return Kind::Linear;
+  else if constexpr (O == Op::Add || O == Op::Sub || O == Op::MulElem || O == Op::Div) return Kind::Binary;
+  else return Kind::None;
+}
+Kind kind_of(Op op) {
+  static constexpr Kind kKinds[] = {
+#define DENOTE_OP(name, ...) kind_for<Op::name>(),
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kKinds) == kNumOps);
+  return kKinds[static_cast<size_t>(op)];
+}
 
 struct Margin {
   Shape shape;
@@ -50,28 +73,21 @@ struct MarginPass {
     const size_t len = static_cast<size_t>(numel(out_shape));
     if (!b || b->lo.size() != len) return error_status(ErrorCode::kUnsupported, "no box");
     Value out{out_shape, std::vector<double>(len, 0.0)};
-    switch (n.op) {
-      case Op::Input:
-      case Op::Const:
+    switch (kind_of(n.op)) {
+      case Kind::Rounding:
         for (size_t j = 0; j < len; ++j) out.e[j] = up(u * mag(*b, j));
         return out;
-      case Op::Reshape:
-      case Op::Flatten:
-      case Op::Detach:
-      case Op::Relu:
+      case Kind::Same:
         if (ps[0]->e.size() != len) break;
         out.e = ps[0]->e;
         return out;
-      case Op::Linear:
+      case Kind::Linear:
         if (linear(n, *ps[0], out)) return out;
         break;
-      case Op::Add:
-      case Op::Sub:
-      case Op::MulElem:
-      case Op::Div:
+      case Kind::Binary:
         if (binary(n, *ps[0], *ps[1], *b, out)) return out;
         break;
-      default:
+      case Kind::None:
         break;
     }
     return error_status(ErrorCode::kUnsupported, "no forward error rule");
