@@ -238,6 +238,26 @@ bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const st
   return false;
 }
 
+std::vector<double> atom_rhs(const std::vector<VnnAtom>& conj) {
+  std::vector<double> r;
+  for (const VnnAtom& a : conj) r.push_back(a.rhs_up);
+  return r;
+}
+
+bool some_atom_impossible(const std::vector<VnnAtom>& conj, const std::vector<double>& lower) {
+  for (size_t k = 0; k < conj.size() && k < lower.size(); ++k)
+    if (conj[k].strict ? lower[k] >= conj[k].rhs_up : lower[k] > conj[k].rhs_up) return true;
+  return false;
+}
+
+size_t closest_atom(const std::vector<VnnAtom>& conj, const std::vector<double>& lower) {
+  size_t worst = 0;
+  double gap = INFINITY;
+  for (size_t k = 0; k < conj.size() && k < lower.size(); ++k)
+    if (conj[k].rhs_up - lower[k] < gap) gap = conj[k].rhs_up - lower[k], worst = k;
+  return worst;
+}
+
 }  // namespace verify_detail
 
 }  // namespace denote

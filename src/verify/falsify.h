@@ -25,6 +25,12 @@ struct Search {
 };
 
 const Shape& input_shape(const Model& m);
+// Per atom of a conjunction: its right-hand side rounded up (a lower bound above it proves the atom false).
+std::vector<double> atom_rhs(const std::vector<VnnAtom>& conj);
+// Whether some atom is impossible given lower bounds of its left-hand sides (> rhs; >= for a strict atom).
+bool some_atom_impossible(const std::vector<VnnAtom>& conj, const std::vector<double>& lower);
+// The atom whose lower bound is closest to proving it (smallest rhs - lower).
+size_t closest_atom(const std::vector<VnnAtom>& conj, const std::vector<double>& lower);
 // The output in the arithmetic ("f32" or "f64"); empty on an evaluation error.
 std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith,
                                const Payload<float>* p32 = nullptr);

@@ -63,26 +63,13 @@ struct ReluBab {
       out.error = true;
       return out;
     }
-    out.proven = r->infeasible;
-    for (size_t k = 0; k < s.conj.size() && !out.proven; ++k) {
-      const double l = r->spec_lo[k];
-      if (s.conj[k].strict ? l >= s.conj[k].rhs_up : l > s.conj[k].rhs_up) out.proven = true;
-    }
+    out.proven = r->infeasible || some_atom_impossible(s.conj, r->spec_lo);
     if (out.proven) return out;
     out.spec_lo = std::move(r->spec_lo);
     out.coef = std::move(r->input_coef);
     out.relu_coef = std::move(r->relu_coef);
     out.boxes = std::make_shared<const NodeBoxes>(std::move(r->boxes));
     return out;
-  }
-
-  // The atom closest to proven.
-  size_t worst_row(const Bounds& b) const {
-    size_t w = 0;
-    double gap = INFINITY;
-    for (size_t k = 0; k < s.conj.size() && k < b.spec_lo.size(); ++k)
-      if (s.conj[k].rhs_up - b.spec_lo[k] < gap) gap = s.conj[k].rhs_up - b.spec_lo[k], w = k;
-    return w;
   }
 
   // The unstable unsplit elements with the largest |A| u(-l)/(u-l) for row w, at most k, best first.
@@ -97,13 +84,13 @@ struct ReluBab {
       const auto& e = margins[static_cast<size_t>(p)];
       if (!pb || e.size() != pb->lo.size()) continue;
       const size_t len = pb->lo.size();
+      std::vector<char> split_here(len, 0);
+      for (const Split& sp : d.splits)
+        if (sp.node == p && static_cast<size_t>(sp.elem) < len) split_here[static_cast<size_t>(sp.elem)] = 1;
       for (size_t j = 0; j < len; ++j) {
         const double l = pb->lo[j], u = pb->hi[j];
         if (!(l < -e[j] && u > e[j])) continue;
-        const bool split = std::any_of(d.splits.begin(), d.splits.end(), [&](const Split& sp) {
-          return sp.node == p && sp.elem == static_cast<int64_t>(j);
-        });
-        if (!split) all.push_back({std::fabs(A[w * len + j]) * (u * -l / (u - l)), Split{p, static_cast<int64_t>(j), true, e[j]}});
+        if (!split_here[j]) all.push_back({std::fabs(A[w * len + j]) * (u * -l / (u - l)), Split{p, static_cast<int64_t>(j), true, e[j]}});
       }
     }
     const size_t n = std::min(k, all.size());
@@ -147,7 +134,7 @@ struct ReluBab {
   std::optional<VerifyResult> expand(Subdomain&& d, const Bounds& b) {
     if (b.error) return VerifyResult::Unknown;
     if (b.proven) return std::nullopt;
-    const size_t w = worst_row(b);
+    const size_t w = closest_atom(s.conj, b.spec_lo);
     if (probe(b, w)) return VerifyResult::Sat;
     const std::vector<Split> cands = candidates(d, b, w, kCandidates);
     if (cands.empty()) {  // every relu decided: the linear bound over the box misses the splits' constraints
@@ -193,8 +180,7 @@ struct ReluBab {
 
 VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins) {
-  ReluBab bab{s, spec, pool, margins, {}, false, {}};
-  for (const VnnAtom& a : s.conj) bab.rhs.push_back(a.rhs_up);  // as verify.cc's rhs_of
+  ReluBab bab{s, spec, pool, margins, {}, false, atom_rhs(s.conj)};
   bab.stack.push_back(Subdomain{{}, std::move(root_boxes)});
   const VerifyResult r = bab.run(domains);
   if (r == VerifyResult::Sat) s.stats.decided_by = "bab-probe";

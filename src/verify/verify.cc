@@ -46,12 +46,6 @@ SpecMatrix spec_of(const std::vector<VnnAtom>& conj, int64_t outputs) {
   return s;
 }
 
-std::vector<double> rhs_of(const std::vector<VnnAtom>& conj) {
-  std::vector<double> r;
-  for (const VnnAtom& a : conj) r.push_back(a.rhs_up);
-  return r;
-}
-
 enum class Decision { Proven, Open, Error };
 
 using Boxes = std::vector<std::optional<DoubleBox>>;
@@ -96,10 +90,7 @@ struct Bounder {
     out.dec = Decision::Open;
     out.spec_lo = r->spec_lo;
     out.coef = std::move(r->input_coef);
-    for (size_t k = 0; k < conj.size(); ++k) {
-      const double l = r->spec_lo[k];
-      if (conj[k].strict ? l >= conj[k].rhs_up : l > conj[k].rhs_up) out.dec = Decision::Proven;
-    }
+    if (some_atom_impossible(conj, r->spec_lo)) out.dec = Decision::Proven;
     if (out.dec == Decision::Open) out.boxes = std::make_shared<const Boxes>(std::move(r->boxes));
     return out;
   }
@@ -116,14 +107,6 @@ struct Split {
   size_t dim = 0;
   double slope = 0;
 };
-
-size_t worst_atom(const Search& s, const std::vector<double>& spec_lo) {
-  size_t worst = 0;
-  double gap = INFINITY;
-  for (size_t k = 0; k < s.conj.size() && k < spec_lo.size(); ++k)
-    if (s.conj[k].rhs_up - spec_lo[k] < gap) gap = s.conj[k].rhs_up - spec_lo[k], worst = k;
-  return worst;
-}
 
 Split score_split(const std::vector<double>& g, const Domain& d, const Domain& root) {
   size_t best = 0, wi = 0;
@@ -143,7 +126,7 @@ Split score_split(const std::vector<double>& g, const Domain& d, const Domain& r
 // The gradient's split, and CROWN's coefficients' one (nullopt without them).
 std::pair<Split, std::optional<Split>> split_dims(const Search& s, const Bounded& r, const Domain& d,
                                                   const Domain& root) {
-  const size_t nx = d.lo.size(), worst = worst_atom(s, r.spec_lo);
+  const size_t nx = d.lo.size(), worst = closest_atom(s.conj, r.spec_lo);
   std::vector<double> x(nx);
   for (size_t i = 0; i < nx; ++i) x[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
   const std::vector<double> g = s.conj.empty() ? std::vector<double>{} : atom_gradient(s.m, s.conj[worst], x);
@@ -415,7 +398,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   st.threads = pool.threads();
   std::vector<Bounder> bounders;
   bounders.reserve(jobs.size());
-  for (const Job& j : jobs) bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, rhs_of(*j.conj)});
+  for (const Job& j : jobs) bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj)});
   std::vector<Bounded> roots(jobs.size());
   const auto tb = Clock::now();
   pool.run(static_cast<int>(jobs.size()), [&](int i) {
@@ -514,7 +497,7 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
     p32 = std::make_unique<const Payload<float>>(
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   Search s{m, *j.c, *j.conj, o, out.stats, {}, p32.get(), deadline};
-  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, rhs_of(*j.conj)};
+  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj)};
   WorkerPool pool(std::max(1, o.threads));
   Bab bab{s, b, pool, Domain{j.c->lo_out, j.c->hi_out, nullptr}, SplitMix64(o.seed ^ 0xbab ^ (static_cast<uint64_t>(job) << 32)),
           {}, false, 0, o.frontier, job};
