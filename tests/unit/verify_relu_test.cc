@@ -4,6 +4,7 @@
 // (ACAS Xu, mnistfc), and a network outside their ops gets none (verify() then splits inputs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -103,6 +104,81 @@ void expect_margins_hold(const Loaded& l, int points) {
 TEST(VerifyRelu, MarginsBoundTheF32EvaluationError) {
   expect_margins_hold(load("mnistfc/mnist-net_256x2.onnx", "mnistfc/prop_0_0.03.vnnlib"), 20);
   expect_margins_hold(load("acasxu/ACASXU_run2a_2_1_batch_2000.onnx", "acasxu/prop_2.vnnlib"), 200);
+}
+
+// Splits widened by their margins, as the relu search bounds a subdomain (parent boxes only, lower
+// bounds only, alpha-beta steps): the bounds hold for the f32 evaluation and the f64 one at sampled f32
+// points whose split values (f64, a stand-in for exact) have the splits' signs.
+TEST(VerifyRelu, SplitBoundsHoldForTheF32Evaluation) {
+  const Loaded l = load("mnistfc/mnist-net_256x2.onnx", "mnistfc/prop_0_0.03.vnnlib");
+  const VnnCase& c = l.p.cases[0];
+  const DoubleBox box{verify_detail::input_shape(l.m), c.lo_out, c.hi_out};
+  const int64_t out = l.m.output_ids[0];
+  CrownOptions co;
+  co.arith = "f32";
+  auto root = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, nullptr, co);
+  ASSERT_TRUE(root.ok()) << root.message();
+  const auto margins = verify_detail::eval_margins(l.m, root->boxes, out, "f32");
+  ASSERT_TRUE(margins.has_value());
+  // The first three unstable elements of each relu input, with the signs they have at the center.
+  Tensor<double> mid(box.shape, {});
+  for (size_t i = 0; i < box.lo.size(); ++i) mid.data.push_back(box.lo[i] + (box.hi[i] - box.lo[i]) / 2);
+  F64Context c64;
+  auto at_mid = denote_all(l.m.graph, l.m.payload, std::span<const Tensor<double>>(&mid, 1), c64);
+  ASSERT_TRUE(at_mid.ok());
+  std::vector<CrownOptions::ReluSplit> splits;
+  for (const Node& n : l.m.graph.nodes) {
+    if (n.op != Op::Relu) continue;
+    const DoubleBox& b = *root->boxes[static_cast<size_t>(n.parents[0])];
+    for (size_t j = 0, k = 0; j < b.lo.size() && k < 3; ++j)
+      if (b.lo[j] < 0 && b.hi[j] > 0)
+        k++, splits.push_back({n.parents[0], static_cast<int64_t>(j), (*at_mid)[static_cast<size_t>(n.parents[0])].data[j] >= 0,
+                               (*margins)[static_cast<size_t>(n.parents[0])][j]});
+  }
+  ASSERT_GE(splits.size(), 4u);
+  SpecMatrix spec{10, 10, std::vector<double>(100, 0.0)};
+  for (int64_t i = 0; i < 10; ++i) spec.c[static_cast<size_t>(i * 11)] = 1;
+  CrownOptions so = co;
+  so.method = BoundMethod::AlphaCrown;
+  so.alpha_intermediate = so.intermediate_crown = false;
+  so.prior = &root->boxes;
+  so.prior_only = so.lower_only = true;
+  so.splits = &splits;
+  auto r = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, &spec, so);
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_FALSE(r->infeasible);
+  const Payload<float> p32 = convert_payload<float>(l.m.payload, [](double v) { return static_cast<float>(v); });
+  std::mt19937_64 rng(11);
+  F32Context c32;
+  int checked = 0;
+  for (int t = 0; t < 3000; ++t) {
+    Tensor<float> x32(box.shape, {});
+    Tensor<double> x64(box.shape, {});
+    for (size_t i = 0; i < box.lo.size(); ++i) {
+      const double r = (box.hi[i] - box.lo[i]) / 2 * (t < 1000 ? 0.1 : 1.0);  // near the center first
+      const float v = static_cast<float>(std::uniform_real_distribution<double>(mid.data[i] - r, mid.data[i] + r)(rng));
+      x32.data.push_back(v), x64.data.push_back(std::clamp(static_cast<double>(v), box.lo[i], box.hi[i]));
+      x32.data.back() = static_cast<float>(x64.data.back());
+      if (static_cast<double>(x32.data.back()) != x64.data.back()) x64.data.back() = NAN;  // not a float of the box
+    }
+    if (std::any_of(x64.data.begin(), x64.data.end(), [](double v) { return std::isnan(v); })) continue;
+    auto b = denote_all(l.m.graph, l.m.payload, std::span<const Tensor<double>>(&x64, 1), c64);
+    ASSERT_TRUE(b.ok());
+    bool inside = true;
+    for (const auto& sp : splits) {
+      const double v = (*b)[static_cast<size_t>(sp.node)].data[static_cast<size_t>(sp.elem)];
+      inside = inside && (sp.active ? v >= 0 : v <= 0);
+    }
+    if (!inside) continue;
+    auto a = denote_all(l.m.graph, p32, std::span<const Tensor<float>>(&x32, 1), c32);
+    ASSERT_TRUE(a.ok());
+    ++checked;
+    for (size_t j = 0; j < 10; ++j) {
+      EXPECT_GE(static_cast<double>((*a)[static_cast<size_t>(out)].data[j]), r->spec_lo[j]) << "row " << j;
+      EXPECT_GE((*b)[static_cast<size_t>(out)].data[j], r->spec_lo[j]) << "row " << j;
+    }
+  }
+  EXPECT_GT(checked, 10);
 }
 
 TEST(VerifyRelu, NoMarginsOutsideTheirOps) {
