@@ -9,6 +9,7 @@
 
 #include "scalar/binary_fast_kernel.h"
 #include "scalar/binary_fast_kernel32.h"
+#include "scalar/binary_fast_simd.h"
 #include "scalar/binary_round.h"
 
 namespace denote {
@@ -239,12 +240,15 @@ void elementwise_any(const FastFormat& ff, FpEnv& env, const FpWord* a, const Fp
 }  // namespace
 
 void fast_add_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n) {
+  if (fastsimd::rne_elementwise(fastsimd::Op::Add, ff, env, a, b, out, n)) return;
   elementwise_any<Elem::Add>(ff, env, a, b, out, n);
 }
 void fast_sub_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n) {
+  if (fastsimd::rne_elementwise(fastsimd::Op::Sub, ff, env, a, b, out, n)) return;
   elementwise_any<Elem::Sub>(ff, env, a, b, out, n);
 }
 void fast_mul_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n) {
+  if (fastsimd::rne_elementwise(fastsimd::Op::Mul, ff, env, a, b, out, n)) return;
   elementwise_any<Elem::Mul>(ff, env, a, b, out, n);
 }
 

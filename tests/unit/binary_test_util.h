@@ -99,6 +99,12 @@ class WordGen {
   uint64_t pick(const std::vector<uint64_t>& v) { return v[rng_() % v.size()]; }
   std::mt19937_64& rng() { return rng_; }
 
+  // A subnormal or one of the smallest normal words, either sign.
+  uint64_t tiny() {
+    uint64_t field = rng_() % 3;
+    return (field << f_.frac_bits) | (rng_() & frac_ones()) | (rng_() & 1 ? sign_mask() : 0);
+  }
+
  private:
   uint64_t field_ones() const { return (uint64_t{1} << f_.exp_bits) - 1; }
   uint64_t frac_ones() const { return (uint64_t{1} << f_.frac_bits) - 1; }
@@ -115,10 +121,6 @@ class WordGen {
   uint64_t near_one() {
     uint64_t field = static_cast<uint64_t>(f_.bias) + rng_() % 7 - 3;
     return ((field & field_ones()) << f_.frac_bits) | (rng_() & frac_ones()) | (rng_() & 1 ? sign_mask() : 0);
-  }
-  uint64_t tiny() {
-    uint64_t field = rng_() % 3;
-    return (field << f_.frac_bits) | (rng_() & frac_ones()) | (rng_() & 1 ? sign_mask() : 0);
   }
   // Keeps only the top few fraction bits: exact ties and exact results become likely.
   uint64_t short_sig(uint64_t w) {

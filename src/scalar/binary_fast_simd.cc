@@ -1,0 +1,316 @@
+// Hand-vectorised round-to-nearest-even bfloat16/binary16 add, sub and mul (binary_fast_simd.h).
+// Words are 64-bit FpWords: each block of up to 64 is loaded (masked at the tail), narrowed to 32-bit
+// lanes, decoded to binary32 (bfloat16: the word shifted by 16; binary16: vcvtph2ps), computed,
+// rounded (bfloat16: integer round-half-even on the binary32 bits; binary16: vcvtps2ph in its
+// nearest-even mode) and widened back. Every lane reports whether the general routine must redo it;
+// high bits above the 16-bit word anywhere in a block send the whole block there.
+#include "scalar/binary_fast_simd.h"
+
+#include <atomic>
+
+#include "denote/scalar/binary_ops.h"
+
+#if defined(__x86_64__)
+// GCC 12 warns inside avx512fintrin.h (the _mm512_undefined_* operands of set1/cvt intrinsics).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
+
+namespace denote::fastsimd {
+namespace {
+
+constexpr size_t kBlock = 64;
+
+struct BlockResult {
+  uint64_t bad = 0;        // bit i: lane i left to the general routine
+  bool inexact = false;    // some lane settled here is inexact
+  bool malformed = false;  // some word of the block has bits above the format's 16
+};
+using BlockFn = BlockResult (*)(const FpWord*, const FpWord*, FpWord*, size_t);
+
+enum class Fmt : uint8_t { Bf16, Fp16 };
+
+// binary32's bits of the format's 2^emin.
+template <Fmt F>
+constexpr uint32_t kMinNormal = F == Fmt::Bf16 ? 0x00800000u : 0x38800000u;  // 2^-126, 2^-14
+// The least binary32 magnitude that rounds to inf (to nearest, ties to even: the largest finite
+// value's last bit is odd): halfway between the largest finite value and 2^(emax + 1).
+template <Fmt F>
+constexpr uint32_t kRoundsToInf = F == Fmt::Bf16 ? 0x7f7f8000u : 0x477ff000u;  // 0x1.ffp127, 65520
+// The binary32 bits below the format's last place for a normal value.
+template <Fmt F>
+constexpr uint32_t kDropped = F == Fmt::Bf16 ? 0xffffu : 0x1fffu;
+
+uint64_t general(Op op, const BinaryFormat& f, FpEnv& env, uint64_t x, uint64_t y) {
+  if (op == Op::Add) return fp_add(f, env, x, y);
+  if (op == Op::Sub) return fp_sub(f, env, x, y);
+  return fp_mul(f, env, x, y);
+}
+
+#if defined(__x86_64__)
+
+#define DENOTE_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,f16c")))
+#define DENOTE_AVX2 __attribute__((target("avx2,f16c")))
+
+inline const long long* ll(const FpWord* p) { return reinterpret_cast<const long long*>(p); }
+inline long long* ll(FpWord* p) { return reinterpret_cast<long long*>(p); }
+static_assert(sizeof(FpWord) == sizeof(long long));
+
+// ---- AVX-512: 16 lanes ----
+
+template <Fmt F>
+DENOTE_AVX512 inline __m512 decode512(__m512i w) {
+  if constexpr (F == Fmt::Bf16) return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w));
+}
+
+// The low dwords of 16 qwords (two vectors), in order: one two-source permute.
+DENOTE_AVX512 inline __m512i narrow512(__m512i lo, __m512i hi) {
+  const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  return _mm512_permutex2var_epi32(lo, idx, hi);
+}
+
+template <Fmt F, Op O>
+DENOTE_AVX512 BlockResult block512(const FpWord* a, const FpWord* b, FpWord* out, size_t len) {
+  const __m512i mag32 = _mm512_set1_epi32(0x7fffffff), mag_word = _mm512_set1_epi32(0x7fff);
+  const __m512i min_normal = _mm512_set1_epi32(static_cast<int>(kMinNormal<F>));
+  const __m512i range = _mm512_set1_epi32(static_cast<int>(kRoundsToInf<F> - kMinNormal<F>));
+  const __m512i high_bits = _mm512_set1_epi64(~0xffffLL);
+  // Widening r's dwords 0-7 and 8-15 to qwords: index 16 picks the zero vector's first dword.
+  const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16);
+  const __m512i hi_idx = _mm512_setr_epi32(8, 16, 9, 16, 10, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 16);
+  __m512i high = _mm512_setzero_si512();
+  __mmask16 inexact = 0;
+  BlockResult res;
+  for (size_t i = 0; i < len; i += 16) {
+    const size_t m = len - i < 16 ? len - i : 16;
+    const __mmask16 lm = static_cast<__mmask16>(m == 16 ? 0xffffu : (1u << m) - 1);
+    const __mmask8 m0 = static_cast<__mmask8>(lm & 0xff), m1 = static_cast<__mmask8>(lm >> 8);
+    const __m512i a0 = _mm512_maskz_loadu_epi64(m0, ll(a + i)), a1 = _mm512_maskz_loadu_epi64(m1, ll(a + i + 8));
+    const __m512i b0 = _mm512_maskz_loadu_epi64(m0, ll(b + i)), b1 = _mm512_maskz_loadu_epi64(m1, ll(b + i + 8));
+    high = _mm512_ternarylogic_epi64(high, a0, a1, 0xfe);  // or of three
+    high = _mm512_ternarylogic_epi64(high, b0, b1, 0xfe);
+    const __m512i wa = narrow512(a0, a1), wb = narrow512(b0, b1);
+    const __m512 x = decode512<F>(wa);
+    __m512 y = decode512<F>(wb);
+    if constexpr (O == Op::Sub) y = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(y), _mm512_set1_epi32(INT32_MIN)));
+    __m512 s;
+    __mmask16 inex = 0;
+    if constexpr (O == Op::Mul) {
+      s = _mm512_mul_ps(x, y);  // exact unless it leaves the normal range (then tiny or overflowing: bad)
+    } else {
+      s = _mm512_add_ps(x, y);
+      const __m512 bb = _mm512_sub_ps(s, x);
+      const __m512 e = _mm512_add_ps(_mm512_sub_ps(x, _mm512_sub_ps(s, bb)), _mm512_sub_ps(y, bb));
+      inex = _mm512_cmp_ps_mask(e, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+    }
+    const __m512i sb = _mm512_castps_si512(s);
+    inex |= _mm512_test_epi32_mask(sb, _mm512_set1_epi32(static_cast<int>(kDropped<F>)));
+    __m512i r;
+    if constexpr (F == Fmt::Bf16) {
+      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(sb, 16), _mm512_set1_epi32(1));
+      r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(sb, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    } else {
+      r = _mm512_cvtepu16_epi32(_mm512_cvtps_ph(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    // Bad: |s| in (0, 2^emin) or rounding to inf (NaN and inf included), by one unsigned range test.
+    const __m512i mag = _mm512_and_si512(sb, mag32);
+    __mmask16 bad = _mm512_cmpge_epu32_mask(_mm512_sub_epi32(mag, min_normal), range);
+    if constexpr (O == Op::Mul) {  // a zero product is exact when an operand is zero (inf * 0 is NaN: bad)
+      bad &= ~(_mm512_testn_epi32_mask(mag, mag) &
+               (_mm512_testn_epi32_mask(wa, mag_word) | _mm512_testn_epi32_mask(wb, mag_word)));
+    } else {
+      bad &= _mm512_test_epi32_mask(mag, mag);  // an exact zero sum is settled here
+    }
+    bad &= lm;
+    inexact |= inex & ~bad & lm;
+    _mm512_mask_storeu_epi64(ll(out + i), m0, _mm512_permutex2var_epi32(r, lo_idx, _mm512_setzero_si512()));
+    _mm512_mask_storeu_epi64(ll(out + i + 8), m1, _mm512_permutex2var_epi32(r, hi_idx, _mm512_setzero_si512()));
+    res.bad |= uint64_t{bad} << i;
+  }
+  res.inexact = inexact != 0;
+  res.malformed = _mm512_test_epi64_mask(high, high_bits) != 0;
+  return res;
+}
+
+// ---- AVX2 + F16C: 8 lanes ----
+
+template <Fmt F>
+DENOTE_AVX2 inline __m256 decode256(__m256i w) {
+  if constexpr (F == Fmt::Bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  return _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
+}
+
+// The low dwords of 8 qwords, in order.
+DENOTE_AVX2 inline __m256i narrow256(__m256i lo, __m256i hi) {
+  const __m256i idx = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  return _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(lo, idx), _mm256_permutevar8x32_epi32(hi, idx), 0x20);
+}
+
+DENOTE_AVX2 inline __m256i lanes_below(size_t m, int first) {
+  return _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<long long>(m)), _mm256_setr_epi64x(first, first + 1, first + 2, first + 3));
+}
+
+template <Fmt F, Op O>
+DENOTE_AVX2 BlockResult block256(const FpWord* a, const FpWord* b, FpWord* out, size_t len) {
+  const __m256i mag_word = _mm256_set1_epi32(0x7fff), mag32 = _mm256_set1_epi32(0x7fffffff);
+  const __m256i min_normal = _mm256_set1_epi32(static_cast<int>(kMinNormal<F>));
+  const __m256i range = _mm256_set1_epi32(static_cast<int>(kRoundsToInf<F> - kMinNormal<F>));
+  const __m256i dropped = _mm256_set1_epi32(static_cast<int>(kDropped<F>));
+  const __m256i high_bits = _mm256_set1_epi64x(~0xffffLL), zero = _mm256_setzero_si256();
+  __m256i high = zero, inexact = zero;
+  BlockResult res;
+  for (size_t i = 0; i < len; i += 8) {
+    const size_t m = len - i < 8 ? len - i : 8;
+    const __m256i k0 = lanes_below(m, 0), k1 = lanes_below(m, 4);
+    __m256i a0, a1, b0, b1;
+    if (m == 8) {
+      a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+      a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i + 4));
+      b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i));
+      b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i + 4));
+    } else {
+      a0 = _mm256_maskload_epi64(ll(a + i), k0), a1 = _mm256_maskload_epi64(ll(a + i + 4), k1);
+      b0 = _mm256_maskload_epi64(ll(b + i), k0), b1 = _mm256_maskload_epi64(ll(b + i + 4), k1);
+    }
+    high = _mm256_or_si256(high, _mm256_or_si256(_mm256_or_si256(a0, a1), _mm256_or_si256(b0, b1)));
+    const __m256i wa = narrow256(a0, a1), wb = narrow256(b0, b1);
+    const __m256 x = decode256<F>(wa);
+    __m256 y = decode256<F>(wb);
+    if constexpr (O == Op::Sub) y = _mm256_xor_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN)));
+    __m256 s;
+    __m256i inex = zero;
+    if constexpr (O == Op::Mul) {
+      s = _mm256_mul_ps(x, y);
+    } else {
+      s = _mm256_add_ps(x, y);
+      const __m256 bb = _mm256_sub_ps(s, x);
+      const __m256 e = _mm256_add_ps(_mm256_sub_ps(x, _mm256_sub_ps(s, bb)), _mm256_sub_ps(y, bb));
+      inex = _mm256_castps_si256(_mm256_cmp_ps(e, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+    }
+    const __m256i sb = _mm256_castps_si256(s);
+    inex = _mm256_or_si256(inex, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(sb, dropped), zero),
+                                                     _mm256_set1_epi32(-1)));
+    __m256i r;
+    if constexpr (F == Fmt::Bf16) {
+      const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(sb, 16), _mm256_set1_epi32(1));
+      r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(sb, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    } else {
+      r = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(s, _MM_FROUND_TO_NEAREST_INT));
+    }
+    // Bad: |s| in (0, 2^emin) or rounding to inf (NaN and inf included): |s| - 2^emin >= range unsigned.
+    const __m256i mag = _mm256_and_si256(sb, mag32);
+    const __m256i t = _mm256_sub_epi32(mag, min_normal);
+    __m256i bad = _mm256_cmpeq_epi32(_mm256_max_epu32(t, range), t);
+    if constexpr (O == Op::Mul) {  // a zero product is exact when an operand is zero (inf * 0 is NaN: bad)
+      const __m256i zero_operand = _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(wa, mag_word), zero),
+                                                   _mm256_cmpeq_epi32(_mm256_and_si256(wb, mag_word), zero));
+      bad = _mm256_andnot_si256(_mm256_and_si256(_mm256_cmpeq_epi32(mag, zero), zero_operand), bad);
+    } else {
+      bad = _mm256_andnot_si256(_mm256_cmpeq_epi32(mag, zero), bad);
+    }
+    inexact = _mm256_or_si256(inexact, _mm256_andnot_si256(bad, inex));  // lanes past m hold +0 + +0: exact
+    const __m256i w0 = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(r));
+    const __m256i w1 = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(r, 1));
+    if (m == 8) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), w0);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 4), w1);
+    } else {
+      _mm256_maskstore_epi64(ll(out + i), k0, w0);
+      _mm256_maskstore_epi64(ll(out + i + 4), k1, w1);
+    }
+    const unsigned lanes = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(bad))) & ((1u << m) - 1);
+    res.bad |= uint64_t{lanes} << i;
+  }
+  res.inexact = _mm256_testz_si256(inexact, inexact) == 0;
+  res.malformed = _mm256_testz_si256(high, high_bits) == 0;
+  return res;
+}
+
+int cpu_level() {
+  static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
+                               ? 2
+                               : (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") ? 1 : 0);
+  return level;
+}
+
+bool mxcsr_default() { return (_mm_getcsr() & 0xe040u) == 0; }  // rounding control, FTZ, DAZ
+
+#else
+
+int cpu_level() { return 0; }
+bool mxcsr_default() { return false; }
+
+#endif
+
+std::atomic<int> g_level{-1};  // -1: the CPU's
+
+int level_now() {
+  const int want = g_level.load(std::memory_order_relaxed);
+  return want < 0 || want > cpu_level() ? cpu_level() : want;
+}
+
+template <Fmt F, Op O>
+BlockFn pick(int level) {
+#if defined(__x86_64__)
+  if (level >= 2) return &block512<F, O>;
+  if (level == 1) return &block256<F, O>;
+#endif
+  (void)level;
+  return nullptr;
+}
+
+template <Fmt F>
+BlockFn pick(Op op, int level) {
+  if (op == Op::Add) return pick<F, Op::Add>(level);
+  if (op == Op::Sub) return pick<F, Op::Sub>(level);
+  return pick<F, Op::Mul>(level);
+}
+
+bool overlaps(const FpWord* x, const FpWord* out, size_t n) {
+  const auto xb = reinterpret_cast<uintptr_t>(x), ob = reinterpret_cast<uintptr_t>(out);
+  const uintptr_t bytes = n * sizeof(FpWord);
+  return xb < ob + bytes && ob < xb + bytes;
+}
+
+}  // namespace
+
+int set_simd_level(int level) {
+  g_level.store(level, std::memory_order_relaxed);
+  return level_now();
+}
+
+bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
+                     size_t n) {
+  if (env.rounding != Rounding::NearestEven || ff.kind == FastFormat::Kind::Other) return false;
+  const int level = level_now();
+  if (level == 0 || !mxcsr_default()) return false;
+  const BlockFn fn = ff.kind == FastFormat::Kind::Bfloat16 ? pick<Fmt::Bf16>(op, level) : pick<Fmt::Fp16>(op, level);
+  if (fn == nullptr) return false;
+  // In place (or overlapping), a block is computed into res first: its bad lanes reread a and b.
+  const bool alias = overlaps(a, out, n) || overlaps(b, out, n);
+  bool inexact = false;
+  FpWord res[kBlock];
+  for (size_t base = 0; base < n; base += kBlock) {
+    const size_t len = n - base < kBlock ? n - base : kBlock;
+    FpWord* const dst = alias ? res : out + base;
+    const BlockResult r = fn(a + base, b + base, dst, len);
+    uint64_t bad = r.bad;
+    if (r.malformed) {
+      bad = len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1;
+    } else {
+      inexact = inexact || r.inexact;
+    }
+    for (; bad != 0; bad &= bad - 1) {
+      const size_t i = static_cast<size_t>(__builtin_ctzll(bad));
+      dst[i].bits = general(op, ff.format, env, a[base + i].bits, b[base + i].bits);
+    }
+    if (alias)
+      for (size_t i = 0; i < len; ++i) out[base + i] = res[i];
+  }
+  if (inexact) env.flags |= kFpInexact;
+  return true;
+}
+
+}  // namespace denote::fastsimd

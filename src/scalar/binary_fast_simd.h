@@ -1,0 +1,37 @@
+// Internal: hand-vectorised bfloat16 and binary16 add/sub/mul in round-to-nearest-even, the default
+// mode (binary_fast_simd.cc), 16 lanes under AVX-512 and 8 under AVX2 + F16C. binary_fast.cc's bulk
+// kernels call it first and keep their own float lanes (binary_fast_kernel32.h) for the other modes
+// and for CPUs without these instructions.
+//
+// Why binary32 arithmetic rounded once more is exact here: a bfloat16 or binary16 value is exact in
+// binary32; a product of two is exact (2p <= 22 bits) unless it leaves binary32's normal range, and
+// rounding a sum to nearest at 24 bits and then to nearest at p bits equals one rounding at p bits
+// since 24 >= 2p + 2 (double rounding is innocuous; p = 8 or 11; binary16 sums below 2^-14 are exact
+// multiples of 2^-24). Inexactness comes from TwoSum's error term and the bits the second rounding
+// drops. Lanes the kernels cannot settle (special operands, tiny or overflowing results) and whole
+// blocks holding malformed words go to the general routine (binary_ops.h) in index order, so words,
+// flags and the first error are those of fp_add & co.
+//
+//   if (fastsimd::rne_elementwise(fastsimd::Op::Add, ff, env, a, b, out, n)) return;  // done
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "denote/scalar/binary_fast.h"
+
+namespace denote::fastsimd {
+
+enum class Op : uint8_t { Add, Sub, Mul };
+
+// out[i] = a[i] op b[i] for ff.kind bfloat16 or binary16 when env.rounding is NearestEven, the CPU
+// has the kernels and the thread's MXCSR is in its default state (round to nearest, no FTZ/DAZ);
+// otherwise returns false and touches nothing. out may alias a or b.
+bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
+                     size_t n);
+
+// For tests: the widest kernel to use, 0 none, 1 AVX2 + F16C, 2 AVX-512 (capped by the CPU);
+// returns the level now in effect. The default is the widest the CPU has.
+int set_simd_level(int level);
+
+}  // namespace denote::fastsimd
