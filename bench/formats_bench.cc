@@ -20,6 +20,9 @@
 //                 word arrays, BinaryContext::exp (a table for formats of <= 16 bits, filled
 //                 before timing), fast_matmul; the same words and flags as soft (checked at startup)
 //   fast_scalar   add/mul only: fast_add / fast_mul called once per element
+//   fast_lanes    add/mul only: fast_add_n / fast_mul_n without the hand-vectorised kernels of
+//                 binary_fast_simd.h (bfloat16/binary16 in nearest-even), i.e. the compiler-
+//                 vectorised float lanes they replaced (for the other formats: the same as fast)
 // One more workload (issue 20): mlp, a 784-256-256-10 ReLU MLP on a batch of 256 through
 // denote_all, in bfloat16 (BinaryContext, its fast tensor rules) and in f32 (F32Context); per
 // call, and per multiply-add in per_elem.
@@ -52,6 +55,7 @@
 #include "denote/scalar/binary_fast.h"
 #include "denote/scalar/binary_functions.h"
 #include "denote/scalar/binary_ops.h"
+#include "scalar/binary_fast_simd.h"
 
 namespace {
 
@@ -345,7 +349,8 @@ denote::BinaryContext warm_context(const BinaryFormat& f, const std::vector<uint
   return ctx;
 }
 
-void bm_fast(benchmark::State& state, const FormatData* d, Work work, bool bulk) {
+void bm_fast(benchmark::State& state, const FormatData* d, Work work, bool bulk, int simd_level) {
+  denote::fastsimd::set_simd_level(simd_level);
   std::vector<uint64_t> out(work == Work::Matmul ? size_t(kDim * kDim) : size_t(kElems));
   FpEnv env;
   const BinaryFormat& f = d->fmt;
@@ -362,6 +367,7 @@ void bm_fast(benchmark::State& state, const FormatData* d, Work work, bool bulk)
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
+  denote::fastsimd::set_simd_level(-1);
   if (!env.error.empty()) state.SkipWithError(env.error.c_str());
   set_counters(state, work);
 }
@@ -586,14 +592,15 @@ void register_all(const FormatData& d) {
     register_one(p + "native", benchmark::kMicrosecond, bm_native, &d, work, true);
     if (work != Work::Exp) register_one(p + "native_novec", benchmark::kMicrosecond, bm_native, &d, work, false);
     register_one(p + "soft", benchmark::kMicrosecond, bm_soft, &d, work);
-    register_one(p + "fast", benchmark::kMicrosecond, bm_fast, &d, work, true);
-    if (work != Work::Exp) register_one(p + "fast_scalar", benchmark::kMicrosecond, bm_fast, &d, work, false);
+    register_one(p + "fast", benchmark::kMicrosecond, bm_fast, &d, work, true, -1);
+    if (work != Work::Exp) register_one(p + "fast_scalar", benchmark::kMicrosecond, bm_fast, &d, work, false, -1);
+    if (work != Work::Exp) register_one(p + "fast_lanes", benchmark::kMicrosecond, bm_fast, &d, work, true, 0);
     register_one(p + "mpfr", benchmark::kMicrosecond, bm_mpfr, &d, work);
   }
   const std::string p = "matmul/" + n + "/";
   register_one(p + "native", benchmark::kMillisecond, bm_native, &d, Work::Matmul, true);
   register_one(p + "soft", benchmark::kMillisecond, bm_soft, &d, Work::Matmul);
-  register_one(p + "fast", benchmark::kMillisecond, bm_fast, &d, Work::Matmul, true);
+  register_one(p + "fast", benchmark::kMillisecond, bm_fast, &d, Work::Matmul, true, -1);
   register_one(p + "denote_all", benchmark::kMillisecond, bm_denote_all<denote::BinaryContext>, &d);
   register_one(p + "denote_all_f32", benchmark::kMillisecond, bm_denote_all<denote::F32Context>, &d);
   register_one(p + "mpfr", benchmark::kMillisecond, bm_mpfr, &d, Work::Matmul);

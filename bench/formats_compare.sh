@@ -96,6 +96,19 @@ for op in ("add", "mul", "exp", "matmul"):
             print(f"| matmul (denote_all) | {fmt} | {ns(ev, op)} | {ns(ev32, op)} (evaluator) | {ns(mpfr, op)} | "
                   f"{ratio(ev, ev32)} | - | {ratio(mpfr, ev)} |")
 print()
+print("Fast exact formats (binary_fast.h): fast = fast_add_n / fast_mul_n, fast_lanes = the same without the")
+print("hand-vectorised nearest-even kernels (binary_fast_simd.h; only bfloat16/binary16 differ)")
+print()
+print("| op | format | fast | fast_lanes | native f32 | MPFR | fast/f32 | MPFR/fast | lanes/fast |")
+print("|---|---|---|---|---|---|---|---|---|")
+for op in ("add", "mul"):
+    for fmt in formats:
+        fast, lanes, native, mpfr = t(op, fmt, "fast"), t(op, fmt, "fast_lanes"), t(op, fmt, "native"), t(op, fmt, "mpfr")
+        if fast is None:
+            continue
+        print(f"| {op} | {fmt} | {ns(fast, op)} | {ns(lanes, op)} | {ns(native, op)} | {ns(mpfr, op)} | "
+              f"{ratio(fast, native)} | {ratio(mpfr, fast)} | {ratio(lanes, fast)} |")
+print()
 gf = []
 for fmt in formats:
     variants = ("native", "soft", "denote_all", "denote_all_f32", "mpfr")

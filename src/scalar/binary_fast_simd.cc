@@ -13,6 +13,7 @@
 #if defined(__x86_64__)
 // GCC 12 warns inside avx512fintrin.h (the _mm512_undefined_* operands of set1/cvt intrinsics).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -227,11 +228,17 @@ DENOTE_AVX2 BlockResult block256(const FpWord* a, const FpWord* b, FpWord* out, 
   return res;
 }
 
+// CPUID leaf 1, ECX bit 29 (clang 14 has no "f16c" for __builtin_cpu_supports).
+bool have_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
 int cpu_level() {
   static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                                    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
                                ? 2
-                               : (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") ? 1 : 0);
+                               : (__builtin_cpu_supports("avx2") && have_f16c() ? 1 : 0);
   return level;
 }
 
