@@ -8,6 +8,8 @@
 
 #include <atomic>
 
+#include "scalar/binary_fast_simd_block.h"
+
 #include "denote/scalar/binary_ops.h"
 
 #if defined(__x86_64__)
@@ -20,13 +22,6 @@
 namespace denote::fastsimd {
 namespace {
 
-constexpr size_t kBlock = 64;
-
-struct BlockResult {
-  uint64_t bad = 0;        // bit i: lane i left to the general routine
-  bool inexact = false;    // some lane settled here is inexact
-  bool malformed = false;  // some word of the block has bits above the format's 16
-};
 using BlockFn = BlockResult (*)(const FpWord*, const FpWord*, FpWord*, size_t);
 
 enum class Fmt : uint8_t { Bf16, Fp16 };
@@ -288,26 +283,27 @@ int set_simd_level(int level) {
   return level_now();
 }
 
-bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
-                     size_t n) {
-  if (env.rounding != Rounding::NearestEven || ff.kind == FastFormat::Kind::Other) return false;
-  const int level = level_now();
-  if (level == 0 || !mxcsr_default()) return false;
-  const BlockFn fn = ff.kind == FastFormat::Kind::Bfloat16 ? pick<Fmt::Bf16>(op, level) : pick<Fmt::Fp16>(op, level);
-  if (fn == nullptr) return false;
+namespace {
+
+// Runs block(a, b, dst, len) over blocks of kBlock and redoes the lanes it leaves (all of a block
+// with a malformed word) with the general routine, in index order.
+template <class Block>
+void run_blocks(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n,
+                Block block) {
   // In place (or overlapping), a block is computed into res first: its bad lanes reread a and b.
   const bool alias = overlaps(a, out, n) || overlaps(b, out, n);
-  bool inexact = false;
+  bool inexact = false, underflow = false;
   FpWord res[kBlock];
   for (size_t base = 0; base < n; base += kBlock) {
     const size_t len = n - base < kBlock ? n - base : kBlock;
     FpWord* const dst = alias ? res : out + base;
-    const BlockResult r = fn(a + base, b + base, dst, len);
+    const BlockResult r = block(a + base, b + base, dst, len);
     uint64_t bad = r.bad;
     if (r.malformed) {
       bad = len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1;
     } else {
       inexact = inexact || r.inexact;
+      underflow = underflow || r.underflow;
     }
     for (; bad != 0; bad &= bad - 1) {
       const size_t i = static_cast<size_t>(__builtin_ctzll(bad));
@@ -317,6 +313,27 @@ bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, c
       for (size_t i = 0; i < len; ++i) out[base + i] = res[i];
   }
   if (inexact) env.flags |= kFpInexact;
+  if (underflow) env.flags |= kFpUnderflow;
+}
+
+}  // namespace
+
+bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
+                     size_t n) {
+  if (env.rounding != Rounding::NearestEven) return false;
+  const int level = level_now();
+  if (level == 0 || !mxcsr_default()) return false;
+  if (ff.kind == FastFormat::Kind::Other) {
+    const std::optional<SmallParams> p = SmallParams::of(ff);
+    if (level < 2 || !p) return false;
+    run_blocks(op, ff, env, a, b, out, n, [&](const FpWord* x, const FpWord* y, FpWord* dst, size_t len) {
+      return small_block512(op, *p, x, y, dst, len);
+    });
+    return true;
+  }
+  const BlockFn fn = ff.kind == FastFormat::Kind::Bfloat16 ? pick<Fmt::Bf16>(op, level) : pick<Fmt::Fp16>(op, level);
+  if (fn == nullptr) return false;
+  run_blocks(op, ff, env, a, b, out, n, fn);
   return true;
 }
 

@@ -1,7 +1,9 @@
 // Internal: hand-vectorised bfloat16 and binary16 add/sub/mul in round-to-nearest-even, the default
-// mode (binary_fast_simd.cc), 16 lanes under AVX-512 and 8 under AVX2 + F16C. binary_fast.cc's bulk
-// kernels call it first and keep their own float lanes (binary_fast_kernel32.h) for the other modes
-// and for CPUs without these instructions.
+// mode (binary_fast_simd.cc), 16 lanes under AVX-512 and 8 under AVX2 + F16C; and the same for the
+// small formats (fp8, fp6, fp4, binary(E,F) with p <= 11: binary_fast_simd_block.h,
+// binary_fast_simd_small.cc) under AVX-512. binary_fast.cc's bulk kernels call it first and keep
+// their own float and double lanes (binary_fast_kernel32.h, binary_fast_kernel.h) for the other
+// modes and for CPUs without these instructions.
 //
 // Why binary32 arithmetic rounded once more is exact here: a bfloat16 or binary16 value is exact in
 // binary32; a product of two is exact (2p <= 22 bits) unless it leaves binary32's normal range, and
@@ -24,8 +26,9 @@ namespace denote::fastsimd {
 
 enum class Op : uint8_t { Add, Sub, Mul };
 
-// out[i] = a[i] op b[i] for ff.kind bfloat16 or binary16 when env.rounding is NearestEven, the CPU
-// has the kernels and the thread's MXCSR is in its default state (round to nearest, no FTZ/DAZ);
+// out[i] = a[i] op b[i] for ff.kind bfloat16 or binary16 (AVX2 + F16C or AVX-512) or a small format
+// (SmallParams::of, AVX-512) when env.rounding is NearestEven, the CPU has the kernels and the
+// thread's MXCSR is in its default state (round to nearest, no FTZ/DAZ);
 // otherwise returns false and touches nothing. out may alias a or b.
 bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
                      size_t n);

@@ -1,9 +1,11 @@
-// The hand-vectorised round-to-nearest-even kernels of bfloat16/binary16 (binary_fast_simd.h) at
-// every level this CPU has (0: the float lanes of binary_fast_kernel32.h, 1: AVX2 + F16C,
-// 2: AVX-512) against the general routines of binary_ops.h: every word a (all 65,536) against 8
-// partners (random, near a, its negation, the extremes, tiny values, zeros) for add, sub and mul;
-// words, each element's flags and the accumulated flags must agree. Also in place (out == a, out == b), every tail length,
-// and malformed words (the first error in index order).
+// The hand-vectorised round-to-nearest-even kernels (binary_fast_simd.h) at every level this CPU
+// has (0: the float lanes of binary_fast_kernel32.h, 1: AVX2 + F16C, 2: AVX-512) against the general
+// routines of binary_ops.h. bfloat16/binary16: every word a (all 65,536) against 8 partners (random,
+// near a, its negation, the extremes, tiny values, zeros) for add, sub and mul. The small formats of
+// the AVX-512 integer-lane kernel (binary_fast_simd_small.cc: e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, the
+// fp6/fp4 formats, small IEEE-like binary(e,f)): every pair of words. Words, each element's flags
+// and the accumulated flags must agree. Also in place (out == a, out == b), every tail length, and
+// malformed words (the first error in index order).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "denote/scalar/binary_fast.h"
 #include "scalar/binary_fast_simd.h"
+#include "scalar/binary_fast_simd_block.h"
 #include "unit/binary_test_util.h"
 
 namespace denote {
@@ -102,7 +105,7 @@ TEST(BinaryFastSimd, InPlaceAndEveryTailLength) {
   for (int want_level = 0; want_level <= 2; ++want_level) {
     const Level level(want_level);
     if (level.got != want_level) continue;
-    for (const char* name : {"bfloat16", "binary16"}) {
+    for (const char* name : {"bfloat16", "binary16", "e4m3fn", "e5m2fnuz", "binary(6,9)"}) {
       const FastFormat ff = fast_of(name);
       WordGen gen(ff.format, 57);
       std::vector<FpWord> a(200), b(200);
@@ -136,7 +139,8 @@ TEST(BinaryFastSimd, MalformedWordsGiveTheFirstErrorInIndexOrder) {
   for (int want_level = 1; want_level <= 2; ++want_level) {
     const Level level(want_level);
     if (level.got != want_level) continue;
-    const FastFormat ff = fast_of("bfloat16");
+    for (const char* name : {"bfloat16", "e4m3fn"}) {
+    const FastFormat ff = fast_of(name);
     WordGen gen(ff.format, 77);
     std::vector<FpWord> a(300), b(300);
     for (size_t i = 0; i < a.size(); ++i) a[i].bits = gen.any(), b[i].bits = gen.any();
@@ -152,21 +156,83 @@ TEST(BinaryFastSimd, MalformedWordsGiveTheFirstErrorInIndexOrder) {
       EXPECT_EQ(ke.error, ge.error);
       EXPECT_NE(ke.error.find("0x10000"), std::string::npos) << ke.error;
     }
+    }
   }
 }
 
-// The kernels leave other rounding modes and the other formats to the float and double lanes.
-TEST(BinaryFastSimd, OnlyNearestEvenBfloat16AndBinary16) {
-  const FastFormat bf = fast_of("bfloat16"), e4 = fast_of("e4m3fn");
+// The kernels leave other rounding modes, the small formats below AVX-512 and formats with p > 11
+// to the float and double lanes.
+TEST(BinaryFastSimd, OnlyNearestEvenAndTheFormatsTheyCover) {
+  const FastFormat bf = fast_of("bfloat16"), e4 = fast_of("e4m3fn"), wide = fast_of("binary(4,11)");
+  EXPECT_TRUE(fastsimd::SmallParams::of(e4).has_value());
+  EXPECT_FALSE(fastsimd::SmallParams::of(wide).has_value());
+  EXPECT_FALSE(fastsimd::SmallParams::of(bf).has_value());  // its own kernel
   FpWord a{0x3f80}, b{0x3f80}, out{};
   FpEnv up{Rounding::Upward, 0, {}}, nearest;
   EXPECT_FALSE(fastsimd::rne_elementwise(fastsimd::Op::Add, bf, up, &a, &b, &out, 1));
-  EXPECT_FALSE(fastsimd::rne_elementwise(fastsimd::Op::Add, e4, nearest, &a, &b, &out, 1));
+  EXPECT_FALSE(fastsimd::rne_elementwise(fastsimd::Op::Add, e4, up, &a, &b, &out, 1));
+  EXPECT_FALSE(fastsimd::rne_elementwise(fastsimd::Op::Add, wide, nearest, &a, &b, &out, 1));
+  {
+    const Level level(1);
+    EXPECT_FALSE(fastsimd::rne_elementwise(fastsimd::Op::Add, e4, nearest, &a, &b, &out, 1));
+  }
   const Level level(-1);
   if (level.got > 0) {
     EXPECT_TRUE(fastsimd::rne_elementwise(fastsimd::Op::Add, bf, nearest, &a, &b, &out, 1));
     EXPECT_EQ(out.bits, 0x4000u);
     EXPECT_EQ(nearest.flags, 0u);
+  }
+  if (level.got == 2) {
+    FpWord x{0x38}, y{0x38};  // e4m3fn 1 + 1 = 2
+    EXPECT_TRUE(fastsimd::rne_elementwise(fastsimd::Op::Add, e4, nearest, &x, &y, &out, 1));
+    EXPECT_EQ(out.bits, 0x40u);
+  }
+}
+
+// The small formats (fp8, fp6, fp4 and binary(E,F) with p <= 11) at every level: every pair of
+// words for the formats of at most 8 bits, every word against 8 partners for binary(6,9) (16 bits);
+// words, each element's flags (one-lane calls) and the accumulated flags against the general routine.
+TEST(BinaryFastSimd, SmallFormatsEveryPairAtEveryLevel) {
+  for (int want_level = 0; want_level <= 2; ++want_level) {
+    const Level level(want_level);
+    if (level.got != want_level) continue;
+    for (const char* name : {"e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz", "e3m2fn", "e2m3fn", "e2m1fn", "binary(4,3)",
+                             "binary(3,1)", "binary(6,4)", "binary(6,9)"}) {
+      const FastFormat ff = fast_of(name);
+      const int bits = ff.format.storage_bits();
+      std::vector<FpWord> a, b;
+      if (bits <= 8) {
+        const uint64_t words = uint64_t{1} << bits;
+        for (uint64_t i = 0; i < words; ++i)
+          for (uint64_t j = 0; j < words; ++j) a.push_back({i}), b.push_back({j});
+      } else {
+        WordGen gen(ff.format, 91);
+        const uint64_t maxw = max_finite(ff.format, false);
+        for (uint64_t i = 0; i < (uint64_t{1} << bits); ++i) {
+          const uint64_t choices[] = {gen.any(), gen.near(i), i ^ ff.sign_word, maxw, maxw | ff.sign_word, 1, 0, gen.tiny()};
+          for (const uint64_t c : choices) a.push_back({i}), b.push_back({c});
+        }
+      }
+      for (const auto& [bulk, op] : kOps) {
+        FpEnv ke, ge;
+        std::vector<FpWord> out(a.size());
+        bulk(ff, ke, a.data(), b.data(), out.data(), a.size());
+        const std::vector<FpWord> want = general(ff, ge, op, a, b);
+        EXPECT_EQ(mismatches("small", ff, op, a, b, out, want), 0) << " level " << want_level;
+        EXPECT_EQ(ke.flags, ge.flags) << name << " " << oracle_op_name(op) << " level " << want_level;
+        int flag_mismatches = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+          FpEnv k1, g1;
+          FpWord one;
+          bulk(ff, k1, &a[i], &b[i], &one, 1);
+          library_op(ff.format, g1, op, a[i].bits, b[i].bits, 0);
+          if (k1.flags != g1.flags && ++flag_mismatches <= 4)
+            ADD_FAILURE() << name << " " << oracle_op_name(op) << " a=" << hex(a[i].bits) << " b=" << hex(b[i].bits)
+                          << ": kernel " << flags_to_string(k1.flags) << ", general " << flags_to_string(g1.flags);
+        }
+        EXPECT_EQ(flag_mismatches, 0) << name << " level " << want_level;
+      }
+    }
   }
 }
 
