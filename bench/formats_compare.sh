@@ -97,7 +97,7 @@ for op in ("add", "mul", "exp", "matmul"):
                   f"{ratio(ev, ev32)} | - | {ratio(mpfr, ev)} |")
 print()
 print("Fast exact formats (binary_fast.h): fast = fast_add_n / fast_mul_n, fast_lanes = the same without the")
-print("hand-vectorised nearest-even kernels (binary_fast_simd.h; only bfloat16/binary16 differ)")
+print("hand-vectorised nearest-even kernels (binary_fast_simd.h; bfloat16/binary16 and, under AVX-512, e4m3fn differ)")
 print()
 print("| op | format | fast | fast_lanes | native f32 | MPFR | fast/f32 | MPFR/fast | lanes/fast |")
 print("|---|---|---|---|---|---|---|---|---|")
