@@ -171,7 +171,7 @@ void linear_backward(Ctx& ctx, const LinearRecord<typename Ctx::Scalar>& rec, co
                      const Tensor<typename Ctx::Scalar>& g, LinearGrads<typename Ctx::Scalar>& out) {
   using S = typename Ctx::Scalar;
   const int64_t n_out = rec.out_dim, n_in = rec.in_dim;
-  const int64_t rows = numel(Shape(x.shape.begin(), x.shape.end() - 1));
+  const int64_t rows = numel(x.shape.begin(), x.shape.end() - 1);
   const bool want_x = !out.x.empty(), want_p = !out.bias.empty() || !out.weight.empty();
   const int64_t block = linear_block(n_in);
   for (int64_t o0 = 0; o0 < n_out; o0 += block) {
@@ -206,7 +206,7 @@ Result<Tensor<typename Ctx::Scalar>> jvp_Linear(Ctx& ctx, const DiffArgs<typenam
   Shape shape = t.shape;
   shape.back() = n_out;
   Tensor<S> y = zeros(ctx, shape);
-  const int64_t rows = numel(Shape(t.shape.begin(), t.shape.end() - 1));
+  const int64_t rows = numel(t.shape.begin(), t.shape.end() - 1);
   if constexpr (rules::native_fold::kTiled<S>) {  // the same values, independent folds interleaved
     rules::native_fold::linear(ctx, t.data.data(), r.weight.data(), static_cast<const S*>(nullptr), rows, n_in, n_out,
                                y.data.data());
@@ -239,7 +239,7 @@ Status vjp_Linear(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a, const Tenso
     g.weight.assign(r.weight.size(), ctx.zero());
     g.bias.assign(r.bias.size(), ctx.zero());
   }
-  const int64_t rows = numel(Shape(a.in().shape.begin(), a.in().shape.end() - 1));
+  const int64_t rows = numel(a.in().shape.begin(), a.in().shape.end() - 1);
   bool done = false;
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>)
     done = a.blas && blas_linear_backward(r, rows, a.in().data.data(), cot.data.data(),

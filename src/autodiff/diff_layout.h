@@ -163,8 +163,8 @@ Status vjp_Concat(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a, const Tenso
   lrc::reserve_slots(out, count);
   const size_t axis = static_cast<size_t>(std::get<AxisAttrs>(a.node.attrs).axis);
   const Shape& shape = cot.shape;
-  const int64_t outer = numel(Shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(axis)));
-  const int64_t inner = numel(Shape(shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape.end()));
+  const int64_t outer = numel(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  const int64_t inner = numel(shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape.end());
   for (size_t k = 0; k < count; ++k) {
     if (!lrc::wants(out, k)) continue;
     out.parents[k].shape = a.in(k).shape;

@@ -34,7 +34,7 @@ struct ConvDims {
 
 inline ConvDims conv_dims(const ConvConfig& c, const rules::Window& w, const Shape& in) {
   ConvDims d;
-  d.lead = numel(Shape(in.begin(), in.begin() + c.channel_axis));
+  d.lead = numel(in.begin(), in.begin() + c.channel_axis);
   d.in_vol = numel(w.in);
   d.out_vol = numel(w.out);
   d.k_vol = numel(w.kernel);

@@ -212,7 +212,7 @@ struct TapeRule {
             rec->weight.size() == static_cast<size_t>(rec->out_dim * rec->in_dim) &&
             rec->bias.size() == static_cast<size_t>(rec->out_dim)) {
           Tensor<S> y(a.out_shape, std::vector<S>(static_cast<size_t>(numel(a.out_shape))));
-          const int64_t rows = numel(Shape(x.shape.begin(), x.shape.end() - 1));
+          const int64_t rows = numel(x.shape.begin(), x.shape.end() - 1);
           if (blas_linear_forward(*rec, rows, x.data.data(), y.data.data())) return y;
         }
       }
@@ -234,6 +234,9 @@ struct Reverse {
   std::vector<bool> req;          // the node depends on something the gradient is taken with respect to
   std::vector<Tensor<S>> cot;
   std::vector<bool> has_cot;
+  // Scratch reused by every node's VJP (no allocation per node once grown).
+  std::vector<const Tensor<S>*> values_scratch;
+  VjpOut<S> out_scratch;
 };
 
 // Which nodes need a gradient: inputs (wrt inputs), parameterised nodes (wrt params) and everything
@@ -257,8 +260,12 @@ Status vjp_node(Ctx& ctx, const Node& n, const Payload<typename Ctx::Scalar>& pa
                 Reverse<typename Ctx::Scalar>& st, std::vector<ParamGrad<typename Ctx::Scalar>>& params) {
   using S = typename Ctx::Scalar;
   const auto id = static_cast<size_t>(n.id);
-  std::vector<const Tensor<S>*> values;
-  VjpOut<S> out;
+  std::vector<const Tensor<S>*>& values = st.values_scratch;
+  VjpOut<S>& out = st.out_scratch;
+  values.clear();
+  out.want.clear();
+  out.parents.clear();
+  out.params.clear();
   for (int64_t p : n.parents) {
     values.push_back(&st.values[static_cast<size_t>(p)]);
     out.want.push_back(st.req[static_cast<size_t>(p)]);

@@ -198,7 +198,7 @@ Result<Tensor<Interval<typename E::Value>>> ibp_linear(IntervalContext<E>& ctx,
   const FormatModel fm = format_model(ctx.endpoints());
   const double ud = std::numeric_limits<double>::epsilon() / 2, nd = static_cast<double>(in);
   const double g = nd * ud / (1 - nd * ud) + fm.gamma(nd + 1);
-  const int64_t lead = numel(Shape(x.shape.begin(), x.shape.end() - 1));
+  const int64_t lead = numel(x.shape.begin(), x.shape.end() - 1);
   Tensor<S> y;
   y.shape = expected;
   y.data.resize(static_cast<size_t>(lead * out));

@@ -67,7 +67,7 @@ Result<Value> linear_rule(BinaryContext& ctx, const Args& a) {
                     static_cast<int64_t>(rec->weight.size()) == out * in &&
                     static_cast<int64_t>(rec->bias.size()) == out;
   if (!fits) return rules::eval_Linear(ctx, a);  // its error texts
-  const int64_t rows = numel(Shape(x.shape.begin(), x.shape.end() - 1));
+  const int64_t rows = numel(x.shape.begin(), x.shape.end() - 1);
   Value y;
   y.shape = expected;
   y.data.resize(static_cast<size_t>(rows * out));
@@ -124,7 +124,7 @@ std::optional<FastConvDims> conv_dims(const Args& a, const rules::Window& w, con
   const auto& c = std::get<ConvConfig>(a.node.attrs);
   const Value& x = a.in();
   if (c.groups <= 0 || c.in_channels % c.groups != 0 || c.out_channels % c.groups != 0) return std::nullopt;
-  const FastConvDims d{numel(Shape(x.shape.begin(), x.shape.begin() + c.channel_axis)), c.in_channels,
+  const FastConvDims d{numel(x.shape.begin(), x.shape.begin() + c.channel_axis), c.in_channels,
                        c.out_channels, c.groups, numel(w.in), numel(w.kernel)};
   const bool fits = static_cast<int64_t>(x.data.size()) == d.lead * d.cin * d.in_vol &&
                     numel(a.out_shape) == d.lead * d.cout * numel(w.out) &&

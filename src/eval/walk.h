@@ -159,13 +159,14 @@ template <class Pass>
 Status visit_node(const Graph& g, Pass& pass, const Node& n, const typename Pass::Value* supplied, const Config& cfg,
                   std::vector<typename Pass::Value>& table, std::vector<bool>& present, std::vector<Shape>& shapes,
                   std::vector<const typename Pass::Value*>& parents, MemoryBudget& budget) {
-  shapes.clear();
+  shapes.resize(n.parents.size());  // assigned in place: the shapes' storage is reused node to node
   parents.clear();
-  for (int64_t p : n.parents) {
-    if (!present[static_cast<size_t>(p)])
+  for (size_t k = 0; k < n.parents.size(); ++k) {
+    const auto p = static_cast<size_t>(n.parents[k]);
+    if (!present[p])
       return node_error(n, ErrorCode::kEval, cfg.layer, fmt::format("parent {} has no {}", p, cfg.value_noun), "parents");
-    shapes.push_back(Pass::shape_of(table[static_cast<size_t>(p)]));
-    parents.push_back(&table[static_cast<size_t>(p)]);
+    shapes[k] = Pass::shape_of(table[p]);
+    parents.push_back(&table[p]);
   }
   DENOTE_ASSIGN_OR_RETURN(Shape out_shape, check_node_shape(n, shapes, cfg));
   int64_t per_element = 8;

@@ -33,9 +33,9 @@ Result<Tensor<typename Ctx::Scalar>> eval_Linear(Ctx& ctx, const EvalArgs<typena
     return eval_error(fmt::format("linear: payload has {} weights and {} biases, expected {} and {}", rec->weight.size(),
                                   rec->bias.size(), out * in, out),
                       "weight");
-  const int64_t lead = numel(Shape(x.shape.begin(), x.shape.end() - 1));
+  const int64_t lead = numel(x.shape.begin(), x.shape.end() - 1);
   Tensor<S> y;
-  y.shape = expected;
+  y.shape = std::move(expected);
   if constexpr (native_fold::kTiled<S>) {  // the same values, independent folds interleaved
     y.data.resize(static_cast<size_t>(lead * out));
     native_fold::linear(ctx, x.data.data(), rec->weight.data(), rec->bias.data(), lead, in, out, y.data.data());

@@ -55,8 +55,8 @@ Result<Tensor<typename Ctx::Scalar>> eval_Concat(Ctx&, const EvalArgs<typename C
   using S = typename Ctx::Scalar;
   const size_t axis = static_cast<size_t>(std::get<AxisAttrs>(a.node.attrs).axis);
   const Shape& out_shape = a.out_shape;
-  const int64_t outer = numel(Shape(out_shape.begin(), out_shape.begin() + static_cast<std::ptrdiff_t>(axis)));
-  const int64_t inner = numel(Shape(out_shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, out_shape.end()));
+  const int64_t outer = numel(out_shape.begin(), out_shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  const int64_t inner = numel(out_shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, out_shape.end());
   Tensor<S> out;
   out.shape = out_shape;
   out.data.reserve(static_cast<size_t>(numel(out_shape)));
@@ -77,7 +77,7 @@ struct GatherBlocks {
 };
 inline GatherBlocks gather_blocks(const Shape& in_shape, int64_t axis_) {
   const auto axis = static_cast<std::ptrdiff_t>(axis_);
-  return {numel(Shape(in_shape.begin(), in_shape.begin() + axis)), numel(Shape(in_shape.begin() + axis + 1, in_shape.end())),
+  return {numel(in_shape.begin(), in_shape.begin() + axis), numel(in_shape.begin() + axis + 1, in_shape.end()),
           in_shape[static_cast<size_t>(axis)]};
 }
 

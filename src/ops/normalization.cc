@@ -39,7 +39,7 @@ Result<Shape> infer_Layernorm(const Node& node, std::span<const Shape> parents) 
   const int64_t axis = std::get<AxisAttrs>(node.attrs).axis;
   const Shape& in = parents[0];
   DENOTE_RETURN_IF_ERROR(check_axis(node, axis, in.size()));
-  if (numel(Shape(in.begin() + axis, in.end())) <= 0) return op_error(node, "embedDim must be > 0");
+  if (numel(in.begin() + axis, in.end()) <= 0) return op_error(node, "embedDim must be > 0");
   return in;
 }
 

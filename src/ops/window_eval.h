@@ -79,7 +79,7 @@ Result<Tensor<typename Ctx::Scalar>> eval_Conv(Ctx& ctx, const EvalArgs<typename
   DENOTE_RETURN_IF_ERROR(check_conv_record(a.node, rec, x.shape));
   const auto& c = std::get<ConvConfig>(a.node.attrs);
   const Window w = conv_window(c, x.shape, a.out_shape);
-  const int64_t lead = numel(Shape(x.shape.begin(), x.shape.begin() + c.channel_axis));
+  const int64_t lead = numel(x.shape.begin(), x.shape.begin() + c.channel_axis);
   const int64_t in_vol = numel(w.in), out_vol = numel(w.out), k_vol = numel(w.kernel);
   const int64_t cin = c.in_channels, cout = c.out_channels;
   const int64_t group_in = cin / c.groups, group_out = cout / c.groups;

@@ -63,7 +63,7 @@ layer::Linear draw_linear(Draw& d, int64_t in, int64_t out) {
 
 layer::LayerNorm draw_layernorm(Draw& d, const Shape& s) {
   const auto axis = d.below(static_cast<int64_t>(s.size()));
-  const int64_t width = numel(Shape(s.begin() + axis, s.end()));
+  const int64_t width = numel(s.begin() + axis, s.end());
   return {axis, d.positive(width), d.values(width, 0.5), 1e-5};
 }
 

@@ -141,7 +141,7 @@ std::optional<PreparedKernel<S>> prepare_conv(const PrepareArgs<S>& a) {
   if (!rec) return std::nullopt;
   const Shape& xs = a.parent_shapes[0];
   const auto& c = std::get<ConvConfig>(a.node.attrs);
-  const int64_t lead = numel(Shape(xs.begin(), xs.begin() + c.channel_axis));
+  const int64_t lead = numel(xs.begin(), xs.begin() + c.channel_axis);
   const int64_t gin = c.in_channels / c.groups, gout = c.out_channels / c.groups, groups = c.groups;
   const int64_t cin = c.in_channels, cout = c.out_channels;
   if (lead <= 0 || gin <= 0 || gout <= 0 || numel(a.out_shape) == 0) return std::nullopt;

@@ -104,7 +104,7 @@ Result<Tensor<S>> conv_kernel(const KernelArgs<S>& k) {
     if (!std::isfinite(w)) return reference_kernel(k);  // padded taps would multiply 0 by it
   const auto& c = std::get<ConvConfig>(k.node.attrs);
   const rules::Window w = rules::conv_window(c, x.shape, k.out_shape);
-  const int64_t lead = numel(Shape(x.shape.begin(), x.shape.begin() + c.channel_axis));
+  const int64_t lead = numel(x.shape.begin(), x.shape.begin() + c.channel_axis);
   const int64_t in_vol = numel(w.in), out_vol = numel(w.out), k_vol = numel(w.kernel);
   const int64_t group_in = c.in_channels / c.groups, group_out = c.out_channels / c.groups;
   if (!fits_blas({group_out, out_vol, group_in * k_vol, lead})) return reference_kernel(k);

@@ -101,7 +101,7 @@ std::optional<PreparedKernel<S>> openblas_prepare_conv(const PrepareArgs<S>& a) 
   const Shape& xs = a.parent_shapes[0];
   const auto& c = std::get<ConvConfig>(a.node.attrs);
   auto g = std::make_shared<const ConvGeometry>(conv_geometry(c, xs, a.out_shape));
-  const int64_t lead = numel(Shape(xs.begin(), xs.begin() + c.channel_axis));
+  const int64_t lead = numel(xs.begin(), xs.begin() + c.channel_axis);
   const int64_t gin = c.in_channels / c.groups, gout = c.out_channels / c.groups, groups = c.groups;
   const int64_t cin = c.in_channels, cout = c.out_channels, kdim = gin * g->k_vol;
   if (!blas::fits({gout, g->out_vol, kdim, lead})) return std::nullopt;

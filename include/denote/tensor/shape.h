@@ -26,6 +26,13 @@ Result<int64_t> checked_numel(const Shape& shape);
 // Product of the dims for a shape already known to be valid (no checks).
 int64_t numel(const Shape& shape);
 
+// Product of the dims [first, last) of a valid shape (no checks, no allocation).
+inline int64_t numel(Shape::const_iterator first, Shape::const_iterator last) {
+  int64_t n = 1;
+  for (; first != last; ++first) n *= *first;
+  return n;
+}
+
 // Row-major strides of a valid shape.
 std::vector<int64_t> row_major_strides(const Shape& shape);
 
