@@ -10,6 +10,8 @@
 //              fused bias + relu, arena buffers, views) and run on N threads (1, 2)
 //   avx2/<w>/threads:N      the same compiled with prefer:avx2 (linear and conv on the avx2 provider's
 //              FMA GEMM: packed weights, implicit-GEMM conv), on CPUs with AVX2 and FMA
+//   avx2_ymm/<w>/threads:N  the same with the avx2 provider's AVX-512 kernel switched off (CPUs with
+//              AVX-512 only: the 256-bit kernels that AVX2-only CPUs run)
 //   gemms/<w>/threads:N     the GEMMs alone with OpenBLAS on N threads (the bound at N threads)
 // OpenBLAS runs single-threaded inside the plans (the provider's default): the compiled plan's
 // threads split its chunks.
@@ -29,6 +31,7 @@
 #include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
+#include "providers/avx2_gemm.h"  // avx2_ymm: the AVX-512 kernel switched off
 
 namespace {
 
@@ -230,6 +233,15 @@ int main(int argc, char** argv) {
       if (denote::provider_built("avx2"))
         benchmark::RegisterBenchmark(("avx2/" + w.name + suffix).c_str(),
                                      [wp, t](benchmark::State& s) { bm_compiled(s, wp, t, "prefer:avx2"); })
+            ->Unit(unit)
+            ->UseRealTime();
+      if (denote::provider_built("avx2") && denote::avx2::avx512_active())
+        benchmark::RegisterBenchmark(("avx2_ymm/" + w.name + suffix).c_str(),
+                                     [wp, t](benchmark::State& s) {
+                                       denote::avx2::set_avx512(false);
+                                       bm_compiled(s, wp, t, "prefer:avx2");
+                                       denote::avx2::set_avx512(true);
+                                     })
             ->Unit(unit)
             ->UseRealTime();
       benchmark::RegisterBenchmark(("gemms/" + w.name + suffix).c_str(), [wp, t](benchmark::State& s) { bm_gemms(s, wp, t); })

@@ -22,6 +22,17 @@ bool cpu_supported() {
 }
 
 namespace {
+bool has_avx512() {
+  static const bool ok = __builtin_cpu_supports("avx512f");
+  return ok;
+}
+bool g_avx512_enabled = true;
+}  // namespace
+
+bool avx512_active() { return g_avx512_enabled && has_avx512(); }
+void set_avx512(bool on) { g_avx512_enabled = on; }
+
+namespace {
 
 // Accumulators as named variables (an array of __m256 makes GCC store it to the stack every k).
 #define DENOTE_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
@@ -31,6 +42,9 @@ struct Store {
   const float* row = nullptr;  // PerRow: the block's first row
   bool relu = false;
 };
+
+using MicroFn32 = void (*)(int64_t, const float*, int64_t, const float*, const int32_t*, int64_t, float*, int64_t,
+                          const Store&, bool);
 
 __attribute__((target("avx2,fma"))) inline __m256 finish(__m256 v, const Store& s, const float* col, int r) {
   if (s.col) v = _mm256_add_ps(v, _mm256_loadu_ps(col));
@@ -158,6 +172,98 @@ __attribute__((target("avx2,fma"))) void row_f32(int64_t K, const float* a, cons
 }
 #undef DENOTE_ROWS
 
+// AVX-512: up to 12 rows x one 16-float panel (one zmm accumulator a row), n in (0, 16]: loads and
+// stores of C masked to the n valid columns. The same fma chain per output as micro_f32.
+#define DENOTE_ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define DENOTE_AVX512 __attribute__((target("avx512f")))
+DENOTE_AVX512 inline __m512 finish512(__m512 v, const Store& s, int r) {
+  if (s.col) v = _mm512_add_ps(v, _mm512_loadu_ps(s.col));
+  if (s.row) v = _mm512_add_ps(v, _mm512_set1_ps(s.row[r]));
+  if (s.relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NLE_UQ), v);
+  return v;
+}
+
+template <int MR>
+DENOTE_AVX512 void micro512_f32(int64_t K, const float* a, int64_t lda, const float* b, const int32_t* boff,
+                                int64_t n, float* c, int64_t ldc, const Store& st, bool resume) {
+  const __mmask16 m = static_cast<__mmask16>(n >= 16 ? 0xffffu : (1u << n) - 1);
+#define DENOTE_ZERO(r) __m512 acc##r = _mm512_setzero_ps();
+  DENOTE_ROWS12(DENOTE_ZERO)
+#undef DENOTE_ZERO
+  if (resume) {  // continue the sums stored by the previous k block (exact: a float stored and reloaded)
+#define DENOTE_LOAD(r) \
+  if constexpr (MR > r) acc##r = _mm512_maskz_loadu_ps(m, c + r * ldc);
+    DENOTE_ROWS12(DENOTE_LOAD)
+#undef DENOTE_LOAD
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const __m512 bk = _mm512_loadu_ps(b + boff[k]);
+#define DENOTE_FMA(r) \
+  if constexpr (MR > r) acc##r = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + k]), bk, acc##r);
+    DENOTE_ROWS12(DENOTE_FMA)
+#undef DENOTE_FMA
+  }
+#define DENOTE_STORE(r) \
+  if constexpr (MR > r) _mm512_mask_storeu_ps(c + r * ldc, m, finish512(acc##r, st, r));
+  DENOTE_ROWS12(DENOTE_STORE)
+#undef DENOTE_STORE
+}
+#undef DENOTE_ROWS12
+
+// AVX-512: up to 8 rows x two panels side by side (two zmm a row: 16 accumulators; two B loads and
+// eight broadcasts per k for 16 FMAs). The second panel's n1 columns are masked.
+#define DENOTE_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+template <int MR>
+DENOTE_AVX512 void micro512x2_f32(int64_t K, const float* a, int64_t lda, const float* b0, const float* b1,
+                                  const int32_t* boff, int64_t n1, float* c0, float* c1, int64_t ldc,
+                                  const Store& st0, const Store& st1, bool resume) {
+  const __mmask16 m1 = static_cast<__mmask16>(n1 >= 16 ? 0xffffu : (1u << n1) - 1);
+#define DENOTE_ZERO(r) __m512 x##r = _mm512_setzero_ps(), y##r = _mm512_setzero_ps();
+  DENOTE_ROWS8(DENOTE_ZERO)
+#undef DENOTE_ZERO
+  if (resume) {
+#define DENOTE_LOAD(r)                                  \
+  if constexpr (MR > r) {                               \
+    x##r = _mm512_loadu_ps(c0 + r * ldc);               \
+    y##r = _mm512_maskz_loadu_ps(m1, c1 + r * ldc);     \
+  }
+    DENOTE_ROWS8(DENOTE_LOAD)
+#undef DENOTE_LOAD
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const __m512 p = _mm512_loadu_ps(b0 + boff[k]), q = _mm512_loadu_ps(b1 + boff[k]);
+#define DENOTE_FMA(r)                                   \
+  if constexpr (MR > r) {                               \
+    const __m512 v = _mm512_set1_ps(a[r * lda + k]);    \
+    x##r = _mm512_fmadd_ps(v, p, x##r);                 \
+    y##r = _mm512_fmadd_ps(v, q, y##r);                 \
+  }
+    DENOTE_ROWS8(DENOTE_FMA)
+#undef DENOTE_FMA
+  }
+#define DENOTE_STORE(r)                                                    \
+  if constexpr (MR > r) {                                                  \
+    _mm512_storeu_ps(c0 + r * ldc, finish512(x##r, st0, r));               \
+    _mm512_mask_storeu_ps(c1 + r * ldc, m1, finish512(y##r, st1, r));      \
+  }
+  DENOTE_ROWS8(DENOTE_STORE)
+#undef DENOTE_STORE
+}
+#undef DENOTE_ROWS8
+
+using Micro2Fn = void (*)(int64_t, const float*, int64_t, const float*, const float*, const int32_t*, int64_t, float*,
+                          float*, int64_t, const Store&, const Store&, bool);
+constexpr int kMr512x2 = 8;
+constexpr Micro2Fn kMicro512x2[] = {nullptr,           &micro512x2_f32<1>, &micro512x2_f32<2>, &micro512x2_f32<3>,
+                                    &micro512x2_f32<4>, &micro512x2_f32<5>, &micro512x2_f32<6>, &micro512x2_f32<7>,
+                                    &micro512x2_f32<8>};
+
+constexpr int kMr512 = 12;
+constexpr MicroFn32 kMicro512[] = {nullptr,          &micro512_f32<1>,  &micro512_f32<2>,  &micro512_f32<3>,
+                                   &micro512_f32<4>,  &micro512_f32<5>,  &micro512_f32<6>,  &micro512_f32<7>,
+                                   &micro512_f32<8>,  &micro512_f32<9>,  &micro512_f32<10>, &micro512_f32<11>,
+                                   &micro512_f32<12>};
+
 struct StoreF64 {
   const double* col = nullptr;
   const double* row = nullptr;
@@ -276,8 +382,19 @@ void gemm(int64_t M, int64_t K, const S* a, int64_t lda, const S* b, const int32
         continue;
       }
     }
-    for (const Panel& p : panels) {
+    for (size_t pi = 0; pi < panels.size(); ++pi) {
+      const Panel& p = panels[pi];
       if constexpr (std::is_same_v<S, float>) {
+        if (avx512_active() && p.n == 16 && pi + 1 < panels.size() && panels[pi + 1].n <= 16) {
+          const Panel& q = panels[++pi];  // two panels at once
+          for (int64_t i = 0; i < M; i += kMr512x2) {
+            const int rows = static_cast<int>(std::min<int64_t>(kMr512x2, M - i));
+            kMicro512x2[rows](kn, a + i * lda + k0, lda, b + p.b_offset, b + q.b_offset, boff + k0, q.n,
+                              c + i * ldc + p.c_offset, c + i * ldc + q.c_offset, ldc, store_for(bias, now, i, p),
+                              store_for(bias, now, i, q), resume);
+          }
+          continue;
+        }
         if (p.n > 16) {  // a 24-column panel: blocks of 4 rows
           static constexpr MicroFn<float> kWide[] = {nullptr, &micro24_f32<1>, &micro24_f32<2>, &micro24_f32<3>,
                                                      &micro24_f32<4>};
@@ -290,6 +407,16 @@ void gemm(int64_t M, int64_t K, const S* a, int64_t lda, const S* b, const int32
         }
       }
       const bool half = p.n <= kNr<S> / 2;
+      if constexpr (std::is_same_v<S, float>) {
+        if (!half && avx512_active()) {  // one zmm a row: blocks of 12 rows
+          for (int64_t i = 0; i < M; i += kMr512) {
+            const int rows = static_cast<int>(std::min<int64_t>(kMr512, M - i));
+            kMicro512[rows](kn, a + i * lda + k0, lda, b + p.b_offset, boff + k0, p.n, c + i * ldc + p.c_offset, ldc,
+                            store_for(bias, now, i, p), resume);
+          }
+          continue;
+        }
+      }
       for (int64_t i = 0; i < M; i += mr) {
         const int rows = static_cast<int>(std::min<int64_t>(mr, M - i));
         micro<S>(rows, half)(kn, a + i * lda + k0, lda, b + p.b_offset, boff + k0, p.n, c + i * ldc + p.c_offset, ldc,
@@ -302,6 +429,8 @@ void gemm(int64_t M, int64_t K, const S* a, int64_t lda, const S* b, const int32
 #else  // not x86-64 GCC/Clang: no kernels, the provider reports no device
 
 bool cpu_supported() { return false; }
+bool avx512_active() { return false; }
+void set_avx512(bool) {}
 
 template <class S>
 void gemm(int64_t, int64_t, const S*, int64_t, const S*, const int32_t*, const std::vector<Panel>&, S*, int64_t,

@@ -23,6 +23,14 @@ struct Panel {
 // True when this CPU has AVX2 and FMA (the kernels are compiled for them with target attributes).
 bool cpu_supported();
 
+// With 4 rows or more, f32 panels run AVX-512 kernels when the CPU has AVX-512F and they are not
+// switched off: a full panel and the next one (up to 16 columns) together (8 rows x two zmm), other
+// panels of 9 to 16 columns alone (12 rows x one zmm). The values are the same (one fma chain per
+// output).
+// set_avx512(false) keeps the AVX2 kernels (tests and benchmarks compare the two; not thread-safe).
+bool avx512_active();
+void set_avx512(bool on);
+
 // What the store adds to each sum: nothing, bias[column] (bias padded to whole panels: it is read
 // at c_offset + lane), or bias[row]; then, when relu, relu (x > 0 or NaN ? x : +0) in registers.
 struct Output {
