@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bounds/interval_matvec.h"
 #include "eval/walk.h"
 
 namespace denote::crown {
@@ -99,6 +100,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   const auto& xb = boxes[static_cast<size_t>(n.parents[0])];
   if (!rec || !xb) return false;
   const int64_t in = rec->in_dim, out = rec->out_dim;
+  if (in <= 0 || out <= 0 || static_cast<int64_t>(rec->weight.size()) != in * out || xb->lo.size() % static_cast<size_t>(in) != 0) return false;
   std::vector<double> mid(xb->lo.size()), rad(xb->lo.size()), mag(xb->lo.size());
   for (size_t i = 0; i < mid.size(); ++i) {
     if (!std::isfinite(xb->lo[i]) || !std::isfinite(xb->hi[i])) return false;
@@ -106,26 +108,35 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
     rad[i] = up(std::max(up(xb->hi[i] - mid[i]), up(mid[i] - xb->lo[i])));
     mag[i] = std::max(std::fabs(xb->lo[i]), std::fabs(xb->hi[i]));
   }
+  // Per row: c = sum w mid, r = sum |w| rad, m = sum |w| mag (>= sum |w mid|), any order
+  // (src/bounds/interval_matvec.h); rows of a lead that most elements use come in one product.
+  const int64_t lead = static_cast<int64_t>(mid.size()) / in;
+  std::vector<double> c(static_cast<size_t>(out)), r(c.size()), m(c.size());
+  std::vector<int64_t> per_lead(static_cast<size_t>(lead), 0);
+  for (int64_t e : elems) ++per_lead[static_cast<size_t>(e / out)];
+  int64_t cached = -1;  // the lead whose rows c, r, m hold
   const double g_in = gamma(static_cast<double>(in) + 2);
   const double e_eval = err.u * (static_cast<double>(in) + 3) * 1.01;
   lo.resize(elems.size());
   hi.resize(elems.size());
   for (size_t k = 0; k < elems.size(); ++k) {
     const int64_t l = elems[k] / out, o = elems[k] % out;
-    const double* w = rec->weight.data() + o * in;
-    const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
-    double c = b, r = 0, cm = std::fabs(b), xm = std::fabs(b);
-    for (int64_t i = 0; i < in; ++i) {
-      const size_t x = static_cast<size_t>(l * in + i);
-      c += w[i] * mid[x];
-      r += std::fabs(w[i]) * rad[x];
-      cm += std::fabs(w[i] * mid[x]);
-      xm += std::fabs(w[i]) * mag[x];
+    const double* x[3] = {mid.data() + l * in, rad.data() + l * in, mag.data() + l * in};
+    double cs, rs, ms;
+    if (2 * per_lead[static_cast<size_t>(l)] >= out) {
+      if (cached != l)
+        bounds::interval_matvec(rec->weight.data(), out, in, x[0], x[1], x[2], c.data(), r.data(), m.data());
+      cached = l;
+      cs = c[static_cast<size_t>(o)], rs = r[static_cast<size_t>(o)], ms = m[static_cast<size_t>(o)];
+    } else {
+      bounds::interval_matvec(rec->weight.data() + o * in, 1, in, x[0], x[1], x[2], &cs, &rs, &ms);
     }
-    const double e = up(up_sum(r, static_cast<double>(in)) + g_in * up_sum(cm, static_cast<double>(in) + 1) +
+    const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
+    const double cv = b + cs, xm = std::fabs(b) + ms;
+    const double e = up(up_sum(rs, static_cast<double>(in)) + g_in * up_sum(xm, static_cast<double>(in) + 1) +
                         e_eval * up_sum(xm, static_cast<double>(in) + 1) + 4 * err.tiny + 8 * kEta);
-    lo[k] = dn(c - e);
-    hi[k] = up(c + e);
+    lo[k] = dn(cv - e);
+    hi[k] = up(cv + e);
   }
   ++passes;
   return true;

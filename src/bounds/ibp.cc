@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <map>
+#include <variant>
+
+#include "bounds/ibp_dense.h"
 #include "bounds/ibp_rules.h"
 #include "denote/scalar/arith.h"
 
@@ -13,9 +17,22 @@ namespace {
 
 // IBP is evaluation over the interval context, except that a node whose rule fails (no sound box)
 // or whose parent has no box gets a note instead of stopping the walk.
+using DenseMap = std::map<int64_t, ibp::DenseLinear>;
+
 template <class E>
 struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>> {
+  using Base = detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>>;
   std::vector<std::string>* notes;
+  const DenseMap* dense = nullptr;  // IbpPrepared's linear nodes
+  Result<typename Base::Value> visit(const Node& n, std::span<const typename Base::Value* const> parents,
+                                     const Shape& out_shape, const typename Base::Value* supplied) {
+    if constexpr (ibp::kHardwareEndpoints<E>) {
+      if (dense && n.op == Op::Linear && parents.size() == 1)
+        if (auto it = dense->find(n.id); it != dense->end())
+          if (auto y = ibp::dense_linear(this->ctx, it->second, *parents[0], out_shape)) return std::move(*y);
+    }
+    return Base::visit(n, parents, out_shape, supplied);
+  }
   Status on_error(const Node& n, const Status& s) {
     // Running out of the memory budget is no property of the box: the run stops.
     if (s.code() == ErrorCode::kResource) return s;
@@ -25,12 +42,12 @@ struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<Interval
   }
 };
 
-}  // namespace
-
 template <class E>
-Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g, const Payload<Interval<typename E::Value>>& payload,
-                                                       std::span<const Tensor<Interval<typename E::Value>>> inputs,
-                                                       IntervalContext<E>& ctx, const EvalOptions& options) {
+Result<IbpResult<Interval<typename E::Value>>> run_ibp_with(const Graph& g,
+                                                            const Payload<Interval<typename E::Value>>& payload,
+                                                            std::span<const Tensor<Interval<typename E::Value>>> inputs,
+                                                            IntervalContext<E>& ctx, const EvalOptions& options,
+                                                            const DenseMap* dense) {
   using S = Interval<typename E::Value>;
   DENOTE_RETURN_IF_ERROR(check_well_formed(g));
   const std::vector<int64_t> input_ids = g.input_ids();
@@ -45,7 +62,7 @@ Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g, const Pay
           .with_field("input");
   IbpResult<S> out;
   out.notes.resize(g.nodes.size());
-  IbpPass<E> pass{{ctx, payload, options, {}}, &out.notes};
+  IbpPass<E> pass{{ctx, payload, options, {}}, &out.notes, dense};
   walk::Config cfg;
   cfg.options = options;
   cfg.structure_checked = true;
@@ -57,6 +74,15 @@ Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g, const Pay
   for (size_t i = 0; i < table.size(); ++i)
     if (present[i]) out.boxes[i] = std::move(table[i]);
   return out;
+}
+
+}  // namespace
+
+template <class E>
+Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g, const Payload<Interval<typename E::Value>>& payload,
+                                                       std::span<const Tensor<Interval<typename E::Value>>> inputs,
+                                                       IntervalContext<E>& ctx, const EvalOptions& options) {
+  return run_ibp_with(g, payload, inputs, ctx, options, nullptr);
 }
 
 #define DENOTE_INSTANTIATE_IBP(E)                                                                               \
@@ -95,40 +121,66 @@ Status check_box(const DoubleBox& b, size_t k) {
   return ok_status();
 }
 
+// The payload in E's intervals and the dense linear nodes, built once (IbpPrepared).
 template <class E>
-Result<DoubleIbp> ibp_in(IntervalContext<E>& ctx, const Graph& g, const Payload<double>& payload,
-                         std::span<const DoubleBox> inputs, const EvalOptions& options) {
+struct Prepared {
   using S = Interval<typename E::Value>;
+  E endpoints;
+  Payload<S> payload;
+  DenseMap dense;
+};
+
+template <class E>
+Result<Prepared<E>> prepare_in(E endpoints, const Payload<double>& payload) {
+  using S = Interval<typename E::Value>;
+  IntervalContext<E> ctx{endpoints};
+  Prepared<E> p{std::move(endpoints), convert_payload<S>(payload, [&](double v) { return ctx.from_double(v); }), {}};
+  // A value the endpoint format cannot bound (NaN after rounding, a saturated overflow) is an error.
+  if (std::string err = ctx.take_error(); !err.empty())
+    return error_status("IR bounds: an input or parameter has no box: " + err);
+  auto has_nan = [&](const std::vector<S>& v) {
+    return std::any_of(v.begin(), v.end(), [&](const S& x) { return ctx.is_nan(x); });
+  };
+  for (const auto& [id, rec] : p.payload.linear) {
+    if (has_nan(rec.weight) || has_nan(rec.bias))
+      return error_status(fmt::format("IR bounds: node {}: a parameter is not representable in the arith", id));
+    if constexpr (ibp::kHardwareEndpoints<E>)
+      if (auto d = ibp::make_dense(ctx, rec)) p.dense.emplace(id, std::move(*d));
+  }
+  return p;
+}
+
+template <class E>
+Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<const DoubleBox> inputs,
+                               const EvalOptions& options) {
+  using S = Interval<typename E::Value>;
+  IntervalContext<E> ctx{p.endpoints};
   std::vector<Tensor<S>> in;
   for (size_t k = 0; k < inputs.size(); ++k) {
     DENOTE_RETURN_IF_ERROR(check_box(inputs[k], k));
     std::vector<S> data;
+    data.reserve(inputs[k].lo.size());
     for (size_t i = 0; i < inputs[k].lo.size(); ++i) data.push_back(ctx.make(inputs[k].lo[i], inputs[k].hi[i]));
     in.emplace_back(inputs[k].shape, std::move(data));
   }
-  const Payload<S> p = convert_payload<S>(payload, [&](double v) { return ctx.from_double(v); });
-  // A value the endpoint format cannot bound (NaN after rounding, a saturated overflow) is an error.
   if (std::string err = ctx.take_error(); !err.empty())
     return error_status("IR bounds: an input or parameter has no box: " + err);
   for (size_t k = 0; k < in.size(); ++k)
     for (size_t i = 0; i < in[k].data.size(); ++i)
       if (ctx.is_nan(in[k].data[i]))
         return error_status(fmt::format("IR bounds: input box {}: element {} is not representable in the arith", k, i));
-  auto has_nan = [&](const std::vector<S>& v) {
-    return std::any_of(v.begin(), v.end(), [&](const S& x) { return ctx.is_nan(x); });
-  };
-  for (const auto& [id, rec] : p.linear)
-    if (has_nan(rec.weight) || has_nan(rec.bias))
-      return error_status(fmt::format("IR bounds: node {}: a parameter is not representable in the arith", id));
-  DENOTE_ASSIGN_OR_RETURN(auto r, run_ibp(g, p, std::span<const Tensor<S>>(in), ctx, options));
+  DENOTE_ASSIGN_OR_RETURN(auto r, run_ibp_with(g, p.payload, std::span<const Tensor<S>>(in), ctx, options, &p.dense));
   DoubleIbp out;
   out.notes = std::move(r.notes);
+  out.boxes.reserve(r.boxes.size());
   for (const auto& box : r.boxes) {
     if (!box) {
       out.boxes.emplace_back();
       continue;
     }
     DoubleBox b{box->shape, {}, {}};
+    b.lo.reserve(box->data.size());
+    b.hi.reserve(box->data.size());
     for (const S& v : box->data) {
       b.lo.push_back(ctx.lo_double(v));
       b.hi.push_back(ctx.hi_double(v));
@@ -156,8 +208,14 @@ struct EndpointsFor<BinaryContext> {
   static BinaryEndpoints make(const BinaryContext& c) { return BinaryEndpoints(c.format()); }
 };
 
-Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
-                                 std::string_view arith, const EvalOptions& options) {
+struct IbpPrepared::Impl {
+  const Graph* graph = nullptr;
+  const Payload<double>* payload = nullptr;
+  std::string arith;
+  std::variant<Prepared<NativeEndpoints<double>>, Prepared<NativeEndpoints<float>>, Prepared<BinaryEndpoints>> p;
+};
+
+Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& payload, std::string_view arith) {
   auto spec = parse_arith_name(arith, /*allow_real=*/false);
   if (!spec.ok())
     return error_status(ErrorCode::kInvalidInput,
@@ -165,15 +223,36 @@ Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload,
                             spec.message() + ")")
         .with_field("arith");
   // The one arith dispatch (scalar/arith.h) picks the point context; its endpoints bound it.
-  return visit_arith(*spec, [&](auto& point) -> Result<DoubleIbp> {
+  return visit_arith(*spec, [&](auto& point) -> Result<IbpPrepared> {
     using Point = std::decay_t<decltype(point)>;
     if constexpr (std::is_same_v<Point, RealContext>) {
       return error_status(ErrorCode::kInternal, "IR bounds: real arithmetic has no interval endpoints");
     } else {
-      IntervalContext ctx{EndpointsFor<Point>::make(point)};
-      return ibp_in(ctx, g, payload, inputs, options);
+      DENOTE_ASSIGN_OR_RETURN(auto p, prepare_in(EndpointsFor<Point>::make(point), payload));
+      IbpPrepared out;
+      out.impl_ = std::make_shared<const Impl>(Impl{&g, &payload, std::string(arith), std::move(p)});
+      return out;
     }
   });
+}
+
+const Graph& IbpPrepared::graph() const { return *impl_->graph; }
+const Payload<double>& IbpPrepared::payload() const { return *impl_->payload; }
+std::string_view IbpPrepared::arith() const { return impl_->arith; }
+int64_t IbpPrepared::dense_linear_nodes() const {
+  return std::visit([](const auto& p) { return static_cast<int64_t>(p.dense.size()); }, impl_->p);
+}
+
+Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const DoubleBox> inputs,
+                                 const EvalOptions& options) {
+  const IbpPrepared::Impl& m = model.impl();
+  return std::visit([&](const auto& p) { return run_prepared(*m.graph, p, inputs, options); }, m.p);
+}
+
+Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
+                                 std::string_view arith, const EvalOptions& options) {
+  DENOTE_ASSIGN_OR_RETURN(IbpPrepared p, IbpPrepared::prepare(g, payload, arith));
+  return run_ibp_double(p, inputs, options);
 }
 
 }  // namespace denote

@@ -179,6 +179,21 @@ inline LinearSums linear_sums(const MidRad* w, const MidRad* x, int64_t n) {
   return {(c[0] + c[1]) + (c[2] + c[3]), (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])};
 }
 
+// The box of one output from its sums and bias (nullopt when not finite), n terms: the centre is
+// off by gamma_n(double)·a; s.b and bias.r, computed in round to nearest, by (1 + gamma_(2n+4));
+// the evaluator's left fold and bias add in the endpoint format by gamma_(n+1)·a + u·(|c| + a + |b|).
+inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, double nd, const FormatModel& fm) {
+  const double ud = std::numeric_limits<double>::epsilon() / 2;
+  const double g = nd * ud / (1 - nd * ud) + fm.gamma(nd + 1);
+  const double centre = s.c + bias.m;
+  const double radius = (s.b + bias.r) * (1 + (2 * nd + 4) * ud * 1.01) +
+                        1.01 * (g * s.a + fm.u * 1.01 * (std::fabs(s.c) + s.a + std::fabs(bias.m) + bias.r) +
+                                2 * ud * (std::fabs(s.c) + std::fabs(bias.m))) +
+                        (2 * nd + 8) * fm.eta;
+  if (!std::isfinite(centre) || !std::isfinite(radius)) return std::nullopt;
+  return DInterval{down(centre - radius), up(centre + radius)};
+}
+
 template <class E>
 Result<Tensor<Interval<typename E::Value>>> ibp_linear(IntervalContext<E>& ctx,
                                                        const rules::EvalArgs<Interval<typename E::Value>>& a) {
@@ -196,8 +211,7 @@ Result<Tensor<Interval<typename E::Value>>> ibp_linear(IntervalContext<E>& ctx,
   for (size_t i = 0; i < w.size(); ++i) w[i] = mid_rad(to_d(ctx, rec->weight[i]));
   for (size_t i = 0; i < xm.size(); ++i) xm[i] = mid_rad(to_d(ctx, x.data[i]));
   const FormatModel fm = format_model(ctx.endpoints());
-  const double ud = std::numeric_limits<double>::epsilon() / 2, nd = static_cast<double>(in);
-  const double g = nd * ud / (1 - nd * ud) + fm.gamma(nd + 1);
+  const double nd = static_cast<double>(in);
   const int64_t lead = numel(x.shape.begin(), x.shape.end() - 1);
   Tensor<S> y;
   y.shape = expected;
@@ -205,15 +219,9 @@ Result<Tensor<Interval<typename E::Value>>> ibp_linear(IntervalContext<E>& ctx,
   for (int64_t r = 0; r < lead; ++r)
     for (int64_t o = 0; o < out; ++o) {
       const LinearSums s = linear_sums(w.data() + o * in, xm.data() + r * in, in);
-      const MidRad bias = mid_rad(to_d(ctx, rec->bias[o]));
-      const double centre = s.c + bias.m;
-      // s.b and bias.r are computed in round to nearest: (1 + gamma_(2n+4)) covers their own error.
-      const double radius = (s.b + bias.r) * (1 + (2 * nd + 4) * ud * 1.01) +
-                            1.01 * (g * s.a + fm.u * 1.01 * (std::fabs(s.c) + s.a + std::fabs(bias.m) + bias.r) +
-                                    2 * ud * (std::fabs(s.c) + std::fabs(bias.m))) +
-                            (2 * nd + 8) * fm.eta;
-      if (!std::isfinite(centre) || !std::isfinite(radius)) return rules::eval_Linear(ctx, a);
-      y.data[static_cast<size_t>(r * out + o)] = ctx.make(down(centre - radius), up(centre + radius));
+      const auto box = linear_out(s, mid_rad(to_d(ctx, rec->bias[o])), nd, fm);
+      if (!box) return rules::eval_Linear(ctx, a);
+      y.data[static_cast<size_t>(r * out + o)] = ctx.make(box->lo, box->hi);
     }
   return y;
 }

@@ -1,0 +1,84 @@
+// Internal: IBP's linear rule on a prepared dense matrix (IbpPrepared, include/denote/bounds/ibp.h).
+// The weights are points in the endpoint format (f32 or f64), kept as one row-major matrix of that
+// type; the box enters as midpoint, radius and magnitude, the three sums of every output come from
+// the four-rows-at-a-time product (src/bounds/interval_matvec.h), and each output's box from the same
+// bound as ibp_linear's (ibp::linear_out, src/bounds/ibp_affine.h), which holds for any order of the
+// sums. Anything unusual (a shape the rule would reject, a non-finite sum) returns nullopt: the
+// interval rule then runs instead.
+#pragma once
+
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "bounds/ibp_affine.h"
+#include "bounds/interval_matvec.h"
+
+namespace denote::ibp {
+
+struct DenseLinear {
+  int64_t out = 0, in = 0;
+  std::vector<float> wf;   // f32 endpoints
+  std::vector<double> wd;  // f64 endpoints
+  std::vector<MidRad> bias;
+};
+
+template <class E>
+std::optional<DenseLinear> make_dense(const IntervalContext<E>& ctx, const LinearRecord<Interval<typename E::Value>>& rec) {
+  using V = typename E::Value;
+  static_assert(std::is_same_v<V, float> || std::is_same_v<V, double>);
+  if (rec.out_dim <= 0 || rec.in_dim <= 0 || static_cast<int64_t>(rec.weight.size()) != rec.out_dim * rec.in_dim ||
+      static_cast<int64_t>(rec.bias.size()) != rec.out_dim)
+    return std::nullopt;
+  DenseLinear d;
+  d.out = rec.out_dim, d.in = rec.in_dim;
+  std::vector<V>& w = [&]() -> std::vector<V>& {
+    if constexpr (std::is_same_v<V, float>) return d.wf;
+    else return d.wd;
+  }();
+  w.reserve(rec.weight.size());
+  for (const auto& v : rec.weight) {
+    if (!(v.lo == v.hi) || !std::isfinite(v.lo)) return std::nullopt;
+    w.push_back(v.lo);
+  }
+  for (const auto& b : rec.bias) d.bias.push_back(mid_rad(to_d(ctx, b)));
+  return d;
+}
+
+template <class E>
+std::optional<Tensor<Interval<typename E::Value>>> dense_linear(const IntervalContext<E>& ctx, const DenseLinear& d,
+                                                                const Tensor<Interval<typename E::Value>>& x,
+                                                                const Shape& out_shape) {
+  using S = Interval<typename E::Value>;
+  if (x.shape.empty() || x.shape.back() != d.in || x.data.size() != static_cast<size_t>(numel(x.shape)))
+    return std::nullopt;
+  Shape expected = x.shape;
+  expected.back() = d.out;
+  if (expected != out_shape) return std::nullopt;
+  const size_t in = static_cast<size_t>(d.in), out = static_cast<size_t>(d.out);
+  const size_t lead = x.data.size() / in;
+  std::vector<double> mid(in), rad(in), mag(in), c(out), r(out), m(out);
+  const FormatModel fm = format_model(ctx.endpoints());
+  const double nd = static_cast<double>(in);
+  Tensor<S> y;
+  y.shape = std::move(expected);
+  y.data.resize(lead * out);
+  for (size_t l = 0; l < lead; ++l) {
+    for (size_t i = 0; i < in; ++i) {
+      const MidRad v = mid_rad(to_d(ctx, x.data[l * in + i]));
+      mid[i] = v.m, rad[i] = v.r, mag[i] = up(std::fabs(v.m) + v.r);
+    }
+    if (!d.wf.empty())
+      bounds::interval_matvec(d.wf.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
+    else
+      bounds::interval_matvec(d.wd.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
+    for (size_t o = 0; o < out; ++o) {
+      const auto box = linear_out(LinearSums{c[o], m[o], r[o]}, d.bias[o], nd, fm);
+      if (!box) return std::nullopt;
+      y.data[l * out + o] = ctx.make(box->lo, box->hi);
+    }
+  }
+  return y;
+}
+
+}  // namespace denote::ibp

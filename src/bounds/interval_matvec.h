@@ -1,0 +1,28 @@
+// Internal: the dense product behind the midpoint-radius rules of IBP's linear node and CROWN's
+// one-step linear box. For a point matrix W (rows x n, row-major) and a box given per element by
+// its midpoint, radius and magnitude bound, three sums per row o:
+//   c[o] = sum_i W[o,i] mid[i],   r[o] = sum_i |W[o,i]| rad[i],   m[o] = sum_i |W[o,i]| mag[i].
+// They are computed in double, round to nearest, in an unspecified order, with or without fma
+// (AVX-512, AVX2+FMA or the baseline, picked once by the CPU): the callers' a-priori bounds hold for
+// any order (each sum is within gamma_n of the exact one times the sum of its terms' magnitudes,
+// which m bounds when mag >= |mid|). Non-finite inputs give non-finite or NaN sums; the callers check.
+#pragma once
+
+#include <cstdint>
+
+namespace denote::bounds {
+
+void interval_matvec(const double* W, int64_t rows, int64_t n, const double* mid, const double* rad,
+                     const double* mag, double* c, double* r, double* m);
+// W in float (exact in double): half the memory traffic for an f32 model's weights.
+void interval_matvec(const float* W, int64_t rows, int64_t n, const double* mid, const double* rad,
+                     const double* mag, double* c, double* r, double* m);
+
+}  // namespace denote::bounds
+
+namespace denote::bounds {
+// The kernel in use: 2 AVX-512, 1 AVX2+FMA, 0 the baseline. Tests lower it to reach every copy on
+// one machine (clamped to what the CPU has).
+int interval_matvec_level();
+void set_interval_matvec_level(int level);
+}  // namespace denote::bounds
