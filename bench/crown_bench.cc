@@ -7,6 +7,9 @@
 //   load/<net>                       read the .onnx file into a checked model (auto_LiRPA's "build")
 //   <method>/<case>                  run_crown for the case's C, method ibp | crown | alpha-crown
 //                                    (alpha-crown: 20 bound evaluations, auto_LiRPA's default)
+//   prepare/<net>                    IbpPrepared::prepare (once per model; auto_LiRPA's "build" too)
+//   <method>+prep/<case>             run_crown with CrownOptions::ibp prepared once (the call that
+//                                    branch and bound repeats per subdomain)
 // Before timing, each row's bounds are printed once to stderr next to auto_LiRPA's float64 bounds
 // from the golden file, with the smallest margin (ours minus theirs, lower side; theirs minus ours,
 // upper side): >= 0 means at least as tight.
@@ -19,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -85,6 +89,7 @@ std::vector<Case> cases() {
 struct Loaded {
   Case c;
   Model model;
+  std::shared_ptr<const IbpPrepared> prep;  // set once the vector holding the models is final
 };
 
 std::vector<Loaded>& loaded() {
@@ -95,21 +100,27 @@ std::vector<Loaded>& loaded() {
       c.box.shape = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
       v.push_back({std::move(c), std::move(m)});
     }
+    for (Loaded& l : v) {
+      auto p = IbpPrepared::prepare(l.model.graph, l.model.payload, "f32");
+      if (!p.ok()) die(l.c.name + ": " + p.message());
+      l.prep = std::make_shared<const IbpPrepared>(std::move(*p));
+    }
     return v;
   }();
   return all;
 }
 
-CrownOptions options(BoundMethod method) {
+CrownOptions options(BoundMethod method, const IbpPrepared* prep) {
   CrownOptions o;
   o.method = method;
   o.arith = "f32";
+  o.ibp = prep;
   return o;
 }
 
-Result<CrownResult> bound(const Loaded& l, BoundMethod method) {
+Result<CrownResult> bound(const Loaded& l, BoundMethod method, bool prepared = false) {
   return run_crown(l.model.graph, l.model.payload, std::span<const DoubleBox>(&l.c.box, 1), l.model.output_ids[0],
-                   &l.c.spec, options(method));
+                   &l.c.spec, options(method, prepared ? l.prep.get() : nullptr));
 }
 
 std::string lirpa_name(BoundMethod m) { return m == BoundMethod::Ibp ? "IBP" : m == BoundMethod::Crown ? "CROWN" : "alpha-CROWN"; }
@@ -126,10 +137,10 @@ void report(const Loaded& l, BoundMethod method, const CrownResult& r) {
   }
 }
 
-void BM_Bound(benchmark::State& state, size_t index, BoundMethod method) {
+void BM_Bound(benchmark::State& state, size_t index, BoundMethod method, bool prepared) {
   const Loaded& l = loaded()[index];
   for (auto _ : state) {
-    auto r = bound(l, method);
+    auto r = bound(l, method, prepared);
     if (!r.ok()) {
       state.SkipWithError(r.message().c_str());
       return;
@@ -145,6 +156,18 @@ void BM_Load(benchmark::State& state, std::string rel) {
   }
 }
 
+void BM_Prepare(benchmark::State& state, size_t index) {
+  const Loaded& l = loaded()[index];
+  for (auto _ : state) {
+    auto p = IbpPrepared::prepare(l.model.graph, l.model.payload, "f32");
+    if (!p.ok()) {
+      state.SkipWithError(p.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(p->dense_linear_nodes());
+  }
+}
+
 void register_all() {
   const BoundMethod methods[] = {BoundMethod::Ibp, BoundMethod::Crown, BoundMethod::AlphaCrown};
   std::vector<std::string> nets;
@@ -154,13 +177,16 @@ void register_all() {
       nets.push_back(l.c.net);
       const std::string short_name = l.c.name.substr(0, l.c.name.find("_prop"));
       benchmark::RegisterBenchmark(("load/" + short_name).c_str(), BM_Load, l.c.net)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("prepare/" + short_name).c_str(), BM_Prepare, i)->Unit(benchmark::kMillisecond);
     }
     for (BoundMethod m : methods) {
-      auto r = bound(l, m);
-      if (!r.ok()) die(l.c.name + ": " + r.message());
-      report(l, m, *r);
-      benchmark::RegisterBenchmark((std::string(bound_method_name(m)) + "/" + l.c.name).c_str(), BM_Bound, i, m)
-          ->Unit(benchmark::kMillisecond);
+      for (bool prepared : {false, true}) {
+        auto r = bound(l, m, prepared);
+        if (!r.ok()) die(l.c.name + ": " + r.message());
+        if (!prepared) report(l, m, *r);
+        const std::string row = std::string(bound_method_name(m)) + (prepared ? "+prep/" : "/") + l.c.name;
+        benchmark::RegisterBenchmark(row.c_str(), BM_Bound, i, m, prepared)->Unit(benchmark::kMillisecond);
+      }
     }
   }
 }

@@ -249,6 +249,18 @@ std::vector<std::vector<double>> relu_rows(const Graph& g, std::vector<std::vect
   return out;
 }
 
+Status check_prepared(const Graph& g, const Payload<double>& payload, const CrownOptions& o) {
+  if (!o.ibp) return ok_status();
+  if (&o.ibp->graph() != &g || &o.ibp->payload() != &payload)
+    return error_status(ErrorCode::kInvalidInput,
+                        "IR bounds: CrownOptions.ibp was prepared for another graph or payload than the one bounded");
+  if (o.ibp->arith() != o.arith)
+    return error_status(ErrorCode::kInvalidInput,
+                        fmt::format("IR bounds: CrownOptions.ibp was prepared for arith '{}', the bound asks for '{}'",
+                                    o.ibp->arith(), o.arith));
+  return ok_status();
+}
+
 }  // namespace
 
 Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
@@ -263,9 +275,11 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   if (o.method != BoundMethod::Ibp && !known_err.ok()) return known_err.status();
   if (known_err.ok()) err = *known_err;
   DENOTE_ASSIGN_OR_RETURN(SplitSet splits, split_set(g, o));
+  DENOTE_RETURN_IF_ERROR(check_prepared(g, payload, o));
   std::optional<DoubleIbp> reused = prior_boxes(g, inputs, o);
   if (!reused) {
-    DENOTE_ASSIGN_OR_RETURN(DoubleIbp fresh, run_ibp_double(g, payload, inputs, o.arith, o.eval));
+    DENOTE_ASSIGN_OR_RETURN(DoubleIbp fresh, o.ibp ? run_ibp_double(*o.ibp, inputs, o.eval)
+                                                   : run_ibp_double(g, payload, inputs, o.arith, o.eval));
     if (o.prior) intersect_prior(fresh.boxes, *o.prior);
     reused = std::move(fresh);
   }

@@ -67,12 +67,21 @@ struct Domain {
       : lo(std::move(l)), hi(std::move(h)), prior(std::move(p)), pre(std::move(b)) {}
 };
 
+// The model prepared once per instance for the IBP pass of every bound; nullptr when preparing
+// fails (run_crown then reports the same error per call, and the bound stays open).
+std::unique_ptr<const IbpPrepared> prepared_ibp(const Model& m, const VerifyOptions& o) {
+  auto p = IbpPrepared::prepare(m.graph, m.payload, o.arith);
+  if (!p.ok()) return nullptr;
+  return std::make_unique<const IbpPrepared>(std::move(*p));
+}
+
 struct Bounder {
   const Model& m;
   const std::vector<VnnAtom>& conj;
   SpecMatrix spec;
   const VerifyOptions& o;
   std::vector<double> rhs;  // per atom: a lower bound above it proves the atom false
+  const IbpPrepared* ibp = nullptr;  // the model prepared once for IBP (nullptr: run_crown prepares it)
 
   // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side).
   Bounded bound(const Domain& d, BoundMethod method) const {
@@ -84,6 +93,7 @@ struct Bounder {
     co.input_coefficients = method == BoundMethod::Crown;
     co.lower_only = true;
     co.stop_above = &rhs;
+    co.ibp = ibp;
     auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
     Bounded out;
     if (!r.ok()) return out;
@@ -396,9 +406,11 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   // Stage 2: CROWN on every conjunction's whole box, in parallel.
   WorkerPool pool(std::max(1, o.threads));
   st.threads = pool.threads();
+  const auto prep = prepared_ibp(m, o);
   std::vector<Bounder> bounders;
   bounders.reserve(jobs.size());
-  for (const Job& j : jobs) bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj)});
+  for (const Job& j : jobs)
+    bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get()});
   std::vector<Bounded> roots(jobs.size());
   const auto tb = Clock::now();
   pool.run(static_cast<int>(jobs.size()), [&](int i) {
@@ -497,7 +509,8 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
     p32 = std::make_unique<const Payload<float>>(
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   Search s{m, *j.c, *j.conj, o, out.stats, {}, p32.get(), deadline};
-  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj)};
+  const auto prep = prepared_ibp(m, o);
+  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get()};
   WorkerPool pool(std::max(1, o.threads));
   Bab bab{s, b, pool, Domain{j.c->lo_out, j.c->hi_out, nullptr}, SplitMix64(o.seed ^ 0xbab ^ (static_cast<uint64_t>(job) << 32)),
           {}, false, 0, o.frontier, job};

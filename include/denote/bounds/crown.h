@@ -101,6 +101,11 @@ struct CrownOptions {
   // CROWN: also return, for each spec row, the coefficients its lower bound has at each relu node
   // (CrownResult::relu_coef), e.g. to choose a relu split.
   bool relu_coefficients = false;
+  // The model prepared once for IBP (IbpPrepared::prepare on the same graph, payload and arith):
+  // run_crown's IBP pass then skips the payload conversion and reads the dense linear layers, e.g.
+  // once per instance in branch and bound. One prepared for another graph, payload or arith is an
+  // error (kInvalidInput), not a silent mix.
+  const IbpPrepared* ibp = nullptr;
   EvalOptions eval;
 };
 

@@ -1,0 +1,225 @@
+// The dense interval mat-vec (src/bounds/interval_matvec.h) at every kernel level against long
+// double sums, and IbpPrepared / CrownOptions::ibp (include/denote/bounds/ibp.h, crown.h): the
+// prepared boxes are sound at sampled f32 evaluations of mnistfc and ACAS Xu, agree with the
+// interval rule's, and a model prepared for something else is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bounds/interval_matvec.h"
+#include "denote/bounds/crown.h"
+#include "denote/bounds/ibp.h"
+#include "denote/eval/eval.h"
+#include "denote/io/onnx.h"
+#include "denote/ir/model.h"
+#include "denote/scalar/native.h"
+
+#ifndef DENOTE_SOURCE_DIR
+#define DENOTE_SOURCE_DIR "."
+#endif
+
+namespace denote {
+namespace {
+
+struct LevelGuard {
+  int saved = bounds::interval_matvec_level();
+  ~LevelGuard() { bounds::set_interval_matvec_level(-1); }
+};
+
+// |computed - exact| <= gamma_{n+1} * sum of the terms' magnitudes (+ a little for long double).
+template <class W>
+void check_kernel(int64_t rows, int64_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-2, 2);
+  std::vector<W> w(static_cast<size_t>(rows * n));
+  for (auto& v : w) v = static_cast<W>(u(rng));
+  std::vector<double> mid(static_cast<size_t>(n)), rad(mid.size()), mag(mid.size());
+  for (size_t i = 0; i < mid.size(); ++i) {
+    mid[i] = u(rng);
+    rad[i] = std::fabs(u(rng)) * 0.1;
+    mag[i] = std::fabs(mid[i]) + rad[i];
+  }
+  std::vector<double> c(static_cast<size_t>(rows), NAN), r(c), m(c);
+  bounds::interval_matvec(w.data(), rows, n, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
+  const double g = (static_cast<double>(n) + 1) * 0x1p-53 / (1 - (static_cast<double>(n) + 1) * 0x1p-53) + 1e-18;
+  for (int64_t o = 0; o < rows; ++o) {
+    long double ec = 0, er = 0, em = 0, sc = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const long double wv = w[static_cast<size_t>(o * n + i)];
+      ec += wv * mid[static_cast<size_t>(i)];
+      sc += std::fabs(wv * mid[static_cast<size_t>(i)]);
+      er += std::fabs(wv) * rad[static_cast<size_t>(i)];
+      em += std::fabs(wv) * mag[static_cast<size_t>(i)];
+    }
+    const size_t k = static_cast<size_t>(o);
+    EXPECT_LE(std::fabs(static_cast<long double>(c[k]) - ec), g * sc) << "row " << o << " of " << rows << " n " << n;
+    EXPECT_LE(std::fabs(static_cast<long double>(r[k]) - er), g * er) << "row " << o;
+    EXPECT_LE(std::fabs(static_cast<long double>(m[k]) - em), g * em) << "row " << o;
+    EXPECT_GE(m[k], std::fabs(c[k]) * (1 - 2 * g)) << "row " << o;  // the magnitude bounds the midpoint sum
+  }
+}
+
+TEST(IntervalMatvec, EveryLevelWithinGammaOfTheExactSums) {
+  LevelGuard guard;
+  std::mt19937_64 rng(15);
+  for (int level = 2; level >= 0; --level) {
+    bounds::set_interval_matvec_level(level);
+    SCOPED_TRACE("level " + std::to_string(bounds::interval_matvec_level()));
+    EXPECT_LE(bounds::interval_matvec_level(), level);
+    for (int64_t rows : {1, 3, 4, 5, 7, 13})
+      for (int64_t n : {1, 3, 8, 15, 17, 33, 100, 784}) {
+        check_kernel<double>(rows, n, rng);
+        check_kernel<float>(rows, n, rng);
+      }
+  }
+}
+
+TEST(IntervalMatvec, LevelsAreClampedToTheCpu) {
+  LevelGuard guard;
+  const int best = guard.saved;
+  bounds::set_interval_matvec_level(7);
+  EXPECT_EQ(bounds::interval_matvec_level(), best);
+  bounds::set_interval_matvec_level(0);
+  EXPECT_EQ(bounds::interval_matvec_level(), 0);
+  bounds::set_interval_matvec_level(-1);  // back to the CPU's best
+  EXPECT_EQ(bounds::interval_matvec_level(), best);
+}
+
+TEST(IntervalMatvec, NonFiniteInputsGiveNonFiniteSums) {
+  const std::vector<double> w = {1, 2, 3, 4, 5};
+  const std::vector<double> mid = {1, INFINITY, 0, 0, 0}, rad = {0, 0, 0, 0, 0}, mag = {1, INFINITY, 0, 0, 0};
+  double c = 0, r = 0, m = 0;
+  bounds::interval_matvec(w.data(), 1, 5, mid.data(), rad.data(), mag.data(), &c, &r, &m);
+  EXPECT_FALSE(std::isfinite(c));
+  EXPECT_FALSE(std::isfinite(m));
+}
+
+struct Net {
+  const char* path;
+  double eps;
+};
+
+Model load(const std::string& rel) {
+  auto m = load_model_onnx_file(std::string(DENOTE_SOURCE_DIR) + "/" + rel);
+  EXPECT_TRUE(m.ok()) << m.message();
+  return m.ok() ? std::move(*m) : Model{};
+}
+
+const char* kMnist = "tests/data/mnistfc/mnist-net_256x2.onnx";
+const char* kAcas = "tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx";
+
+// The box x +- eps around a random x in [0, 1]^n.
+DoubleBox box_of(const Model& m, uint64_t seed, double eps) {
+  const Shape s = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  DoubleBox b{s, {}, {}};
+  for (int64_t i = 0; i < numel(s); ++i) {
+    const double x = u(rng);
+    b.lo.push_back(x - eps);
+    b.hi.push_back(x + eps);
+  }
+  return b;
+}
+
+TEST(IbpPrepared, BoxesContainF32EvaluationsAndMatchTheIntervalRule) {
+  for (const Net& net : {Net{kMnist, 0.03}, Net{kAcas, 0.05}}) {
+    SCOPED_TRACE(net.path);
+    const Model m = load(net.path);
+    if (m.graph.nodes.empty()) continue;
+    auto prep = IbpPrepared::prepare(m.graph, m.payload, "f32");
+    ASSERT_TRUE(prep.ok()) << prep.message();
+    EXPECT_GE(prep->dense_linear_nodes(), 3);
+    const Payload<float> p32 = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
+    std::mt19937_64 rng(7);
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const DoubleBox box = box_of(m, seed, net.eps);
+      auto fast = run_ibp_double(*prep, std::span<const DoubleBox>(&box, 1));
+      ASSERT_TRUE(fast.ok()) << fast.message();
+      // The interval rule alone: run_ibp over f32 endpoints, no dense path.
+      std::vector<Interval<float>> iv;
+      for (size_t i = 0; i < box.lo.size(); ++i)
+        iv.push_back(Interval<float>{std::nextafter(static_cast<float>(box.lo[i]), -INFINITY),
+                                     std::nextafter(static_cast<float>(box.hi[i]), INFINITY)});
+      const auto pi = convert_payload<Interval<float>>(m.payload, [](double v) {
+        const float f = static_cast<float>(v);
+        return Interval<float>{f, f};
+      });
+      IntervalContext<NativeEndpoints<float>> ctx;
+      const std::vector<Tensor<Interval<float>>> in = {Tensor<Interval<float>>(box.shape, iv)};
+      auto slow = run_ibp(m.graph, pi, std::span<const Tensor<Interval<float>>>(in), ctx);
+      ASSERT_TRUE(slow.ok()) << slow.message();
+      const int64_t out = m.output_ids[0];
+      const auto& fb = fast->boxes[static_cast<size_t>(out)];
+      const auto& sb = slow->boxes[static_cast<size_t>(out)];
+      ASSERT_TRUE(fb && sb);
+      ASSERT_EQ(fb->lo.size(), sb->data.size());
+      for (size_t j = 0; j < fb->lo.size(); ++j) {  // the same sums in another order: equal to ~f32 ulps
+        const double lo = sb->data[j].lo, hi = sb->data[j].hi, tol = 1e-5 * (1 + std::fabs(lo) + std::fabs(hi));
+        EXPECT_NEAR(fb->lo[j], lo, tol) << "elem " << j;
+        EXPECT_NEAR(fb->hi[j], hi, tol) << "elem " << j;
+      }
+      // Sampled points, evaluated in f32, lie in every node's prepared box.
+      std::uniform_real_distribution<double> t(0, 1);
+      for (int k = 0; k < 20; ++k) {
+        std::vector<float> x;
+        for (size_t i = 0; i < box.lo.size(); ++i)
+          x.push_back(static_cast<float>(box.lo[i] + t(rng) * (box.hi[i] - box.lo[i])));
+        F32Context f;
+        const std::vector<Tensor<float>> xin = {Tensor<float>(box.shape, x)};
+        auto vals = denote_all(m.graph, p32, std::span<const Tensor<float>>(xin), f);
+        ASSERT_TRUE(vals.ok()) << vals.message();
+        for (size_t id = 0; id < m.graph.nodes.size(); ++id) {
+          const auto& b = fast->boxes[id];
+          if (!b) continue;
+          const auto& v = (*vals)[id];
+          for (size_t j = 0; j < v.data.size(); ++j) {
+            ASSERT_LE(b->lo[j], v.data[j]) << "node " << id << " elem " << j;
+            ASSERT_GE(b->hi[j], v.data[j]) << "node " << id << " elem " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+// run_crown with a prepared model: the same bounds (up to the order of sums) as without, and a
+// model prepared for another payload, graph or arith is an error, not a silent mix.
+TEST(IbpPrepared, CrownUsesOnlyAMatchingPreparedModel) {
+  const Model m = load(kAcas);
+  if (m.graph.nodes.empty()) return;
+  const DoubleBox box = box_of(m, 3, 0.02);
+  const std::vector<DoubleBox> in = {box};
+  auto prep = IbpPrepared::prepare(m.graph, m.payload, "f32");
+  ASSERT_TRUE(prep.ok()) << prep.message();
+  for (BoundMethod method : {BoundMethod::Ibp, BoundMethod::Crown}) {
+    CrownOptions o;
+    o.method = method;
+    o.arith = "f32";
+    auto plain = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+    o.ibp = &*prep;
+    auto fast = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+    ASSERT_TRUE(plain.ok() && fast.ok()) << plain.message() << fast.message();
+    for (size_t k = 0; k < plain->spec_lo.size(); ++k) {
+      const double tol = 1e-5 * (1 + std::fabs(plain->spec_lo[k]) + std::fabs(plain->spec_hi[k]));
+      EXPECT_NEAR(fast->spec_lo[k], plain->spec_lo[k], tol) << "row " << k;
+      EXPECT_NEAR(fast->spec_hi[k], plain->spec_hi[k], tol) << "row " << k;
+    }
+  }
+  CrownOptions o;
+  o.arith = "f64";
+  o.ibp = &*prep;
+  auto wrong_arith = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+  ASSERT_FALSE(wrong_arith.ok());
+  EXPECT_NE(wrong_arith.message().find("arith 'f32'"), std::string::npos) << wrong_arith.message();
+  o.arith = "f32";
+  const Model copy = m;  // equal, but not the object prepared
+  auto wrong_model = run_crown(copy.graph, copy.payload, in, copy.output_ids[0], nullptr, o);
+  ASSERT_FALSE(wrong_model.ok());
+  EXPECT_NE(wrong_model.message().find("another graph or payload"), std::string::npos) << wrong_model.message();
+}
+
+}  // namespace
+}  // namespace denote
