@@ -4,7 +4,8 @@
 # and mnistfc 256x2 (prop_0_0.03, C = Y_label - Y_j), one thread each side, f32 (auto_LiRPA: float32
 # tensors; denote: bounds that enclose the f32 evaluation and the exact network). The two programs
 # alternate --rounds times so that a change of machine load hits both; the table gives medians over all
-# rounds, auto_LiRPA's build (BoundedModule) and bound times apart, denote's model load apart, and the
+# rounds, auto_LiRPA's build (BoundedModule) and bound times apart, denote's model load and IbpPrepared
+# apart (bound times with and without the prepared model: run_crown prepares it itself otherwise), and the
 # load average before and after (docs/PERF.md, "Linear bounds (issue 15)").
 #
 # Usage: bench/compare_crown.sh [--rounds N] [--repeat R] [--build-dir DIR] [--lirpa DIR]
@@ -55,15 +56,18 @@ for p in glob.glob(f"{out}/lirpa_*.txt"):
             lir.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
 def f(s): return f"{s*1e3:.3f} ms" if s < 1 else f"{s:.2f} s"
 print(f"load before: {before.strip()}\nload after:  {after.strip()}")
-print("| case | method | denote bound | auto_LiRPA bound | ratio | denote load | auto_LiRPA build |")
-print("|---|---|---|---|---|---|---|")
+print("| case | method | denote bound | denote bound, prepared | auto_LiRPA bound | ratio | ratio, prepared | denote load + prepare | auto_LiRPA build |")
+print("|---|---|---|---|---|---|---|---|---|")
 cases = [("acasxu_1_1_prop_1", "acasxu_1_1/prop_1", "acasxu_1_1"), ("acasxu_1_1_prop_2", "acasxu_1_1/prop_2", "acasxu_1_1"),
          ("mnistfc_256x2_prop_0_0.03", "mnistfc/prop_0_0.03", "mnistfc_256x2")]
 for dc, lc, net in cases:
     for dm, lm in (("ibp", "IBP"), ("crown", "CROWN"), ("alpha-crown", "alpha-CROWN")):
-        d = den.get(f"{dm}/{dc}"); l = lir.get(f"{lm}/{lc}"); ld = den.get(f"load/{net}")
-        if not d or not l:
-            print(f"| {dc} | {dm} | missing | missing | | | |"); continue
-        dmed = statistics.median(d); lb = statistics.median(x[1] for x in l); lbuild = statistics.median(x[0] for x in l)
-        print(f"| {dc} | {dm} | {f(dmed)} | {f(lb)} | {lb/dmed:.1f}x | {f(statistics.median(ld)) if ld else ''} | {f(lbuild)} |")
+        d = den.get(f"{dm}/{dc}"); dp = den.get(f"{dm}+prep/{dc}"); l = lir.get(f"{lm}/{lc}")
+        ld = den.get(f"load/{net}"); lp = den.get(f"prepare/{net}")
+        if not d or not dp or not l:
+            print(f"| {dc} | {dm} | missing | missing | missing | | | | |"); continue
+        dmed = statistics.median(d); pmed = statistics.median(dp)
+        lb = statistics.median(x[1] for x in l); lbuild = statistics.median(x[0] for x in l)
+        load = f"{f(statistics.median(ld))} + {f(statistics.median(lp))}" if ld and lp else ""
+        print(f"| {dc} | {dm} | {f(dmed)} | {f(pmed)} | {f(lb)} | {lb/dmed:.1f}x | {lb/pmed:.1f}x | {load} | {f(lbuild)} |")
 PY

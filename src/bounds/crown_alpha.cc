@@ -94,14 +94,17 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   double lr = o.alpha_lr;
   std::vector<std::vector<double>> own(kept_scales ? 0 : g.nodes.size());  // the boxes stay fixed in this loop
   std::vector<std::vector<double>>& scales = kept_scales ? *kept_scales : own;
+  std::vector<std::vector<double>> V(g.nodes.size());  // kept across steps: the buffers are reused
+  PassResult pr;
   for (int t = 0; t < o.alpha_iters; ++t) {
     ++alpha_steps;
-    PassResult pr = pass(start, C, rows, false, &alpha, /*record=*/true, terms ? &beta : nullptr, &scales);
+    recycle(pr.A);
+    pr = pass(start, C, rows, false, &alpha, /*record=*/true, terms ? &beta : nullptr, &scales);
     if (!pr.failure.empty()) break;
     for (int64_t r = 0; r < rows; ++r) best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
     if (t + 1 == o.alpha_iters || above(best, stop_above)) break;
     // The relaxed network at the attaining point, rows at once.
-    std::vector<std::vector<double>> V(g.nodes.size());
+    for (auto& v : V) v.clear();
     PassRows st;
     st.rows = rows;
     const std::vector<const DoubleBox*> box = ptrs();
@@ -144,6 +147,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     beta_step(V, badam, beta, rows, o.beta_lr * lr / o.alpha_lr, c1, c2);
     lr *= o.alpha_decay;
   }
+  recycle(pr.A);
   return best;
 }
 

@@ -65,9 +65,9 @@ PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t row
   st.A.resize(g.nodes.size());
   st.bias.assign(static_cast<size_t>(rows), 0.0);
   st.mag = st.terms = st.slack = st.bias;
-  st.A[static_cast<size_t>(start)] = C;
+  st.A[static_cast<size_t>(start)] = ws.copy(C);
   const std::vector<const DoubleBox*> box = ptrs();
-  RuleCtx ctx{g, payload, box, err, st, alpha, scales};
+  RuleCtx ctx{g, payload, box, err, st, alpha, scales, &ws};
   PassResult out;
   if (record) out.A.resize(g.nodes.size());
   (void)walk::reverse(g, "IR bounds", [&](const Node& n) {
@@ -76,12 +76,13 @@ PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t row
     std::vector<double> A = std::move(*slot);
     slot.reset();
     if (beta) add_beta(ctx, n, A, *beta);
-    if (record) out.A[static_cast<size_t>(n.id)] = A;
+    if (record) out.A[static_cast<size_t>(n.id)] = ws.copy(A);
     const Rule rule = one_step && n.id != start ? nullptr : crown_rule(n.op);
     if (rule)
       rule(ctx, n, std::move(A));
     else
       ctx.concretize(n.id, A);
+    ws.give(std::move(A));  // what the rule did not move on to a parent
     return ok_status();
   });
   out.lower.assign(static_cast<size_t>(rows), -INFINITY);

@@ -64,6 +64,11 @@ class Engine {
   EvalErr err;
   std::vector<std::optional<DoubleBox>> boxes;
   int64_t passes = 0, rows_total = 0, alpha_steps = 0;
+  Workspace ws;  // coefficient buffers reused by every pass of this engine
+  // Hands a pass's recorded coefficients back to the workspace.
+  void recycle(std::vector<std::vector<double>>& vs) {
+    for (auto& v : vs) ws.give(std::move(v));
+  }
 
  private:
   std::vector<const DoubleBox*> ptrs() const;

@@ -45,7 +45,7 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const DoubleBox* xb = box_of(c, p);
   if (!rec || !xb) return c.fail(fmt::format("node {}: linear without payload or parent box", n.id));
   const int64_t out = rec->out_dim, in = rec->in_dim, lead = c.numel_of(p) / std::max<int64_t>(in, 1);
-  std::vector<double> pa(static_cast<size_t>(c.st.rows * lead * in));
+  std::vector<double> pa = c.take(static_cast<size_t>(c.st.rows * lead * in));  // gemm_nn writes all of it
   gemm_nn(c.st.rows * lead, in, out, A.data(), rec->weight.data(), pa.data());
   std::vector<double>* kept = c.scales ? &(*c.scales)[static_cast<size_t>(n.id)] : nullptr;
   if (kept && !kept->empty()) {

@@ -42,6 +42,7 @@ void RuleCtx::add_to(int64_t parent, std::vector<double>&& coeffs) {
     // One rounding per sum: |exact - computed| <= u |computed| (plus an underflow quantum).
     st.slack[r] += up_sum(s * kU * (1 + 2 * kU), static_cast<double>(m)) + static_cast<double>(m) * kEta;
   }
+  give(std::move(coeffs));
 }
 
 bool RuleCtx::concretize(int64_t id, const std::vector<double>& A) {
