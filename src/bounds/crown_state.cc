@@ -49,20 +49,8 @@ bool RuleCtx::concretize(int64_t id, const std::vector<double>& A) {
   const DoubleBox* b = box[static_cast<size_t>(id)];
   if (!b) return fail(fmt::format("node {} has no box", id));
   const int64_t m = numel_of(id);
-  for (int64_t r = 0; r < st.rows; ++r) {
-    const double* a = A.data() + r * m;
-    double sum = 0, mag = 0, n = 0;
-    for (int64_t j = 0; j < m; ++j) {
-      if (a[j] == 0) continue;
-      const double t = a[j] > 0 ? a[j] * b->lo[static_cast<size_t>(j)] : a[j] * b->hi[static_cast<size_t>(j)];
-      sum += t;
-      mag += std::fabs(t);
-      n += 1;
-    }
-    st.bias[r] += sum;
-    st.mag[r] += mag;
-    st.terms[r] += n;
-  }
+  for (int64_t r = 0; r < st.rows; ++r)
+    concretize_row(A.data() + r * m, b->lo.data(), b->hi.data(), m, st.bias[r], st.mag[r], st.terms[r]);
   return true;
 }
 

@@ -46,6 +46,31 @@ template <class Fn>
   mag += total(q);
 }
 
+[[gnu::always_inline]] inline void concretize_k(const double* __restrict a, const double* __restrict lo,
+                                                const double* __restrict hi, int64_t m, double& sum, double& mag,
+                                                double& terms) {
+  double p[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0};
+  by4(m, [&](int64_t j, int k) {
+    const double v = a[j];
+    const double t = v > 0 ? v * lo[j] : v == 0 ? 0.0 : v * hi[j];
+    p[k] += t;
+    q[k] += std::fabs(t);
+    c[k] += v != 0 ? 1.0 : 0.0;
+  });
+  sum += total(p);
+  mag += total(q);
+  terms += total(c);
+}
+
+__attribute__((target("avx2"))) void concretize_avx2(const double* a, const double* lo, const double* hi, int64_t m,
+                                                     double& sum, double& mag, double& terms) {
+  concretize_k(a, lo, hi, m, sum, mag, terms);
+}
+void concretize_base(const double* a, const double* lo, const double* hi, int64_t m, double& sum, double& mag,
+                     double& terms) {
+  concretize_k(a, lo, hi, m, sum, mag, terms);
+}
+
 __attribute__((target("avx2"))) double abs_dot_avx2(const double* a, const double* s, int64_t m) {
   return abs_dot_k(a, s, m);
 }
@@ -65,6 +90,14 @@ void dot_mag_base(const double* a, const double* b, int64_t m, double& sum, doub
 }
 
 }  // namespace
+
+void concretize_row(const double* a, const double* lo, const double* hi, int64_t m, double& sum, double& mag,
+                    double& terms) {
+  if (have_avx2())
+    concretize_avx2(a, lo, hi, m, sum, mag, terms);
+  else
+    concretize_base(a, lo, hi, m, sum, mag, terms);
+}
 
 double abs_dot(const double* a, const double* s, int64_t m) {
   return have_avx2() ? abs_dot_avx2(a, s, m) : abs_dot_base(a, s, m);

@@ -18,5 +18,10 @@ double abs_dot_nonzero(const double* w, const double* x, int64_t m);
 double dot(const double* a, const double* b, int64_t m);
 // sum += sum_j a[j] * b[j], mag += sum_j |a[j] * b[j]|.
 void dot_mag(const double* a, const double* b, int64_t m, double& sum, double& mag);
+// The minimum of a . x over the box [lo, hi]: sum += sum_j t_j with t_j = a[j] lo[j] (a[j] > 0),
+// a[j] hi[j] (a[j] < 0 or NaN) or nothing (a[j] = 0, also against an infinite endpoint);
+// mag += sum_j |t_j|, terms += the number of nonzero a[j].
+void concretize_row(const double* a, const double* lo, const double* hi, int64_t m, double& sum, double& mag,
+                    double& terms);
 
 }  // namespace denote::crown
