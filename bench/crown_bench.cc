@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "denote/base/allocator.h"
 #include "denote/bounds/crown.h"
 #include "denote/io/onnx.h"
 
@@ -194,6 +195,7 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  denote::tune_allocator_for_throughput();  // include/denote/base/allocator.h
   benchmark::Initialize(&argc, argv);
   register_all();
   benchmark::RunSpecifiedBenchmarks();

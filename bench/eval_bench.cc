@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "denote/base/allocator.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
 
@@ -183,6 +184,7 @@ void bm_denote_all(benchmark::State& state, const Workload* w) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  denote::tune_allocator_for_throughput();  // include/denote/base/allocator.h
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   static const std::vector<Workload> workloads = {make_mlp("mlp_b1", 0), make_mlp("mlp_b1024", 1024),

@@ -49,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "denote/base/allocator.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
 #include "denote/scalar/binary_context.h"
@@ -609,6 +610,7 @@ void register_all(const FormatData& d) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  denote::tune_allocator_for_throughput();  // include/denote/base/allocator.h
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   static const std::vector<FormatData> data = {make_data("bfloat16"), make_data("binary16"), make_data("e4m3fn"),

@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "denote/base/allocator.h"
 #include "denote/autodiff/grad.h"
 #include "denote/eval/eval.h"
 #include "denote/io/npy.h"
@@ -360,6 +361,7 @@ void register_context(const Net& n, const std::string& tag) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  denote::tune_allocator_for_throughput();  // include/denote/base/allocator.h
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--dump") == 0) return dump(argv[i + 1]);
   benchmark::Initialize(&argc, argv);

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "denote/base/allocator.h"
 #include "denote/bounds/ibp.h"
 #include "denote/eval/eval.h"
 #include "denote/io/npy.h"
@@ -291,6 +292,7 @@ std::string take_dump_flag(int& argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  denote::tune_allocator_for_throughput();  // include/denote/base/allocator.h
   const std::string dump_dir = take_dump_flag(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

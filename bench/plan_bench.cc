@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "denote/base/allocator.h"
 #include "denote/program/builder.h"
 #include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
@@ -213,6 +214,7 @@ void bm_gemms(benchmark::State& state, const Workload* w, int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  denote::tune_allocator_for_throughput();  // include/denote/base/allocator.h
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   static const std::vector<Workload> workloads = {make_mlp("mlp_b1", 0), make_mlp("mlp_b1024", 1024),

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "denote/base/allocator.h"
 #include "cli.h"
 
 namespace {
@@ -31,6 +32,7 @@ int check_command_name(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  denote::tune_allocator_for_throughput();  // include/denote/base/allocator.h
   CLI::App app{"denote: one canonical neural-network graph IR, checked, denoted, bounded and planned"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every subcommand");
