@@ -67,7 +67,7 @@ PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t row
   st.mag = st.terms = st.slack = st.bias;
   st.A[static_cast<size_t>(start)] = ws.copy(C);
   const std::vector<const DoubleBox*> box = ptrs();
-  RuleCtx ctx{g, payload, box, err, st, alpha, scales, &ws};
+  RuleCtx ctx{g, payload, box, err, st, alpha, scales, &ws, &scale_cache};
   PassResult out;
   if (record) out.A.resize(g.nodes.size());
   (void)walk::reverse(g, "IR bounds", [&](const Node& n) {

@@ -65,6 +65,7 @@ class Engine {
   std::vector<std::optional<DoubleBox>> boxes;
   int64_t passes = 0, rows_total = 0, alpha_steps = 0;
   Workspace ws;  // coefficient buffers reused by every pass of this engine
+  ScaleCache scale_cache;  // linear error scales, reused while their parent box is unchanged
   // Hands a pass's recorded coefficients back to the workspace.
   void recycle(std::vector<std::vector<double>>& vs) {
     for (auto& v : vs) ws.give(std::move(v));

@@ -48,11 +48,16 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   std::vector<double> pa = c.take(static_cast<size_t>(c.st.rows * lead * in));  // gemm_nn writes all of it
   gemm_nn(c.st.rows * lead, in, out, A.data(), rec->weight.data(), pa.data());
   std::vector<double>* kept = c.scales ? &(*c.scales)[static_cast<size_t>(n.id)] : nullptr;
+  const std::vector<double>* cached = c.scale_cache ? c.scale_cache->find(n.id, *xb) : nullptr;
   if (kept && !kept->empty()) {
     c.slack_abs_dot(A, *kept, 1.0);
+  } else if (cached && cached->size() == static_cast<size_t>(lead * out)) {
+    c.slack_abs_dot(A, *cached, 1.0);
+    if (kept) *kept = *cached;
   } else {
     std::vector<double> scale = linear_scale(c, *rec, *xb, lead);
     c.slack_abs_dot(A, scale, 1.0);
+    if (c.scale_cache) c.scale_cache->store(n.id, *xb, scale);
     if (kept) *kept = std::move(scale);
   }
   if (!rec->bias.empty())

@@ -93,6 +93,28 @@ struct Workspace {
   }
 };
 
+// The linear rule's error scales (|W| xmax per output and leading block, src/bounds/crown_rules.cc)
+// per node, with the parent box they were computed from: a pass reuses them only when that box is
+// still equal element for element (boxes tighten between an engine's passes), so a stale scale is
+// never read.
+struct ScaleCache {
+  struct Entry {
+    std::vector<double> lo, hi, scale;
+  };
+  std::vector<Entry> by_node;
+  const std::vector<double>* find(int64_t id, const DoubleBox& parent) const {
+    if (id < 0 || static_cast<size_t>(id) >= by_node.size()) return nullptr;
+    const Entry& e = by_node[static_cast<size_t>(id)];
+    if (e.scale.empty() || e.lo != parent.lo || e.hi != parent.hi) return nullptr;
+    return &e.scale;
+  }
+  void store(int64_t id, const DoubleBox& parent, const std::vector<double>& scale) {
+    if (id < 0) return;
+    if (static_cast<size_t>(id) >= by_node.size()) by_node.resize(static_cast<size_t>(id) + 1);
+    by_node[static_cast<size_t>(id)] = Entry{parent.lo, parent.hi, scale};
+  }
+};
+
 struct PassRows {
   int64_t rows = 0;
   std::vector<std::optional<std::vector<double>>> A;  // per node: rows x numel, row-major
@@ -113,6 +135,7 @@ struct RuleCtx {
   // across the passes of one alpha-CROWN run (the boxes do not change there); null: not kept.
   std::vector<std::vector<double>>* scales = nullptr;
   Workspace* ws = nullptr;  // buffers to reuse (null: plain allocation)
+  ScaleCache* scale_cache = nullptr;  // linear error scales by parent box (null: none)
 
   std::vector<double> take(size_t n) { return ws ? ws->take(n) : std::vector<double>(n); }
   void give(std::vector<double>&& v) {
