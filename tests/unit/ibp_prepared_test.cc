@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bounds/crown_state.h"
 #include "bounds/interval_matvec.h"
 #include "denote/bounds/crown.h"
 #include "denote/bounds/ibp.h"
@@ -219,6 +220,45 @@ TEST(IbpPrepared, CrownUsesOnlyAMatchingPreparedModel) {
   auto wrong_model = run_crown(copy.graph, copy.payload, in, copy.output_ids[0], nullptr, o);
   ASSERT_FALSE(wrong_model.ok());
   EXPECT_NE(wrong_model.message().find("another graph or payload"), std::string::npos) << wrong_model.message();
+}
+
+// CROWN's per-engine caches (src/bounds/crown_state.h): a linear node's error scale is reused only
+// for an equal parent box; the workspace hands back buffers of the asked size.
+TEST(CrownCaches, ScaleReusedOnlyForTheSameParentBox) {
+  crown::ScaleCache cache;
+  const DoubleBox b{{2}, {0, 1}, {1, 2}};
+  cache.store(3, b, {5, 6});
+  ASSERT_NE(cache.find(3, b), nullptr);
+  EXPECT_EQ(*cache.find(3, b), (std::vector<double>{5, 6}));
+  DoubleBox tighter = b;
+  tighter.hi[1] = 1.5;
+  EXPECT_EQ(cache.find(3, tighter), nullptr);
+  EXPECT_EQ(cache.find(2, b), nullptr);
+  EXPECT_EQ(cache.find(99, b), nullptr);
+  EXPECT_EQ(cache.find(-1, b), nullptr);
+  cache.store(3, tighter, {7, 8});  // replaced, the old box no longer matches
+  EXPECT_EQ(cache.find(3, b), nullptr);
+  ASSERT_NE(cache.find(3, tighter), nullptr);
+  EXPECT_EQ((*cache.find(3, tighter))[0], 7);
+}
+
+TEST(CrownCaches, WorkspaceReusesLargeBuffers) {
+  crown::Workspace ws;
+  std::vector<double> a = ws.take(10000);
+  EXPECT_EQ(a.size(), 10000u);
+  const double* storage = a.data();
+  ws.give(std::move(a));
+  EXPECT_TRUE(a.empty());
+  std::vector<double> b = ws.take(5000);  // fits in the kept buffer
+  EXPECT_EQ(b.size(), 5000u);
+  EXPECT_EQ(b.data(), storage);
+  const std::vector<double> src(6000, 2.5);
+  ws.give(std::move(b));
+  const std::vector<double> c = ws.copy(src);
+  EXPECT_EQ(c, src);
+  std::vector<double> small(10);
+  ws.give(std::move(small));  // too small to keep
+  EXPECT_TRUE(ws.spare.empty());
 }
 
 }  // namespace
