@@ -7,6 +7,7 @@
 // interval rule then runs instead.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -36,11 +37,15 @@ std::optional<DenseLinear> make_dense(const IntervalContext<E>& ctx, const Linea
     if constexpr (std::is_same_v<V, float>) return d.wf;
     else return d.wd;
   }();
-  w.reserve(rec.weight.size());
-  for (const auto& v : rec.weight) {
-    if (!(v.lo == v.hi) || !std::isfinite(v.lo)) return std::nullopt;
-    w.push_back(v.lo);
+  // One branch-free pass (it vectorises): every weight a finite point, else no dense copy.
+  w.resize(rec.weight.size());
+  bool points = true;
+  for (size_t i = 0; i < rec.weight.size(); ++i) {
+    const V lo = rec.weight[i].lo, hi = rec.weight[i].hi;
+    points &= (lo == hi) & (std::fabs(lo) <= std::numeric_limits<V>::max());
+    w[i] = lo;
   }
+  if (!points) return std::nullopt;
   for (const auto& b : rec.bias) d.bias.push_back(mid_rad(to_d(ctx, b)));
   return d;
 }
