@@ -16,6 +16,7 @@
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
 #include "denote/ir/model.h"
+#include "denote/program/examples.h"
 #include "denote/scalar/native.h"
 
 #ifndef DENOTE_SOURCE_DIR
@@ -181,6 +182,38 @@ TEST(IbpPrepared, BoxesContainF32EvaluationsAndMatchTheIntervalRule) {
             ASSERT_GE(b->hi[j], v.data[j]) << "node " << id << " elem " << j;
           }
         }
+      }
+    }
+  }
+}
+
+// Only weights that are points of the endpoint format go dense: the six-node model's decimal
+// weights (0.1, ...) are points in f64 but intervals in f32, where the interval rule keeps them;
+// both give boxes that contain the f64 evaluation at the box's center.
+TEST(IbpPrepared, OnlyPointWeightsGoDense) {
+  const Model m = six_node_model();
+  int64_t linear = 0;
+  for (const Node& n : m.graph.nodes) linear += n.op == Op::Linear;
+  ASSERT_GT(linear, 0);
+  auto p64 = IbpPrepared::prepare(m.graph, m.payload, "f64");
+  auto p32 = IbpPrepared::prepare(m.graph, m.payload, "f32");
+  ASSERT_TRUE(p64.ok() && p32.ok());
+  EXPECT_EQ(p64->dense_linear_nodes(), linear);
+  EXPECT_EQ(p32->dense_linear_nodes(), 0);
+  auto box = box_around(Tensor<double>({4}, six_node_x0()), 0.05);
+  ASSERT_TRUE(box.ok());
+  F64Context f;
+  const std::vector<Tensor<double>> x = {Tensor<double>({4}, six_node_x0())};
+  auto v = denote_all(m.graph, m.payload, std::span<const Tensor<double>>(x), f);
+  ASSERT_TRUE(v.ok()) << v.message();
+  for (const IbpPrepared* p : {&*p64, &*p32}) {
+    auto r = run_ibp_double(*p, std::span<const DoubleBox>(&*box, 1));
+    ASSERT_TRUE(r.ok()) << r.message();
+    for (size_t id = 0; id < m.graph.nodes.size(); ++id) {
+      ASSERT_TRUE(r->boxes[id]) << p->arith() << " node " << id;
+      for (size_t j = 0; j < (*v)[id].data.size(); ++j) {
+        EXPECT_LE(r->boxes[id]->lo[j], (*v)[id].data[j]) << p->arith() << " node " << id;
+        EXPECT_GE(r->boxes[id]->hi[j], (*v)[id].data[j]) << p->arith() << " node " << id;
       }
     }
   }
