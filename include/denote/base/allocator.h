@@ -10,7 +10,7 @@
 // and the trim threshold to 128 MiB, so freed blocks stay in the heap for the next call; the cost
 // is up to 128 MiB of freed memory kept mapped. The denote CLI and the benchmarks call it; the
 // library never does by itself (it would change the allocator of the process that links it, e.g.
-// Python's). Returns false where it does nothing (not glibc, or mallopt refused).
+// Python's). Returns false where it does nothing (not glibc, or mallopt refused, as under ASan).
 #pragma once
 
 namespace denote {
