@@ -104,7 +104,8 @@ void finish(Workload& w, GraphBuilder& b, int64_t y, Shape in_shape, double lo, 
 }
 
 Workload make_mlp(const std::string& name, int64_t batch) {
-  Workload w{name};
+  Workload w;
+  w.name = name;
   GraphBuilder b;
   std::mt19937 rng(kSeed);
   const Shape in_shape = batch == 0 ? Shape{5} : Shape{batch, 5};
@@ -121,7 +122,8 @@ Workload make_mlp(const std::string& name, int64_t batch) {
 }
 
 Workload make_cnn(const std::string& name, int64_t batch) {
-  Workload w{name};
+  Workload w;
+  w.name = name;
   GraphBuilder b;
   std::mt19937 rng(kSeed);
   const Shape in_shape{batch, 1, 28, 28};
