@@ -26,6 +26,7 @@ from ._denote import (  # noqa: F401
     load,
     loads,
     verify,
+    tune_allocator,
 )
 
 
@@ -41,5 +42,5 @@ def from_torch(module, example_inputs, *args, **kwargs):
 __all__ = [
     "Error", "InvalidInputError", "ParseError", "CheckError", "StructureError", "ShapeError", "EvalError",
     "UnsupportedError", "ResourceError", "InternalError", "Model", "GraphBuilder", "load", "loads", "verify",
-    "from_torch", "__version__",
+    "tune_allocator", "from_torch", "__version__",
 ]

@@ -40,3 +40,14 @@ def test_docstrings():
               denote.Model.plan, denote.GraphBuilder.op):
         assert f.__doc__ and len(f.__doc__) > 40
     assert os.path.exists(os.path.join(os.path.dirname(denote.__file__), "py.typed"))
+
+
+def test_tune_allocator_is_opt_in_and_reports():
+    # A fresh process: import alone leaves malloc alone; the call reports whether glibc took it.
+    code = "import denote; print(denote.tune_allocator())"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() in ("True", "False")
+    import platform
+    if platform.libc_ver()[0] == "glibc" and "ASAN_OPTIONS" not in os.environ:
+        assert r.stdout.strip() == "True"
