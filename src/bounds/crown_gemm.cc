@@ -27,7 +27,38 @@ bool blas_fits(int64_t m, int64_t n, int64_t k) {
 
 }  // namespace
 
+namespace {
+
+// C = A B over A's nonzeros only, row by row (a zero coefficient adds nothing, as in the plain loop).
+void sparse_rows_nn(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
+  for (int64_t i = 0; i < m * n; ++i) c[i] = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    double* ci = c + i * n;
+    for (int64_t p = 0; p < k; ++p) {
+      const double v = a[i * k + p];
+      if (v == 0) continue;
+      const double* bp = b + p * n;
+      for (int64_t j = 0; j < n; ++j) ci[j] += v * bp[j];
+    }
+  }
+}
+
+// At most one entry in 16 nonzero: CROWN's start rows (signed unit vectors, a spec's few terms).
+bool sparse(int64_t m, int64_t k, const double* a) {
+  const int64_t len = m * k;
+  if (len < 4096) return false;  // small products: the BLAS call is cheap enough
+  int64_t nnz = 0;
+  for (int64_t i = 0; i < len; ++i) nnz += a[i] != 0;
+  return nnz * 16 <= len;
+}
+
+}  // namespace
+
 void gemm_nn(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
+  if (sparse(m, k, a)) {
+    sparse_rows_nn(m, n, k, a, b, c);
+    return;
+  }
 #ifdef DENOTE_HAVE_OPENBLAS
   // A row or two against a large b (mnistfc's 256 x 784): gemv reads b once, without dgemm's packing.
   if (blas_fits(m, n, k) && m <= 2 && n * k >= 16384) {

@@ -7,7 +7,8 @@
 
 namespace denote::crown {
 
-// C[m, n] = A[m, k] B[k, n] (row-major, C overwritten).
+// C[m, n] = A[m, k] B[k, n] (row-major, C overwritten). An A with at most one nonzero in 16 (a pass's
+// start rows) is accumulated over its nonzeros only.
 void gemm_nn(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c);
 // C[m, n] = A[m, k] B[n, k]^T.
 void gemm_nt(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c);
