@@ -102,8 +102,21 @@ __attribute__((target("avx2"))) double abs_dot_avx2(const double* a, const doubl
   return abs_dot_k(a, s, m);
 }
 double abs_dot_base(const double* a, const double* s, int64_t m) { return abs_dot_k(a, s, m); }
+// Branch-free in four lanes: |w| x, forced to +0 where w == 0 (so 0 * inf adds nothing).
 __attribute__((target("avx2"))) double abs_dot_nonzero_avx2(const double* w, const double* x, int64_t m) {
-  return abs_dot_nonzero_k(w, x, m);
+  const __m256d zero = _mm256_setzero_pd();
+  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  __m256d p = zero;
+  int64_t j = 0;
+  for (; j + 4 <= m; j += 4) {
+    const __m256d v = _mm256_loadu_pd(w + j);
+    const __m256d is_zero = _mm256_cmp_pd(v, zero, _CMP_EQ_OQ);
+    const __m256d t = _mm256_mul_pd(_mm256_and_pd(v, abs_mask), _mm256_loadu_pd(x + j));
+    p = _mm256_add_pd(p, _mm256_andnot_pd(is_zero, t));
+  }
+  alignas(32) double ps[4];
+  _mm256_store_pd(ps, p);
+  return total(ps) + abs_dot_nonzero_k(w + j, x + j, m - j);
 }
 double abs_dot_nonzero_base(const double* w, const double* x, int64_t m) { return abs_dot_nonzero_k(w, x, m); }
 __attribute__((target("avx2"))) double dot_avx2(const double* a, const double* b, int64_t m) { return dot_k(a, b, m); }
