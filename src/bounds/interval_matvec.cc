@@ -2,6 +2,8 @@
 // each load of the box serves four rows, in three copies (AVX-512, AVX2+FMA, the baseline).
 #include "bounds/interval_matvec.h"
 
+#include "base/cpu.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -10,17 +12,15 @@
 // GCC 12 warns inside avx512fintrin.h (_mm512_undefined_pd in cvtps_pd / reduce_add_pd).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+// rows_k passes vectors by value at the default target, but it is always inlined into a wrapper of the
+// vectors' target, so no call with that ABI exists.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace denote::bounds {
 
 namespace {
 
-int cpu_level() {
-  static const int level = __builtin_cpu_supports("avx512f")                                     ? 2
-                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1
-                                                                                             : 0;
-  return level;
-}
+int cpu_level() { return have_avx512f() ? 2 : have_avx2_fma() ? 1 : 0; }
 int g_level = -1;  // -1: the CPU's
 
 // The scalar tail of rows [o, o + R) from column i on, added to the row sums.
@@ -36,72 +36,75 @@ inline void tail(const W* w, int64_t n, int64_t i, int R, const double* mid, con
     }
 }
 
-__attribute__((target("avx512f"))) inline __m512d load8(const double* p) { return _mm512_loadu_pd(p); }
-__attribute__((target("avx512f"))) inline __m512d load8(const float* p) {
-  return _mm512_cvtps_pd(_mm256_loadu_ps(p));
-}
-__attribute__((target("avx512f"))) inline double hsum8(__m512d v) { return _mm512_reduce_add_pd(v); }
+// One kernel body for both vector widths: each ISA's operations, compiled for its target, and a row
+// kernel that is always inlined into a wrapper of that target (the operations then inline there).
+#define DENOTE_T512 __attribute__((target("avx512f")))
+#define DENOTE_T256 __attribute__((target("avx2,fma")))
 
-template <int R, class W>
-__attribute__((target("avx512f"))) inline void rows512(const W* w, int64_t n, const double* mid, const double* rad,
-                                                        const double* mag, double* c, double* r, double* m) {
-  __m512d vc[R], vr[R], vm[R];
-  for (int k = 0; k < R; ++k) vc[k] = vr[k] = vm[k] = _mm512_setzero_pd();
+struct Avx512 {
+  using V = __m512d;
+  static constexpr int kLanes = 8;
+  DENOTE_T512 static inline V zero() { return _mm512_setzero_pd(); }
+  DENOTE_T512 static inline V load(const double* p) { return _mm512_loadu_pd(p); }
+  DENOTE_T512 static inline V load(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+  DENOTE_T512 static inline V abs(V x) { return _mm512_abs_pd(x); }
+  DENOTE_T512 static inline V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  DENOTE_T512 static inline double sum(V v) { return _mm512_reduce_add_pd(v); }
+};
+
+struct Avx2 {
+  using V = __m256d;
+  static constexpr int kLanes = 4;
+  DENOTE_T256 static inline V zero() { return _mm256_setzero_pd(); }
+  DENOTE_T256 static inline V load(const double* p) { return _mm256_loadu_pd(p); }
+  DENOTE_T256 static inline V load(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
+  DENOTE_T256 static inline V abs(V x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
+  DENOTE_T256 static inline V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  DENOTE_T256 static inline double sum(V v) {
+    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+  }
+};
+
+// Rows [0, R) of w against the box, kLanes columns at a time, then the scalar tail.
+template <class Isa, int R, class W>
+[[gnu::always_inline]] inline void rows_k(const W* w, int64_t n, const double* mid, const double* rad,
+                                          const double* mag, double* c, double* r, double* m) {
+  using V = typename Isa::V;
+  V vc[R], vr[R], vm[R];
+  for (int k = 0; k < R; ++k) vc[k] = vr[k] = vm[k] = Isa::zero();
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m512d xm = _mm512_loadu_pd(mid + i), xr = _mm512_loadu_pd(rad + i), xa = _mm512_loadu_pd(mag + i);
+  for (; i + Isa::kLanes <= n; i += Isa::kLanes) {
+    const V xm = Isa::load(mid + i), xr = Isa::load(rad + i), xa = Isa::load(mag + i);
     for (int k = 0; k < R; ++k) {
-      const __m512d x = load8(w + k * n + i), a = _mm512_abs_pd(x);
-      vc[k] = _mm512_fmadd_pd(x, xm, vc[k]);
-      vr[k] = _mm512_fmadd_pd(a, xr, vr[k]);
-      vm[k] = _mm512_fmadd_pd(a, xa, vm[k]);
+      const V x = Isa::load(w + k * n + i), a = Isa::abs(x);
+      vc[k] = Isa::fma(x, xm, vc[k]);
+      vr[k] = Isa::fma(a, xr, vr[k]);
+      vm[k] = Isa::fma(a, xa, vm[k]);
     }
   }
-  for (int k = 0; k < R; ++k) c[k] = hsum8(vc[k]), r[k] = hsum8(vr[k]), m[k] = hsum8(vm[k]);
+  for (int k = 0; k < R; ++k) c[k] = Isa::sum(vc[k]), r[k] = Isa::sum(vr[k]), m[k] = Isa::sum(vm[k]);
   tail(w, n, i, R, mid, rad, mag, c, r, m);
 }
 
-template <class W>
-__attribute__((target("avx512f"))) void mv512(const W* w, int64_t rows, int64_t n, const double* mid,
-                                              const double* rad, const double* mag, double* c, double* r, double* m) {
+// All rows: four at a time, then one at a time.
+template <class Isa, class W>
+[[gnu::always_inline]] inline void mv_k(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad,
+                                        const double* mag, double* c, double* r, double* m) {
   int64_t o = 0;
-  for (; o + 4 <= rows; o += 4) rows512<4>(w + o * n, n, mid, rad, mag, c + o, r + o, m + o);
-  for (; o < rows; ++o) rows512<1>(w + o * n, n, mid, rad, mag, c + o, r + o, m + o);
-}
-
-__attribute__((target("avx2,fma"))) inline __m256d load4(const double* p) { return _mm256_loadu_pd(p); }
-__attribute__((target("avx2,fma"))) inline __m256d load4(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
-__attribute__((target("avx2,fma"))) inline double hsum4(__m256d v) {
-  const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-}
-
-template <int R, class W>
-__attribute__((target("avx2,fma"))) inline void rows256(const W* w, int64_t n, const double* mid, const double* rad,
-                                                         const double* mag, double* c, double* r, double* m) {
-  const __m256d sign = _mm256_set1_pd(-0.0);
-  __m256d vc[R], vr[R], vm[R];
-  for (int k = 0; k < R; ++k) vc[k] = vr[k] = vm[k] = _mm256_setzero_pd();
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const __m256d xm = _mm256_loadu_pd(mid + i), xr = _mm256_loadu_pd(rad + i), xa = _mm256_loadu_pd(mag + i);
-    for (int k = 0; k < R; ++k) {
-      const __m256d x = load4(w + k * n + i), a = _mm256_andnot_pd(sign, x);
-      vc[k] = _mm256_fmadd_pd(x, xm, vc[k]);
-      vr[k] = _mm256_fmadd_pd(a, xr, vr[k]);
-      vm[k] = _mm256_fmadd_pd(a, xa, vm[k]);
-    }
-  }
-  for (int k = 0; k < R; ++k) c[k] = hsum4(vc[k]), r[k] = hsum4(vr[k]), m[k] = hsum4(vm[k]);
-  tail(w, n, i, R, mid, rad, mag, c, r, m);
+  for (; o + 4 <= rows; o += 4) rows_k<Isa, 4>(w + o * n, n, mid, rad, mag, c + o, r + o, m + o);
+  for (; o < rows; ++o) rows_k<Isa, 1>(w + o * n, n, mid, rad, mag, c + o, r + o, m + o);
 }
 
 template <class W>
-__attribute__((target("avx2,fma"))) void mv256(const W* w, int64_t rows, int64_t n, const double* mid,
-                                               const double* rad, const double* mag, double* c, double* r, double* m) {
-  int64_t o = 0;
-  for (; o + 4 <= rows; o += 4) rows256<4>(w + o * n, n, mid, rad, mag, c + o, r + o, m + o);
-  for (; o < rows; ++o) rows256<1>(w + o * n, n, mid, rad, mag, c + o, r + o, m + o);
+DENOTE_T512 void mv512(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag,
+                       double* c, double* r, double* m) {
+  mv_k<Avx512>(w, rows, n, mid, rad, mag, c, r, m);
+}
+template <class W>
+DENOTE_T256 void mv256(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag,
+                       double* c, double* r, double* m) {
+  mv_k<Avx2>(w, rows, n, mid, rad, mag, c, r, m);
 }
 
 template <class W>
