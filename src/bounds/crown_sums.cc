@@ -66,12 +66,21 @@ template <class Fn>
   terms += total(c);
 }
 
+// The four lanes' total, in the order total() sums four partial sums.
+__attribute__((target("avx2"))) inline double lanes_total(__m256d v) {
+  alignas(32) double s[4];
+  _mm256_store_pd(s, v);
+  return total(s);
+}
+__attribute__((target("avx2"))) inline __m256d abs_lanes(__m256d v) {
+  return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
+}
+
 // Branch-free in four lanes (the signs of a are data: branches on them mispredict): t = a * (a > 0 ? lo : hi),
 // forced to +0 where a == 0 (so 0 * inf adds nothing), NaN where a is NaN (as concretize_k).
 __attribute__((target("avx2"))) void concretize_avx2(const double* a, const double* lo, const double* hi, int64_t m,
                                                      double& sum, double& mag, double& terms) {
   const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
-  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
   __m256d p = zero, q = zero, c = zero;
   int64_t j = 0;
   for (; j + 4 <= m; j += 4) {
@@ -80,14 +89,10 @@ __attribute__((target("avx2"))) void concretize_avx2(const double* a, const doub
     const __m256d x = _mm256_blendv_pd(_mm256_loadu_pd(hi + j), _mm256_loadu_pd(lo + j), pos);
     const __m256d t = _mm256_andnot_pd(is_zero, _mm256_mul_pd(v, x));
     p = _mm256_add_pd(p, t);
-    q = _mm256_add_pd(q, _mm256_and_pd(t, abs_mask));
+    q = _mm256_add_pd(q, abs_lanes(t));
     c = _mm256_add_pd(c, _mm256_andnot_pd(is_zero, one));
   }
-  alignas(32) double ps[4], qs[4], cs[4];
-  _mm256_store_pd(ps, p);
-  _mm256_store_pd(qs, q);
-  _mm256_store_pd(cs, c);
-  double s = total(ps), g = total(qs), n = total(cs);
+  double s = lanes_total(p), g = lanes_total(q), n = lanes_total(c);
   concretize_k(a + j, lo + j, hi + j, m - j, s, g, n);  // the tail
   sum += s;
   mag += g;
@@ -105,18 +110,15 @@ double abs_dot_base(const double* a, const double* s, int64_t m) { return abs_do
 // Branch-free in four lanes: |w| x, forced to +0 where w == 0 (so 0 * inf adds nothing).
 __attribute__((target("avx2"))) double abs_dot_nonzero_avx2(const double* w, const double* x, int64_t m) {
   const __m256d zero = _mm256_setzero_pd();
-  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
   __m256d p = zero;
   int64_t j = 0;
   for (; j + 4 <= m; j += 4) {
     const __m256d v = _mm256_loadu_pd(w + j);
     const __m256d is_zero = _mm256_cmp_pd(v, zero, _CMP_EQ_OQ);
-    const __m256d t = _mm256_mul_pd(_mm256_and_pd(v, abs_mask), _mm256_loadu_pd(x + j));
+    const __m256d t = _mm256_mul_pd(abs_lanes(v), _mm256_loadu_pd(x + j));
     p = _mm256_add_pd(p, _mm256_andnot_pd(is_zero, t));
   }
-  alignas(32) double ps[4];
-  _mm256_store_pd(ps, p);
-  return total(ps) + abs_dot_nonzero_k(w + j, x + j, m - j);
+  return lanes_total(p) + abs_dot_nonzero_k(w + j, x + j, m - j);
 }
 double abs_dot_nonzero_base(const double* w, const double* x, int64_t m) { return abs_dot_nonzero_k(w, x, m); }
 __attribute__((target("avx2"))) double dot_avx2(const double* a, const double* b, int64_t m) { return dot_k(a, b, m); }
