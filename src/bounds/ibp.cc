@@ -17,13 +17,14 @@ namespace {
 
 // IBP is evaluation over the interval context, except that a node whose rule fails (no sound box)
 // or whose parent has no box gets a note instead of stopping the walk.
-using DenseMap = std::map<int64_t, ibp::DenseLinear>;
+template <class E>
+using DenseMap = std::map<int64_t, ibp::DenseLinear<typename E::Value>>;
 
 template <class E>
 struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>> {
   using Base = detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>>;
   std::vector<std::string>* notes;
-  const DenseMap* dense = nullptr;  // IbpPrepared's linear nodes
+  const DenseMap<E>* dense = nullptr;  // IbpPrepared's linear nodes
   Result<typename Base::Value> visit(const Node& n, std::span<const typename Base::Value* const> parents,
                                      const Shape& out_shape, const typename Base::Value* supplied) {
     if constexpr (ibp::kHardwareEndpoints<E>) {
@@ -47,7 +48,7 @@ Result<IbpResult<Interval<typename E::Value>>> run_ibp_with(const Graph& g,
                                                             const Payload<Interval<typename E::Value>>& payload,
                                                             std::span<const Tensor<Interval<typename E::Value>>> inputs,
                                                             IntervalContext<E>& ctx, const EvalOptions& options,
-                                                            const DenseMap* dense) {
+                                                            const DenseMap<E>* dense) {
   using S = Interval<typename E::Value>;
   DENOTE_RETURN_IF_ERROR(check_well_formed(g));
   const std::vector<int64_t> input_ids = g.input_ids();
@@ -127,7 +128,7 @@ struct Prepared {
   using S = Interval<typename E::Value>;
   E endpoints;
   Payload<S> payload;
-  DenseMap dense;
+  DenseMap<E> dense;
 };
 
 template <class E>

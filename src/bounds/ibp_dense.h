@@ -17,26 +17,24 @@
 
 namespace denote::ibp {
 
+// V: the endpoint format's value type (float or double), the type the weights are points of.
+template <class V>
 struct DenseLinear {
   int64_t out = 0, in = 0;
-  std::vector<float> wf;   // f32 endpoints
-  std::vector<double> wd;  // f64 endpoints
+  std::vector<V> w;  // out x in, row-major
   std::vector<MidRad> bias;
 };
 
 template <class E>
-std::optional<DenseLinear> make_dense(const IntervalContext<E>& ctx, const LinearRecord<Interval<typename E::Value>>& rec) {
+std::optional<DenseLinear<typename E::Value>> make_dense(const IntervalContext<E>& ctx, const LinearRecord<Interval<typename E::Value>>& rec) {
   using V = typename E::Value;
   static_assert(std::is_same_v<V, float> || std::is_same_v<V, double>);
   if (rec.out_dim <= 0 || rec.in_dim <= 0 || static_cast<int64_t>(rec.weight.size()) != rec.out_dim * rec.in_dim ||
       static_cast<int64_t>(rec.bias.size()) != rec.out_dim)
     return std::nullopt;
-  DenseLinear d;
+  DenseLinear<V> d;
   d.out = rec.out_dim, d.in = rec.in_dim;
-  std::vector<V>& w = [&]() -> std::vector<V>& {
-    if constexpr (std::is_same_v<V, float>) return d.wf;
-    else return d.wd;
-  }();
+  std::vector<V>& w = d.w;
   // One branch-free pass (it vectorises): every weight a finite point, else no dense copy.
   w.resize(rec.weight.size());
   bool points = true;
@@ -51,7 +49,7 @@ std::optional<DenseLinear> make_dense(const IntervalContext<E>& ctx, const Linea
 }
 
 template <class E>
-std::optional<Tensor<Interval<typename E::Value>>> dense_linear(const IntervalContext<E>& ctx, const DenseLinear& d,
+std::optional<Tensor<Interval<typename E::Value>>> dense_linear(const IntervalContext<E>& ctx, const DenseLinear<typename E::Value>& d,
                                                                 const Tensor<Interval<typename E::Value>>& x,
                                                                 const Shape& out_shape) {
   using S = Interval<typename E::Value>;
@@ -73,10 +71,7 @@ std::optional<Tensor<Interval<typename E::Value>>> dense_linear(const IntervalCo
       const MidRad v = mid_rad(to_d(ctx, x.data[l * in + i]));
       mid[i] = v.m, rad[i] = v.r, mag[i] = up(std::fabs(v.m) + v.r);
     }
-    if (!d.wf.empty())
-      bounds::interval_matvec(d.wf.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
-    else
-      bounds::interval_matvec(d.wd.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
+    bounds::interval_matvec(d.w.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
     for (size_t o = 0; o < out; ++o) {
       const auto box = linear_out(LinearSums{c[o], m[o], r[o]}, d.bias[o], nd, fm);
       if (!box) return std::nullopt;
