@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bounds/crown_gemm.h"
 #include "bounds/crown_state.h"
 #include "bounds/interval_matvec.h"
 #include "denote/bounds/crown.h"
@@ -253,6 +254,82 @@ TEST(IbpPrepared, CrownUsesOnlyAMatchingPreparedModel) {
   auto wrong_model = run_crown(copy.graph, copy.payload, in, copy.output_ids[0], nullptr, o);
   ASSERT_FALSE(wrong_model.ok());
   EXPECT_NE(wrong_model.message().find("another graph or payload"), std::string::npos) << wrong_model.message();
+}
+
+// CROWN and alpha-CROWN on mnistfc (sparse coefficient rows behind its mostly stable relus, the
+// branch-free concretisation, cached scales, a prepared model) contain the f32 evaluation at sampled
+// points of the box, output by output.
+TEST(IbpPrepared, CrownOnMnistfcContainsSampledF32Outputs) {
+  const Model m = load(kMnist);
+  if (m.graph.nodes.empty()) return;
+  const DoubleBox box = box_of(m, 11, 0.03);
+  const std::vector<DoubleBox> in = {box};
+  auto prep = IbpPrepared::prepare(m.graph, m.payload, "f32");
+  ASSERT_TRUE(prep.ok()) << prep.message();
+  const Payload<float> p32 = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
+  for (BoundMethod method : {BoundMethod::Crown, BoundMethod::AlphaCrown}) {
+    CrownOptions o;
+    o.method = method;
+    o.arith = "f32";
+    o.alpha_iters = 5;
+    o.ibp = &*prep;
+    auto r = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+    ASSERT_TRUE(r.ok()) << r.message();
+    std::mt19937_64 rng(method == BoundMethod::Crown ? 1 : 2);
+    std::uniform_real_distribution<double> t(0, 1);
+    for (int k = 0; k < 30; ++k) {
+      std::vector<float> x;
+      for (size_t i = 0; i < box.lo.size(); ++i)
+        x.push_back(static_cast<float>(box.lo[i] + t(rng) * (box.hi[i] - box.lo[i])));
+      F32Context f;
+      const std::vector<Tensor<float>> xin = {Tensor<float>(box.shape, x)};
+      auto y = denote(m.graph, p32, std::span<const Tensor<float>>(xin), m.output_ids[0], f);
+      ASSERT_TRUE(y.ok()) << y.message();
+      ASSERT_EQ(y->data.size(), r->spec_lo.size());
+      for (size_t j = 0; j < y->data.size(); ++j) {
+        EXPECT_LE(r->spec_lo[j], y->data[j]) << bound_method_name(method) << " output " << j;
+        EXPECT_GE(r->spec_hi[j], y->data[j]) << bound_method_name(method) << " output " << j;
+      }
+    }
+  }
+}
+
+// CROWN's products: a sparse left operand (the nonzeros-only path) and a dense one (BLAS) both
+// within gamma_k of the exact product, zeros skipped even against an infinite right operand.
+TEST(CrownGemm, SparseAndDenseRowsWithinGammaOfTheExactProduct) {
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const int64_t m = 40, k = 256, n = 37;
+  std::vector<double> b(static_cast<size_t>(k * n));
+  for (double& v : b) v = u(rng);
+  for (int per_mille : {1, 1000}) {  // nonzeros: about 1 in 1000 plus a +-1 per row (sparse), all (dense)
+    std::vector<double> a(static_cast<size_t>(m * k), 0.0);
+    for (size_t i = 0; i < a.size(); ++i)
+      if (static_cast<int>(rng() % 1000) < per_mille) a[i] = u(rng);
+    for (int64_t i = 0; i < m; ++i) a[static_cast<size_t>(i * k + i)] = i % 2 ? 1.0 : -1.0;
+    std::vector<double> c(static_cast<size_t>(m * n), NAN);
+    crown::gemm_nn(m, n, k, a.data(), b.data(), c.data());
+    const double g = (k + 1) * 0x1p-53 / (1 - (k + 1) * 0x1p-53);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        long double exact = 0, mag = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          const long double t = static_cast<long double>(a[static_cast<size_t>(i * k + p)]) * b[static_cast<size_t>(p * n + j)];
+          exact += t;
+          mag += std::fabs(t);
+        }
+        EXPECT_LE(std::fabs(c[static_cast<size_t>(i * n + j)] - exact), g * mag + 1e-300)
+            << "per mille " << per_mille << " at " << i << "," << j;
+      }
+  }
+  // A zero coefficient adds nothing, also against an infinite entry of b (the sparse path).
+  std::vector<double> a(static_cast<size_t>(m * k), 0.0), binf = b;
+  a[0] = 2.0;
+  binf[static_cast<size_t>(5 * n)] = INFINITY;  // row 5 of b, under a zero coefficient of every row
+  std::vector<double> c(static_cast<size_t>(m * n));
+  crown::gemm_nn(m, n, k, a.data(), binf.data(), c.data());
+  EXPECT_EQ(c[0], 2.0 * b[0]);
+  for (double v : c) EXPECT_TRUE(std::isfinite(v));
 }
 
 // CROWN's per-engine caches (src/bounds/crown_state.h): a linear node's error scale is reused only
