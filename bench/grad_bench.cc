@@ -14,7 +14,9 @@
 // Rows (time per call, single-threaded; the f64 -> S payload conversion and the inputs are prepared
 // outside the timed loop):
 //   forward/<net>/<f32|f64>   denote_outputs of the output node (the plain forward pass)
-//   grad_x/<net>/<f32|f64>    vjp wrt inputs, cotangent all ones (nullptr): d sum(y) / d x
+//   grad_x/<net>/<f32|f64>    vjp wrt inputs, cotangent all ones (nullptr): d sum(y) / d x (vjp_lent:
+//                             the input is lent to the tape, not copied, as PyTorch's autograd keeps a
+//                             reference to it)
 //   grad_x_blas, grad_p_blas  the same with GradKernels::Blas (linear nodes as OpenBLAS gemms; rows
 //                             absent when the library was built without OpenBLAS)
 //   grad_p/<net>/<f32|f64>    vjp wrt params (weights and biases of every linear, and the value of every
@@ -177,7 +179,8 @@ const std::vector<Net>& nets() {
 template <class S>
 struct Prepared {
   denote::Payload<S> payload;
-  std::vector<Tensor<S>> inputs;
+  // Lent to vjp_lent on every call (moved into the tape and back, no copy), hence mutable.
+  mutable std::vector<Tensor<S>> inputs;
   explicit Prepared(const Net& n) {
     payload = denote::convert_payload<S>(n.model.payload, [](double v) { return static_cast<S>(v); });
     std::vector<S> x(n.x.data.begin(), n.x.data.end());
@@ -193,7 +196,7 @@ denote::Result<denote::Gradients<typename Ctx::Scalar>> gradient(const Net& n, c
   o.wrt = wrt;
   o.kernels = kernels;
   using S = typename Ctx::Scalar;
-  return denote::vjp(n.model.graph, p.payload, std::span<const Tensor<S>>(p.inputs), n.output, nullptr, ctx, o);
+  return denote::vjp_lent(n.model.graph, p.payload, std::span<Tensor<S>>(p.inputs), n.output, nullptr, ctx, o);
 }
 
 void set_counters(benchmark::State& state, const Net& n, const std::string& kind) {

@@ -172,7 +172,7 @@ Result<Derivs> run_diff(Ctx& ctx, const Model& m, const std::vector<Tensor<doubl
                         const std::vector<Tensor<double>>* tangents, const std::optional<Tensor<double>>& cot,
                         int64_t output, const GradOptions& options) {
   using S = typename Ctx::Scalar;
-  const auto in = to_ctx(ctx, inputs);
+  auto in = to_ctx(ctx, inputs);
   const Payload<S> payload = convert_payload<S>(m.payload, [&](double v) { return ctx.from_double(v); });
   Derivs d;
   if (tangents) {
@@ -185,8 +185,8 @@ Result<Derivs> run_diff(Ctx& ctx, const Model& m, const std::vector<Tensor<doubl
   }
   std::optional<Tensor<S>> c;
   if (cot) c = to_ctx(ctx, std::vector<Tensor<double>>{*cot})[0];
-  DENOTE_ASSIGN_OR_RETURN(auto g, vjp(m.graph, payload, std::span<const Tensor<S>>(in), output, c ? &*c : nullptr,
-                                      ctx, options));
+  DENOTE_ASSIGN_OR_RETURN(auto g, vjp_lent(m.graph, payload, std::span<Tensor<S>>(in), output,
+                                           c ? &*c : nullptr, ctx, options));
   d.value = Tensor<double>(g.value.shape, widen(ctx, g.value.data));
   for (const auto& t : g.inputs) d.inputs.emplace_back(t.shape, widen(ctx, t.data));
   for (const auto& p : g.params) d.params.push_back({p.node, p.field, p.shape, widen(ctx, p.values)});

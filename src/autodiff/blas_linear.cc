@@ -45,10 +45,9 @@ bool blas_linear_available() { return true; }
 
 template <class S>
 bool blas_linear_forward(const LinearRecord<S>& rec, int64_t rows, const S* x, S* y) {
+  // y holds the bias rows (blas_linear.h): beta = 1 adds the product to them in one pass over y.
   if (!fits(rows, rec.out_dim, rec.in_dim)) return false;
   single_thread();
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < rec.out_dim; ++o) y[r * rec.out_dim + o] = rec.bias[static_cast<size_t>(o)];
   gemm<S>(false, true, rows, rec.out_dim, rec.in_dim, x, rec.weight.data(), S(1), y);
   return true;
 }
@@ -57,10 +56,10 @@ template <class S>
 bool blas_linear_backward(const LinearRecord<S>& rec, int64_t rows, const S* x, const S* g, S* gx, S* gw, S* gb) {
   if (!fits(rows, rec.out_dim, rec.in_dim)) return false;
   single_thread();
-  if (gx) gemm<S>(false, false, rows, rec.in_dim, rec.out_dim, g, rec.weight.data(), S(0), gx);
+  // beta = 1 on the caller's zeros: OpenBLAS skips its own pass that scales (zeroes) C.
+  if (gx) gemm<S>(false, false, rows, rec.in_dim, rec.out_dim, g, rec.weight.data(), S(1), gx);
   if (gw) {
-    gemm<S>(true, false, rec.out_dim, rec.in_dim, rows, g, x, S(0), gw);
-    for (int64_t o = 0; o < rec.out_dim; ++o) gb[o] = S(0);
+    gemm<S>(true, false, rec.out_dim, rec.in_dim, rows, g, x, S(1), gw);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t o = 0; o < rec.out_dim; ++o) gb[o] += g[r * rec.out_dim + o];
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "denote/ir/payload.h"
 
@@ -14,12 +15,24 @@ namespace denote::ad {
 
 bool blas_linear_available();
 
-// y[rows, out] = x[rows, in] W^T + b. False when BLAS is missing or an extent does not fit an int.
+// y[rows, out] = x[rows, in] W^T + b, where y holds b in every row on entry (the caller writes the
+// bias rows once, blas_linear_bias_rows, instead of zeros then the bias). False when BLAS is missing
+// or an extent does not fit an int.
+// rows copies of the bias, the y that blas_linear_forward expects (one pass, no zero fill first).
+template <class S>
+std::vector<S> blas_linear_bias_rows(const LinearRecord<S>& rec, int64_t rows) {
+  std::vector<S> y;
+  y.reserve(static_cast<size_t>(rows * rec.out_dim));
+  for (int64_t r = 0; r < rows; ++r) y.insert(y.end(), rec.bias.begin(), rec.bias.end());
+  return y;
+}
+
 template <class S>
 bool blas_linear_forward(const LinearRecord<S>& rec, int64_t rows, const S* x, S* y);
 
-// gx[rows, in] = g W (when gx), gw[out, in] = g^T x and gb[out] = column sums of g (when gw);
-// buffers are overwritten. False as above.
+// gx[rows, in] += g W (when gx), gw[out, in] += g^T x and gb[out] += column sums of g (when gw):
+// the buffers hold zeros on entry (as vjp allocates them), so OpenBLAS need not scale them by a
+// beta of 0 in a pass of its own. False as above.
 template <class S>
 bool blas_linear_backward(const LinearRecord<S>& rec, int64_t rows, const S* x, const S* g, S* gx, S* gw, S* gb);
 

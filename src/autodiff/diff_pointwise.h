@@ -50,13 +50,11 @@ typename Ctx::Scalar gelu_derivative(Ctx& ctx, const typename Ctx::Scalar& x) {
 template <class Ctx, class D>
 Tensor<typename Ctx::Scalar> unary_jvp(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a,
                                        const Tensor<typename Ctx::Scalar>& t, D&& d) {
-  Tensor<typename Ctx::Scalar> r;
-  r.shape = t.shape;
-  r.data.resize(t.data.size());
-  const auto& x = a.in().data;
-  const auto& y = a.out.data;
-  for (size_t i = 0; i < r.data.size(); ++i) r.data[i] = ctx.mul(t.data[i], d(x[i], y[i]));
-  return r;
+  const auto* x = a.in().data.data();
+  const auto* y = a.out.data.data();
+  const auto* tv = t.data.data();
+  return Tensor<typename Ctx::Scalar>(t.shape, rules::generated_values<typename Ctx::Scalar>(
+                                                   t.data.size(), [&](size_t i) { return ctx.mul(tv[i], d(x[i], y[i])); }));
 }
 
 template <class Ctx, class D>

@@ -211,8 +211,8 @@ struct TapeRule {
         if (rec && !x.shape.empty() && x.shape.back() == rec->in_dim && a.out_shape.back() == rec->out_dim &&
             rec->weight.size() == static_cast<size_t>(rec->out_dim * rec->in_dim) &&
             rec->bias.size() == static_cast<size_t>(rec->out_dim)) {
-          Tensor<S> y(a.out_shape, std::vector<S>(static_cast<size_t>(numel(a.out_shape))));
           const int64_t rows = numel(x.shape.begin(), x.shape.end() - 1);
+          Tensor<S> y(a.out_shape, blas_linear_bias_rows(*rec, rows));
           if (blas_linear_forward(*rec, rows, x.data.data(), y.data.data())) return y;
         }
       }
@@ -328,11 +328,29 @@ Status seed_cotangent(Ctx& ctx, Reverse<typename Ctx::Scalar>& st, int64_t outpu
   return ok_status();
 }
 
+// vjp_lent: the caller's input tensors, moved into the tape for the call and back when it ends
+// (on every return path), so the tape holds no copy of them.
+template <class S>
+struct LentInputs {
+  Tensor<S>* lent = nullptr;  // nullptr: vjp, the inputs are copied into the tape
+  const Graph& g;
+  Reverse<S>& st;
+  ~LentInputs() {
+    if (!lent) return;
+    const std::vector<int64_t> ids = g.input_ids();
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const auto id = static_cast<size_t>(ids[k]);
+      if (id < st.present.size() && st.present[id]) lent[k] = std::move(st.values[id]);
+    }
+  }
+};
+
 template <class Ctx>
 Result<Gradients<typename Ctx::Scalar>> run_vjp(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
                                                 std::span<const Tensor<typename Ctx::Scalar>> inputs,
                                                 int64_t output_id, const Tensor<typename Ctx::Scalar>* cotangent,
-                                                Ctx& ctx, const GradOptions& options) {
+                                                Ctx& ctx, const GradOptions& options,
+                                                Tensor<typename Ctx::Scalar>* lent = nullptr) {
   using S = typename Ctx::Scalar;
   DENOTE_RETURN_IF_ERROR(check_well_formed(g));
   if (output_id < 0 || static_cast<size_t>(output_id) >= g.nodes.size())
@@ -342,8 +360,9 @@ Result<Gradients<typename Ctx::Scalar>> run_vjp(const Graph& g, const Payload<ty
   cfg.options = options.eval;
   cfg.structure_checked = true;
   cfg.needed = &needed;
-  TapePass<Ctx> tape{{ctx, payload, options.eval, TapeRule<Ctx>{options.kernels == GradKernels::Blas}}};
+  TapePass<Ctx> tape{{ctx, payload, options.eval, TapeRule<Ctx>{options.kernels == GradKernels::Blas}, lent}};
   Reverse<S> st;
+  const LentInputs<S> give_back{lent, g, st};
   DENOTE_RETURN_IF_ERROR(walk::forward(g, tape, inputs, cfg, st.values, st.present));
   st.req = requires_grad(g, payload, needed, options.wrt);
   st.cot.resize(g.nodes.size());
@@ -359,7 +378,8 @@ Result<Gradients<typename Ctx::Scalar>> run_vjp(const Graph& g, const Payload<ty
   if (options.wrt != GradWrt::Params)
     for (size_t k = 0; k < r.input_ids.size(); ++k) {
       const auto id = static_cast<size_t>(r.input_ids[k]);
-      r.inputs.push_back(st.has_cot[id] ? std::move(st.cot[id]) : zeros(ctx, inputs[k].shape));
+      r.inputs.push_back(st.has_cot[id] ? std::move(st.cot[id]) : zeros(ctx, st.present[id] ? st.values[id].shape
+                                                                                              : inputs[k].shape));
     }
   std::stable_sort(r.params.begin(), r.params.end(),
                    [](const ParamGrad<S>& a, const ParamGrad<S>& b) { return a.node < b.node; });
@@ -379,6 +399,15 @@ Result<Gradients<typename Ctx::Scalar>> vjp(const Graph& g, const Payload<typena
 }
 
 template <class Ctx>
+Result<Gradients<typename Ctx::Scalar>> vjp_lent(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
+                                                 std::span<Tensor<typename Ctx::Scalar>> inputs, int64_t output_id,
+                                                 const Tensor<typename Ctx::Scalar>* cotangent, Ctx& ctx,
+                                                 const GradOptions& options) {
+  return ad::run_vjp(g, payload, std::span<const Tensor<typename Ctx::Scalar>>(inputs.data(), inputs.size()),
+                     output_id, cotangent, ctx, options, inputs.data());
+}
+
+template <class Ctx>
 Result<Tangent<typename Ctx::Scalar>> jvp(const Graph& g, const Payload<typename Ctx::Scalar>& payload,
                                           std::span<const Tensor<typename Ctx::Scalar>> inputs,
                                           std::span<const Tensor<typename Ctx::Scalar>> tangents, int64_t output_id,
@@ -392,6 +421,9 @@ Result<Tangent<typename Ctx::Scalar>> jvp(const Graph& g, const Payload<typename
   template Result<Gradients<Ctx::Scalar>> vjp<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,                    \
                                                    std::span<const Tensor<Ctx::Scalar>>, int64_t,                \
                                                    const Tensor<Ctx::Scalar>*, Ctx&, const GradOptions&);        \
+  template Result<Gradients<Ctx::Scalar>> vjp_lent<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,               \
+                                                        std::span<Tensor<Ctx::Scalar>>, int64_t,                 \
+                                                        const Tensor<Ctx::Scalar>*, Ctx&, const GradOptions&);   \
   template Result<Tangent<Ctx::Scalar>> jvp<Ctx>(const Graph&, const Payload<Ctx::Scalar>&,                      \
                                                  std::span<const Tensor<Ctx::Scalar>>,                           \
                                                  std::span<const Tensor<Ctx::Scalar>>, int64_t, Ctx&,            \

@@ -10,6 +10,7 @@
 #include "denote/ir/graph.h"
 #include "denote/ir/payload.h"
 #include "denote/tensor/tensor.h"
+#include "generated.h"
 
 namespace denote::rules {
 
@@ -48,21 +49,15 @@ inline Status seed_node_error(const Node& node, const std::string& text, std::st
 // Applies `f` to every element of a unary op's parent.
 template <class S, class F>
 Tensor<S> map_unary(const Tensor<S>& x, F&& f) {
-  Tensor<S> out;
-  out.shape = x.shape;
-  out.data.resize(x.data.size());  // sized first and written by index: the loop can vectorise
-  for (size_t i = 0; i < x.data.size(); ++i) out.data[i] = f(x.data[i]);
-  return out;
+  const S* in = x.data.data();
+  return Tensor<S>(x.shape, generated_values<S>(x.data.size(), [&](size_t i) { return f(in[i]); }));
 }
 
 // Applies `f` pairwise to two equally shaped tensors.
 template <class S, class F>
 Tensor<S> map_binary(const Tensor<S>& x, const Tensor<S>& y, F&& f) {
-  Tensor<S> out;
-  out.shape = x.shape;
-  out.data.resize(x.data.size());
-  for (size_t i = 0; i < x.data.size(); ++i) out.data[i] = f(x.data[i], y.data[i]);
-  return out;
+  const S *a = x.data.data(), *b = y.data.data();
+  return Tensor<S>(x.shape, generated_values<S>(x.data.size(), [&](size_t i) { return f(a[i], b[i]); }));
 }
 
 }  // namespace denote::rules
