@@ -10,11 +10,10 @@
 #include <cmath>
 
 // GCC 12 warns inside avx512fintrin.h (_mm512_undefined_pd in cvtps_pd / reduce_add_pd).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
-// rows_k passes vectors by value at the default target, but it is always inlined into a wrapper of the
-// vectors' target, so no call with that ABI exists.
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace denote::bounds {
 
@@ -36,8 +35,7 @@ inline void tail(const W* w, int64_t n, int64_t i, int R, const double* mid, con
     }
 }
 
-// One kernel body for both vector widths: each ISA's operations, compiled for its target, and a row
-// kernel that is always inlined into a wrapper of that target (the operations then inline there).
+// Each ISA's operations, compiled for its target; the kernel body below is compiled once per ISA.
 #define DENOTE_T512 __attribute__((target("avx512f")))
 #define DENOTE_T256 __attribute__((target("avx2,fma")))
 
@@ -66,46 +64,21 @@ struct Avx2 {
   }
 };
 
-// Rows [0, R) of w against the box, kLanes columns at a time, then the scalar tail.
-template <class Isa, int R, class W>
-[[gnu::always_inline]] inline void rows_k(const W* w, int64_t n, const double* mid, const double* rad,
-                                          const double* mag, double* c, double* r, double* m) {
-  using V = typename Isa::V;
-  V vc[R], vr[R], vm[R];
-  for (int k = 0; k < R; ++k) vc[k] = vr[k] = vm[k] = Isa::zero();
-  int64_t i = 0;
-  for (; i + Isa::kLanes <= n; i += Isa::kLanes) {
-    const V xm = Isa::load(mid + i), xr = Isa::load(rad + i), xa = Isa::load(mag + i);
-    for (int k = 0; k < R; ++k) {
-      const V x = Isa::load(w + k * n + i), a = Isa::abs(x);
-      vc[k] = Isa::fma(x, xm, vc[k]);
-      vr[k] = Isa::fma(a, xr, vr[k]);
-      vm[k] = Isa::fma(a, xa, vm[k]);
-    }
-  }
-  for (int k = 0; k < R; ++k) c[k] = Isa::sum(vc[k]), r[k] = Isa::sum(vr[k]), m[k] = Isa::sum(vm[k]);
-  tail(w, n, i, R, mid, rad, mag, c, r, m);
-}
-
-// All rows: four at a time, then one at a time.
-template <class Isa, class W>
-[[gnu::always_inline]] inline void mv_k(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad,
-                                        const double* mag, double* c, double* r, double* m) {
-  int64_t o = 0;
-  for (; o + 4 <= rows; o += 4) rows_k<Isa, 4>(w + o * n, n, mid, rad, mag, c + o, r + o, m + o);
-  for (; o < rows; ++o) rows_k<Isa, 1>(w + o * n, n, mid, rad, mag, c + o, r + o, m + o);
-}
-
-template <class W>
-DENOTE_T512 void mv512(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag,
-                       double* c, double* r, double* m) {
-  mv_k<Avx512>(w, rows, n, mid, rad, mag, c, r, m);
-}
-template <class W>
-DENOTE_T256 void mv256(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag,
-                       double* c, double* r, double* m) {
-  mv_k<Avx2>(w, rows, n, mid, rad, mag, c, r, m);
-}
+// The kernel body (interval_matvec_kernel.inc), compiled once per target: each copy's functions
+// carry the target attribute themselves, so its vectors are never passed at the default target's
+// ABI (clang rejects that even for always-inlined helpers).
+namespace k512 {
+using Isa = Avx512;
+#define DENOTE_KT DENOTE_T512
+#include "bounds/interval_matvec_kernel.inc"
+#undef DENOTE_KT
+}  // namespace k512
+namespace k256 {
+using Isa = Avx2;
+#define DENOTE_KT DENOTE_T256
+#include "bounds/interval_matvec_kernel.inc"
+#undef DENOTE_KT
+}  // namespace k256
 
 template <class W>
 void mv_base(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag, double* c,
@@ -120,8 +93,8 @@ template <class W>
 void dispatch(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag,
               double* c, double* r, double* m) {
   switch (interval_matvec_level()) {
-    case 2: return mv512(w, rows, n, mid, rad, mag, c, r, m);
-    case 1: return mv256(w, rows, n, mid, rad, mag, c, r, m);
+    case 2: return k512::mv(w, rows, n, mid, rad, mag, c, r, m);
+    case 1: return k256::mv(w, rows, n, mid, rad, mag, c, r, m);
     default: return mv_base(w, rows, n, mid, rad, mag, c, r, m);
   }
 }
