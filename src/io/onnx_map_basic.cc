@@ -301,7 +301,7 @@ Status map_matmul(Importer& im) {
     const int64_t k = w->shape[0], n = w->shape[1];
     DENOTE_ASSIGN_OR_RETURN(
         int64_t y, emit_linear(im, a, n, k, transposed(w->values, k, n), std::vector<double>(static_cast<size_t>(n))));
-    if (im.use_count(im.node().output(0)) == 1) im.fusable_linear.insert(y);
+    if (im.wants_output(0) && im.use_count(im.node().output(0)) == 1) im.fusable_linear.insert(y);
     return im.set_output(0, y);
   }
   DENOTE_ASSIGN_OR_RETURN(int64_t b, im.input(1));

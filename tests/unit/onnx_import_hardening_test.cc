@@ -1,7 +1,8 @@
 // ONNX import refuses files that are not sound ONNX, each with a clear error: duplicate graph-input
 // names, unnamed initializers and inputs, a nonsensical ir_version, two default-domain opset
 // entries, declared graph output element types that disagree with the computed value, a Conv
-// whose W channel dim disagrees with X's channels (found by fuzz_onnx_import).
+// whose W channel dim disagrees with X's channels, and a MatMul with no outputs (both found by
+// fuzz_onnx_import).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -181,6 +182,32 @@ TEST(OnnxImportHardening, FuzzCrashConvExportReimportsOrIsRefused) {
   EXPECT_EQ(conv->in_channels, 3);
   EXPECT_EQ(conv->window.kernel, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(reimport_problem(*fixed), "");
+}
+
+// A MatMul with a constant 2-D B and no outputs (fuzz_onnx_import, 2026-12-04: the importer read
+// output 0 to decide whether the linear node may fuse and aborted in protobuf's bounds check). Both
+// imports give a value or an error; the node's value is simply not defined.
+TEST(OnnxImportHardening, FuzzCrashMatmulWithoutOutputs) {
+  OnnxBuilder b;
+  b.input("x", {2, 3});
+  b.init("w", {3, 2}, {1, 2, 3, 4, 5, 6});
+  b.node("MatMul", {"x", "w"}, {}, "m");
+  b.node("Relu", {"x"}, {"y"}, "r");
+  b.output("y");
+  auto m = read_model_onnx(b.bytes());
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->graph.nodes.back().op, Op::Relu);
+  auto t = read_typed_model_onnx(b.bytes());
+  ASSERT_TRUE(t.ok()) << t.message();
+  // The fuzzer's own input (407 bytes) also imports or is refused, in both imports.
+  const std::string bytes = onnx_corpus_file("regress-matmul-no-output");
+  ASSERT_EQ(bytes.size(), 407u);
+  OnnxImportOptions options;
+  options.unknown_dims_as_one = bytes.size() % 2 == 0;
+  auto typed = read_typed_model_onnx(bytes, options);
+  auto plain = read_model_onnx(bytes, options);
+  if (plain.ok()) EXPECT_EQ(reimport_problem(*plain), "");
+  if (!typed.ok()) EXPECT_FALSE(typed.message().empty());
 }
 
 }  // namespace
