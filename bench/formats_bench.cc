@@ -20,6 +20,10 @@
 //                 word arrays, BinaryContext::exp (a table for formats of <= 16 bits, filled
 //                 before timing), fast_matmul; the same words and flags as soft (checked at startup)
 //   fast_scalar   add/mul only: fast_add / fast_mul called once per element
+//   fast16        add/mul only, formats of <= 16 bits: fast_add_n16 / fast_mul_n16 on packed uint16_t
+//                 words (the storage numpy and accelerators use; bfloat16/binary16 nearest-even read
+//                 and write 16-bit words in their own kernel); the same words as fast (checked
+//                 before timing) and flags
 //   fast_lanes    add/mul only: fast_add_n / fast_mul_n without the hand-vectorised kernels of
 //                 binary_fast_simd.h (bfloat16/binary16 in nearest-even), i.e. the compiler-
 //                 vectorised float lanes they replaced (for the other formats: the same as fast)
@@ -37,6 +41,7 @@
 #include <benchmark/benchmark.h>
 #include <mpfr.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -373,6 +378,29 @@ void bm_fast(benchmark::State& state, const FormatData* d, Work work, bool bulk,
   set_counters(state, work);
 }
 
+// Packed words: a and b narrowed to uint16_t once; the result is checked against fast_add_n /
+// fast_mul_n on the 64-bit words (checked against soft at startup) before timing.
+void bm_fast16(benchmark::State& state, const FormatData* d, Work work) {
+  const denote::FastFormat& ff = fast_format_of(d->fmt);
+  std::vector<uint16_t> a(d->a.begin(), d->a.end()), b(d->b.begin(), d->b.end()), out(a.size());
+  auto* const op = work == Work::Add ? denote::fast_add_n16 : denote::fast_mul_n16;
+  FpEnv env, wide_env;
+  std::vector<uint64_t> wide(d->a.size());
+  (work == Work::Add ? fast_add_all : fast_mul_all)(d->fmt, wide_env, wide.data(), d->a.data(), d->b.data(), kElems);
+  if (!op(ff, env, a.data(), b.data(), out.data(), a.size()) || !std::equal(out.begin(), out.end(), wide.begin()) ||
+      env.flags != wide_env.flags) {
+    state.SkipWithError("fast16 differs from fast");
+    return;
+  }
+  for (auto _ : state) {
+    op(ff, env, a.data(), b.data(), out.data(), a.size());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  if (!env.error.empty()) state.SkipWithError(env.error.c_str());
+  set_counters(state, work);
+}
+
 void bm_mpfr(benchmark::State& state, const FormatData* d, Work work) {
   MpfrRange range(d->fmt);
   const bool mm = work == Work::Matmul;
@@ -596,6 +624,8 @@ void register_all(const FormatData& d) {
     register_one(p + "fast", benchmark::kMicrosecond, bm_fast, &d, work, true, -1);
     if (work != Work::Exp) register_one(p + "fast_scalar", benchmark::kMicrosecond, bm_fast, &d, work, false, -1);
     if (work != Work::Exp) register_one(p + "fast_lanes", benchmark::kMicrosecond, bm_fast, &d, work, true, 0);
+    if (work != Work::Exp && d.fmt.storage_bits() <= 16)
+      register_one(p + "fast16", benchmark::kMicrosecond, bm_fast16, &d, work);
     register_one(p + "mpfr", benchmark::kMicrosecond, bm_mpfr, &d, work);
   }
   const std::string p = "matmul/" + n + "/";

@@ -96,18 +96,20 @@ for op in ("add", "mul", "exp", "matmul"):
             print(f"| matmul (denote_all) | {fmt} | {ns(ev, op)} | {ns(ev32, op)} (evaluator) | {ns(mpfr, op)} | "
                   f"{ratio(ev, ev32)} | - | {ratio(mpfr, ev)} |")
 print()
-print("Fast exact formats (binary_fast.h): fast = fast_add_n / fast_mul_n, fast_lanes = the same without the")
-print("hand-vectorised nearest-even kernels (binary_fast_simd.h; bfloat16/binary16 and, under AVX-512, e4m3fn differ)")
+print("Fast exact formats (binary_fast.h): fast = fast_add_n / fast_mul_n (64-bit words, the evaluator's), fast16 =")
+print("fast_add_n16 / fast_mul_n16 (packed 16-bit words), fast_lanes = fast without the hand-vectorised nearest-even")
+print("kernels (binary_fast_simd.h; bfloat16/binary16 and, under AVX-512, e4m3fn differ)")
 print()
-print("| op | format | fast | fast_lanes | native f32 | MPFR | fast/f32 | MPFR/fast | lanes/fast |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| op | format | fast | fast16 | fast_lanes | native f32 | MPFR | fast/f32 | fast16/f32 | MPFR/fast | lanes/fast |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for op in ("add", "mul"):
     for fmt in formats:
         fast, lanes, native, mpfr = t(op, fmt, "fast"), t(op, fmt, "fast_lanes"), t(op, fmt, "native"), t(op, fmt, "mpfr")
+        f16 = t(op, fmt, "fast16")
         if fast is None:
             continue
-        print(f"| {op} | {fmt} | {ns(fast, op)} | {ns(lanes, op)} | {ns(native, op)} | {ns(mpfr, op)} | "
-              f"{ratio(fast, native)} | {ratio(mpfr, fast)} | {ratio(lanes, fast)} |")
+        print(f"| {op} | {fmt} | {ns(fast, op)} | {ns(f16, op)} | {ns(lanes, op)} | {ns(native, op)} | {ns(mpfr, op)} | "
+              f"{ratio(fast, native)} | {ratio(f16, native)} | {ratio(mpfr, fast)} | {ratio(lanes, fast)} |")
 print()
 gf = []
 for fmt in formats:

@@ -254,6 +254,44 @@ void fast_mul_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord*
 
 namespace {
 
+// Packed words through the 64-bit kernels: blocks of kBlock widened, computed, narrowed (each block
+// is read in full before it is written, so out may alias a or b).
+template <class Fn>
+void packed_by_blocks(const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n, Fn&& op_n) {
+  FpWord wa[kBlock], wb[kBlock], wo[kBlock];
+  for (size_t base = 0; base < n; base += kBlock) {
+    const size_t len = n - base < kBlock ? n - base : kBlock;
+    for (size_t i = 0; i < len; ++i) wa[i].bits = a[base + i], wb[i].bits = b[base + i];
+    op_n(wa, wb, wo, len);
+    for (size_t i = 0; i < len; ++i) out[base + i] = static_cast<uint16_t>(wo[i].bits);
+  }
+}
+
+bool fits_16_bits(const FastFormat& ff) { return ff.word_mask <= 0xffffu; }
+
+}  // namespace
+
+bool fast_add_n16(const FastFormat& ff, FpEnv& env, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  if (!fits_16_bits(ff)) return false;
+  if (fastsimd::rne_elementwise16(fastsimd::Op::Add, ff, env, a, b, out, n)) return true;
+  packed_by_blocks(a, b, out, n, [&](auto* x, auto* y, auto* o, size_t len) { fast_add_n(ff, env, x, y, o, len); });
+  return true;
+}
+bool fast_sub_n16(const FastFormat& ff, FpEnv& env, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  if (!fits_16_bits(ff)) return false;
+  if (fastsimd::rne_elementwise16(fastsimd::Op::Sub, ff, env, a, b, out, n)) return true;
+  packed_by_blocks(a, b, out, n, [&](auto* x, auto* y, auto* o, size_t len) { fast_sub_n(ff, env, x, y, o, len); });
+  return true;
+}
+bool fast_mul_n16(const FastFormat& ff, FpEnv& env, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  if (!fits_16_bits(ff)) return false;
+  if (fastsimd::rne_elementwise16(fastsimd::Op::Mul, ff, env, a, b, out, n)) return true;
+  packed_by_blocks(a, b, out, n, [&](auto* x, auto* y, auto* o, size_t len) { fast_mul_n(ff, env, x, y, o, len); });
+  return true;
+}
+
+namespace {
+
 // relu's lanes: a special word (decoding to NaN) is marked, a positive value kept, the rest +0.
 template <class P>
 [[gnu::always_inline]] inline uint64_t relu_lanes(const P& params, const FpWord* x, FpWord* out, uint8_t* special,

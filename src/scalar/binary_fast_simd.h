@@ -33,6 +33,12 @@ enum class Op : uint8_t { Add, Sub, Mul };
 bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
                      size_t n);
 
+// The same on packed 16-bit words (bfloat16 or binary16 only; AVX-512 16 lanes, AVX2 + F16C 8):
+// out[i] = a[i] op b[i] for uint16_t storage, the words and flags rne_elementwise gives on the
+// widened words. False (nothing touched) in the cases where rne_elementwise is.
+bool rne_elementwise16(Op op, const FastFormat& ff, FpEnv& env, const uint16_t* a, const uint16_t* b, uint16_t* out,
+                       size_t n);
+
 // For tests: the widest kernel to use, 0 none, 1 AVX2 + F16C, 2 AVX-512 (capped by the CPU);
 // returns the level now in effect. The default is the widest the CPU has.
 int set_simd_level(int level);

@@ -161,9 +161,41 @@ void bound(FpFunction fn, mpfr_srcptr x, mpfr_ptr out, mpfr_rnd_t dir) {
   }
 }
 
+// One correctly rounded MPFR call (RNDD) and its ternary value: f == lo when it is zero, else
+// lo < f < nextabove(lo) (f is below the next number of the working precision, since lo is f
+// rounded down at that precision).
+int primitive_down(FpFunction fn, mpfr_srcptr x, mpfr_ptr lo) {
+  switch (fn) {
+    case FpFunction::Exp: return mpfr_exp(lo, x, MPFR_RNDD);
+    case FpFunction::Log: return mpfr_log(lo, x, MPFR_RNDD);
+    case FpFunction::Log1p: return mpfr_log1p(lo, x, MPFR_RNDD);
+    case FpFunction::Tanh: return mpfr_tanh(lo, x, MPFR_RNDD);
+    case FpFunction::Erf: return mpfr_erf(lo, x, MPFR_RNDD);
+    case FpFunction::Sin: return mpfr_sin(lo, x, MPFR_RNDD);
+    case FpFunction::Cos: return mpfr_cos(lo, x, MPFR_RNDD);
+    case FpFunction::Rsqrt: return mpfr_rec_sqrt(lo, x, MPFR_RNDD);
+    case FpFunction::Sigmoid:
+    case FpFunction::Softplus:
+    case FpFunction::Gelu: break;
+  }
+  return 0;
+}
+
+bool is_primitive(FpFunction fn) {
+  return fn != FpFunction::Sigmoid && fn != FpFunction::Softplus && fn != FpFunction::Gelu;
+}
+
 }  // namespace
 
 void enclose(FpFunction fn, mpfr_srcptr x, mpfr_ptr lo, mpfr_ptr hi) {
+  if (is_primitive(fn)) {
+    // A correctly rounded primitive: one evaluation and its ternary value give both ends (the
+    // composites below round several steps and need a lower and an upper evaluation).
+    const int ternary = primitive_down(fn, x, lo);
+    mpfr_set(hi, lo, MPFR_RNDN);  // exact: lo and hi have the same precision
+    if (ternary != 0 && !mpfr_nan_p(lo)) mpfr_nextabove(hi);
+    return;
+  }
   bound(fn, x, lo, MPFR_RNDD);
   bound(fn, x, hi, MPFR_RNDU);
 }

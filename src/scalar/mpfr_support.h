@@ -71,8 +71,9 @@ uint64_t nan_word(const BinaryFormat& f, FpEnv& env, uint64_t a, uint64_t b);
 bool bad_words(const BinaryFormat& f, FpEnv& env, std::initializer_list<uint64_t> words, uint64_t& out);
 
 // Encloses fn(x) for a finite, non-special x: lo <= fn(x) <= hi at the precision of lo and hi, from
-// MPFR's correctly rounded primitives rounded downward/upward (composites: every step rounded in
-// the direction that keeps the bound, using the monotonicity of each step).
+// MPFR's correctly rounded primitives (a single primitive: one call rounded downward and its ternary
+// value, hi = lo when exact, else the next number above lo; composites: a lower and an upper
+// evaluation, every step rounded in the direction that keeps the bound, using its monotonicity).
 void enclose(FpFunction fn, mpfr_srcptr x, mpfr_ptr lo, mpfr_ptr hi);
 
 // The exact value of trunc(x / y), floor(x / y) or Python's x % y (sign of y, fmod-based; the zero

@@ -10,6 +10,7 @@
 //   FpEnv env;
 //   uint64_t two = fast_add(*ff, env, 0x3f80, 0x3f80);   // 0x4000, env.flags == 0, as fp_add
 //   fast_mul_n(*ff, env, a.data(), b.data(), c.data(), n); // c[i] = a[i] * b[i], flags or-ed
+//   fast_mul_n16(*ff, env, pa, pb, pc, n);                 // the same on uint16_t words
 #pragma once
 
 #include <cstddef>
@@ -64,6 +65,16 @@ uint64_t fast_fma(const FastFormat& ff, FpEnv& env, uint64_t a, uint64_t b, uint
 void fast_add_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n);
 void fast_sub_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n);
 void fast_mul_n(const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out, size_t n);
+
+// The same on packed storage: words of at most 16 bits (bfloat16, binary16, fp8, fp6, fp4, small
+// binary(E,F)) as uint16_t, the layout numpy, PyTorch and accelerator buffers use. Same words and
+// flags as fast_add_n & co. on the widened words (a word with bits above the format's width is
+// malformed there too). bfloat16 and binary16 to nearest-even have their own kernels that read and
+// write the 16-bit words directly (AVX-512, or AVX2 + F16C); the rest widen blocks of 64 words. False, with
+// nothing written, when the format's words are wider than 16 bits.
+bool fast_add_n16(const FastFormat& ff, FpEnv& env, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
+bool fast_sub_n16(const FastFormat& ff, FpEnv& env, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
+bool fast_mul_n16(const FastFormat& ff, FpEnv& env, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
 
 // relu over words: out[i] = x[i] for a positive finite value, the +0 word for zeros and negative
 // finite values; the index of every other word (NaN, inf, malformed: the ones BinaryContext::relu
