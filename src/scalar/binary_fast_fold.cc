@@ -6,6 +6,8 @@
 // routine on words; a lane whose accumulator became NaN or infinite stays on words from then on.
 // Inputs holding NaN, infinity or malformed words take the one-at-a-time path instead (conv: the op
 // table's rule), so that errors and NaN payloads come out exactly as in the evaluator's scalar order.
+// fast_matmul / fast_linear of bfloat16 and binary16 in nearest-even go first to the binary32 lanes
+// of fastsimd::rne_fold (AVX-512), which hands back the blocks where a step overflowed.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -15,6 +17,7 @@
 #include "denote/scalar/binary_fast.h"
 #include "scalar/binary_fast_fold.h"
 #include "scalar/binary_fast_kernel.h"
+#include "scalar/binary_fast_simd.h"
 #include "scalar/binary_round.h"
 
 namespace denote {
@@ -215,31 +218,47 @@ uint64_t fold_one(const FastFormat& ff, FpEnv& env, const FoldInput& in, int64_t
   return acc;
 }
 
-// Every output (i, j), i < m, j < n, into out[i * n + j].
-void fold_all(const FastFormat& ff, FpEnv& env, const FoldInput& in, int64_t m, FpWord* out) {
+// The outputs (i, j) for rows i0 <= i < i1 and the blocks of kLanes columns from j0 (a multiple of
+// kLanes) to j1, into out[i * n + j], by the double lanes; flags or-ed into env.
+void fold_lanes(const FastFormat& ff, FpEnv& env, const FoldInput& in, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                FpWord* out) {
   uint64_t flags = 0;
   const bool avx2 = fastk::have_avx2();
   // The last, partial block of columns reads a copy of B's columns padded with zeros.
   const int64_t full = in.n / kLanes * kLanes, rest = in.n - full;
-  std::vector<double> pad(rest > 0 ? static_cast<size_t>(in.k * kLanes) : 0, 0.0);
-  for (int64_t r = 0; rest > 0 && r < in.k; ++r)
+  std::vector<double> pad(rest > 0 && j1 > full ? static_cast<size_t>(in.k * kLanes) : 0, 0.0);
+  for (int64_t r = 0; !pad.empty() && r < in.k; ++r)
     for (int64_t l = 0; l < rest; ++l) pad[r * kLanes + l] = in.bd[r * in.n + full + l];
   fastk::with_params(ff, env.rounding, [&](const auto& p, auto mode) {
     using P = std::decay_t<decltype(p)>;
     constexpr Rounding R = decltype(mode)::value;
     auto* const block = avx2 ? &fold_block_avx2<P, R> : &fold_block_base<P, R>;
-    for (int64_t i = 0; i < m; ++i) {
+    for (int64_t i = i0; i < i1; ++i) {
       uint64_t words[kLanes];
-      for (int64_t j = 0; j < full; j += kLanes) {
+      for (int64_t j = j0; j < std::min(j1, full); j += kLanes) {
         block(p, ff, env, in, i, j, in.bd + j, in.n, words, flags);
         for (int l = 0; l < kLanes; ++l) out[i * in.n + j + l].bits = words[l];
       }
-      if (rest == 0) continue;
+      if (pad.empty()) continue;
       block(p, ff, env, in, i, full, pad.data(), kLanes, words, flags);
       for (int64_t l = 0; l < rest; ++l) out[i * in.n + full + l].bits = words[l];
     }
   });
   env.flags |= static_cast<uint32_t>(flags);
+}
+
+// Every output (i, j), i < m, j < n, into out[i * n + j]: bfloat16/binary16 in nearest-even by the
+// binary32 lanes of fastsimd::rne_fold (a block it hands back, by the double lanes), else by the
+// double lanes.
+void fold_all(const FastFormat& ff, FpEnv& env, const FoldInput& in, int64_t m, FpWord* out) {
+  uint32_t flags = 0;
+  if (fastsimd::rne_fold(ff, env.rounding, in.ad, in.bd, m, in.k, in.n, out, flags, [&](int64_t i, int64_t j0) {
+        fold_lanes(ff, env, in, i, i + 1, j0, j0 + kLanes, out);
+      })) {
+    env.flags |= flags;
+    return;
+  }
+  fold_lanes(ff, env, in, 0, m, 0, in.n, out);
 }
 
 // True when every word of both operands is a finite value of the format (decoded into ad, bd).

@@ -466,6 +466,9 @@ void run_blocks(Op op, const FastFormat& ff, FpEnv& env, const W* a, const W* b,
 
 }  // namespace
 
+int simd_level() { return level_now(); }
+bool mxcsr_is_default() { return mxcsr_default(); }
+
 bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, const FpWord* b, FpWord* out,
                      size_t n) {
   if (env.rounding != Rounding::NearestEven) return false;

@@ -98,7 +98,9 @@ TEST(BinaryFastPacked, EveryWordToNearestAtEveryLevel) {
         every_word(ff, 41 + static_cast<uint64_t>(want_level), k, a, b);
         for (const auto& [packed, op] : kOps) {
           EXPECT_EQ(compare("every word", packed, op, ff, Rounding::NearestEven, a, b), 0) << "level " << want_level;
-          if (k == 0) EXPECT_EQ(flag_mismatches(packed, op, ff, Rounding::NearestEven, a, b), 0);
+          if (k == 0) {
+            EXPECT_EQ(flag_mismatches(packed, op, ff, Rounding::NearestEven, a, b), 0);
+          }
         }
       }
     }

@@ -1,0 +1,199 @@
+// bfloat16/binary16 inner-product folds to nearest-even in binary32 lanes (binary_fast_simd.h,
+// rne_fold): R rows x V vectors of 16 outputs folded at once, each output in its own order.
+//
+// Each step is the evaluator's: p = mul(A, B) rounded to the format, then acc = add(acc, p) rounded,
+// from acc = +0. In binary32 lanes:
+// - A product of two format values is exact in binary32 (2p <= 22 bits) unless it is tiny there:
+//   binary16 products are >= 2^-48 (never tiny in binary32), bfloat16 ones stay >= 2^-124 because
+//   operands below 2^-62 are refused. It is rounded to the format: bfloat16 by integer round-half-
+//   even on its bits, binary16 by vcvtps2ph (nearest-even, subnormals on their grid) and back.
+// - A sum of two format values rounded to nearest in binary32 and then to nearest in the format is
+//   one correct rounding (24 >= 2p + 2). A sum below 2^emin is exact: both operands are multiples of
+//   the least subnormal, and so is the sum, which the format then holds.
+// - Inexact: the product's rounding changed it, or the sum's binary32 rounding did (s - acc != p or
+//   s - p != acc: the difference with the larger operand is exact, Fast2Sum), or its rounding to the
+//   format did. Underflow (tiny after rounding and inexact) only for binary16 products: tiny after
+//   rounding is |p| < 2^-14 - 2^-26, the midpoint below 2^-14 at 11 bits (a tie goes up to 2^-14).
+// - Overflow: a product or sum that rounds above the largest finite value becomes infinite, and an
+//   accumulator stays non-finite from then on (inf + x, inf - inf), so a tile whose accumulators end
+//   non-finite is handed back whole (redo), with none of its flags.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "scalar/binary_fast_simd.h"
+
+#if defined(__x86_64__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // inside avx512fintrin.h (GCC 12)
+#include <immintrin.h>
+#endif
+
+namespace denote::fastsimd {
+
+#if defined(__x86_64__)
+
+namespace {
+
+#define DENOTE_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,f16c")))
+
+enum class Fmt : uint8_t { Bf16, Fp16 };
+
+template <Fmt F>
+DENOTE_AVX512 inline __m512 round_to(__m512 v) {
+  if constexpr (F == Fmt::Bf16) {
+    const __m512i b = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
+    return _mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+  } else {
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+}
+
+// acc + x * w, each step rounded to the format; inexact and underflow lanes or-ed into the masks.
+template <Fmt F>
+DENOTE_AVX512 inline __m512 step(__m512 acc, __m512 x, __m512 w, __mmask16& inexact, __mmask16& underflow) {
+  const __m512 p = _mm512_mul_ps(x, w);
+  const __m512 pr = round_to<F>(p);
+  const __mmask16 p_inexact = _mm512_cmp_ps_mask(pr, p, _CMP_NEQ_UQ);
+  if constexpr (F == Fmt::Fp16)
+    underflow |= _mm512_mask_cmp_ps_mask(p_inexact, _mm512_abs_ps(p), _mm512_set1_ps(0x1.ffep-15f), _CMP_LT_OQ);
+  const __m512 s = _mm512_add_ps(acc, pr);
+  const __m512 sr = round_to<F>(s);
+  inexact |= p_inexact | _mm512_cmp_ps_mask(_mm512_sub_ps(s, acc), pr, _CMP_NEQ_UQ) |
+             _mm512_cmp_ps_mask(_mm512_sub_ps(s, pr), acc, _CMP_NEQ_UQ) | _mm512_cmp_ps_mask(sr, s, _CMP_NEQ_UQ);
+  return sr;
+}
+
+// One tile: rows a[i * k ..] (i < R) against the 16 * V columns at b (row stride ldb); the
+// accumulators into out[i][16 * v + l]. Returns false when one ended non-finite (an overflow).
+template <Fmt F, int R, int V>
+DENOTE_AVX512 bool tile(const float* a, int64_t k, const float* b, int64_t ldb, float (*out)[64], __mmask16& inexact,
+                        __mmask16& underflow) {
+  __m512 acc[R][V];
+  for (int i = 0; i < R; ++i)
+    for (int v = 0; v < V; ++v) acc[i][v] = _mm512_setzero_ps();
+  __mmask16 in = 0, un = 0;
+  for (int64_t r = 0; r < k; ++r) {
+    __m512 w[V];
+    for (int v = 0; v < V; ++v) w[v] = _mm512_loadu_ps(b + r * ldb + 16 * v);
+    for (int i = 0; i < R; ++i) {
+      const __m512 x = _mm512_set1_ps(a[i * k + r]);
+      for (int v = 0; v < V; ++v) acc[i][v] = step<F>(acc[i][v], x, w[v], in, un);
+    }
+  }
+  __mmask16 special = 0;  // QNaN, +inf, -inf, SNaN
+  for (int i = 0; i < R; ++i)
+    for (int v = 0; v < V; ++v) {
+      special |= _mm512_fpclass_ps_mask(acc[i][v], 0x99);
+      _mm512_storeu_ps(out[i] + 16 * v, acc[i][v]);
+    }
+  if (special != 0) return false;
+  inexact |= in;
+  underflow |= un;
+  return true;
+}
+
+using TileFn = bool (*)(const float*, int64_t, const float*, int64_t, float (*)[64], __mmask16&, __mmask16&);
+
+template <Fmt F, int R>
+TileFn tile_for(int v) {
+  switch (v) {
+    case 1: return &tile<F, R, 1>;
+    case 2: return &tile<F, R, 2>;
+    case 3: return &tile<F, R, 3>;
+    default: return &tile<F, R, 4>;
+  }
+}
+
+// The word of a format value held in binary32.
+template <Fmt F>
+DENOTE_AVX512 inline uint64_t word_of(float v) {
+  if constexpr (F == Fmt::Bf16) {
+    uint32_t b;
+    __builtin_memcpy(&b, &v, sizeof b);
+    return b >> 16;
+  } else {
+    return _cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT);  // exact: v is a binary16 value
+  }
+}
+
+struct Shape {
+  int64_t m, k, n;
+  int rows, vecs;  // the tile: R rows x V vectors
+  int64_t mp, np;  // m and n padded to whole tiles
+};
+
+// The operands as binary32, padded with zeros to whole tiles (zero products and sums are exact).
+void to_floats(const double* a, const double* b, const Shape& s, std::vector<float>& af, std::vector<float>& bf) {
+  af.assign(static_cast<size_t>(s.mp * s.k), 0.0f);
+  bf.assign(static_cast<size_t>(s.k * s.np), 0.0f);
+  for (int64_t i = 0; i < s.m * s.k; ++i) af[static_cast<size_t>(i)] = static_cast<float>(a[i]);
+  for (int64_t r = 0; r < s.k; ++r)
+    for (int64_t j = 0; j < s.n; ++j) bf[static_cast<size_t>(r * s.np + j)] = static_cast<float>(b[r * s.n + j]);
+}
+
+template <Fmt F>
+DENOTE_AVX512 void fold(const Shape& s, const std::vector<float>& af, const std::vector<float>& bf, FpWord* out, uint32_t& flags,
+          const std::function<void(int64_t, int64_t)>& redo) {
+  const TileFn fn = s.rows == 4 ? tile_for<F, 4>(s.vecs) : tile_for<F, 1>(s.vecs);
+  const int64_t width = 16 * s.vecs;
+  __mmask16 inexact = 0, underflow = 0;
+  float acc[4][64];
+  // Column panels outside, row tiles inside: a panel of B (k x width) stays in cache across the rows.
+  for (int64_t j0 = 0; j0 < s.np; j0 += width) {
+    const int64_t jn = std::min(s.n, j0 + width);
+    for (int64_t i0 = 0; i0 < s.mp; i0 += s.rows) {
+      const int64_t in = std::min(s.m, i0 + s.rows);
+      if (!fn(af.data() + i0 * s.k, s.k, bf.data() + j0, s.np, acc, inexact, underflow)) {
+        for (int64_t i = i0; i < in; ++i)
+          for (int64_t j = j0; j < jn; j += 16) redo(i, j);
+        continue;
+      }
+      for (int64_t i = i0; i < in; ++i)
+        for (int64_t j = j0; j < jn; ++j) out[i * s.n + j].bits = word_of<F>(acc[i - i0][j - j0]);
+    }
+  }
+  if (inexact) flags |= kFpInexact;
+  if (underflow) flags |= kFpUnderflow;
+}
+
+// bfloat16: a nonzero operand below 2^-62 could make a product tiny in binary32.
+bool has_tiny(const double* v, int64_t n) {
+  bool tiny = false;
+  for (int64_t i = 0; i < n; ++i) tiny |= v[i] != 0.0 && std::fabs(v[i]) < 0x1p-62;
+  return tiny;
+}
+
+}  // namespace
+
+bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double* b, int64_t m, int64_t k, int64_t n,
+              FpWord* out, uint32_t& flags, const std::function<void(int64_t, int64_t)>& redo) {
+  if (mode != Rounding::NearestEven || ff.kind == FastFormat::Kind::Other) return false;
+  if (simd_level() < 2 || !mxcsr_is_default() || m <= 0 || n <= 0) return false;
+  const bool bf16 = ff.kind == FastFormat::Kind::Bfloat16;
+  if (bf16 && (has_tiny(a, m * k) || has_tiny(b, k * n))) return false;
+  Shape s{m, k, n, m >= 4 ? 4 : 1, 0, 0, 0};
+  const int64_t blocks = (n + 15) / 16;
+  s.vecs = static_cast<int>(std::min<int64_t>(s.rows == 4 ? 2 : 4, blocks));
+  s.mp = (m + s.rows - 1) / s.rows * s.rows;
+  s.np = (blocks + s.vecs - 1) / s.vecs * s.vecs * 16;
+  std::vector<float> af, bf;
+  to_floats(a, b, s, af, bf);
+  if (bf16)
+    fold<Fmt::Bf16>(s, af, bf, out, flags, redo);
+  else
+    fold<Fmt::Fp16>(s, af, bf, out, flags, redo);
+  return true;
+}
+
+#else
+
+bool rne_fold(const FastFormat&, Rounding, const double*, const double*, int64_t, int64_t, int64_t, FpWord*,
+              uint32_t&, const std::function<void(int64_t, int64_t)>&) {
+  return false;
+}
+
+#endif
+
+}  // namespace denote::fastsimd
