@@ -7,7 +7,7 @@
 // Inputs holding NaN, infinity or malformed words take the one-at-a-time path instead (conv: the op
 // table's rule), so that errors and NaN payloads come out exactly as in the evaluator's scalar order.
 // fast_matmul / fast_linear of bfloat16 and binary16 in nearest-even go first to the binary32 lanes
-// of fastsimd::rne_fold (AVX-512), which hands back the blocks where a step overflowed.
+// of fastsimd::rne_fold (AVX-512 or AVX2 + F16C), which hands back the blocks where a step overflowed.
 #include <algorithm>
 #include <cmath>
 #include <memory>

@@ -40,14 +40,14 @@ bool rne_elementwise(Op op, const FastFormat& ff, FpEnv& env, const FpWord* a, c
 bool rne_elementwise16(Op op, const FastFormat& ff, FpEnv& env, const uint16_t* a, const uint16_t* b, uint16_t* out,
                        size_t n);
 
-// bfloat16/binary16 inner-product folds in nearest-even, 16 binary32 lanes under AVX-512
-// (binary_fast_simd_fold.cc), for fast_matmul / fast_linear (binary_fast_fold.cc). Output (i, j),
+// bfloat16/binary16 inner-product folds in nearest-even, binary32 lanes (16 under AVX-512, 8 under
+// AVX2 + F16C; binary_fast_simd_fold.cc), for fast_matmul / fast_linear (binary_fast_fold.cc). Output (i, j),
 // i < m, j < n, is the evaluator's fold: acc = +0, then acc = add(acc, mul(A(i, r), B(r, j))) for
 // r < k in order, with A(i, r) = a[i * k + r] and B(r, j) = b[r * n + j] (finite values of the
 // format, as doubles). Writes out[i * n + j] and ors the flags into `flags`, except for the blocks of
 // 16 outputs (i, j0 .. j0 + 15) in which a step overflowed: those it leaves to redo(i, j0), which
 // the caller does the general way, with their flags. False, having done nothing, where
-// rne_elementwise would be (format, mode, CPU, MXCSR) and without AVX-512, and for bfloat16 when
+// rne_elementwise would be (format, mode, CPU, MXCSR), and for bfloat16 when
 // a nonzero operand is below 2^-62 in magnitude (two such could make a tiny product).
 bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double* b, int64_t m, int64_t k,
               int64_t n, FpWord* out, uint32_t& flags, const std::function<void(int64_t, int64_t)>& redo);

@@ -1,5 +1,6 @@
 // bfloat16/binary16 inner-product folds to nearest-even in binary32 lanes (binary_fast_simd.h,
-// rne_fold): R rows x V vectors of 16 outputs folded at once, each output in its own order.
+// rne_fold): R rows x V vectors of outputs folded at once (16 lanes a vector under AVX-512, 8 under
+// AVX2 + F16C), each output in its own order.
 //
 // Each step is the evaluator's: p = mul(A, B) rounded to the format, then acc = add(acc, p) rounded,
 // from acc = +0. In binary32 lanes:
@@ -106,9 +107,77 @@ TileFn tile_for(int v) {
   }
 }
 
+// ---- AVX2 + F16C: 8 lanes, the same steps with vector masks ----
+
+#define DENOTE_AVX2 __attribute__((target("avx2,f16c")))
+
+template <Fmt F>
+DENOTE_AVX2 inline __m256 round_to8(__m256 v) {
+  if constexpr (F == Fmt::Bf16) {
+    const __m256i b = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(0x7fff)), lsb);
+    return _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
+  } else {
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+}
+
+template <Fmt F>
+DENOTE_AVX2 inline __m256 step8(__m256 acc, __m256 x, __m256 w, __m256& inexact, __m256& underflow) {
+  const __m256 p = _mm256_mul_ps(x, w);
+  const __m256 pr = round_to8<F>(p);
+  const __m256 p_inexact = _mm256_cmp_ps(pr, p, _CMP_NEQ_UQ);
+  if constexpr (F == Fmt::Fp16) {
+    const __m256 mag = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), p);
+    underflow = _mm256_or_ps(underflow, _mm256_and_ps(p_inexact, _mm256_cmp_ps(mag, _mm256_set1_ps(0x1.ffep-15f), _CMP_LT_OQ)));
+  }
+  const __m256 s = _mm256_add_ps(acc, pr);
+  const __m256 sr = round_to8<F>(s);
+  const __m256 s_inexact = _mm256_or_ps(_mm256_cmp_ps(_mm256_sub_ps(s, acc), pr, _CMP_NEQ_UQ),
+                                        _mm256_cmp_ps(_mm256_sub_ps(s, pr), acc, _CMP_NEQ_UQ));
+  inexact = _mm256_or_ps(inexact, _mm256_or_ps(_mm256_or_ps(p_inexact, s_inexact), _mm256_cmp_ps(sr, s, _CMP_NEQ_UQ)));
+  return sr;
+}
+
+template <Fmt F, int R, int V>
+DENOTE_AVX2 bool tile8(const float* a, int64_t k, const float* b, int64_t ldb, float (*out)[64], __mmask16& inexact,
+                       __mmask16& underflow) {
+  __m256 acc[R][V];
+  for (int i = 0; i < R; ++i)
+    for (int v = 0; v < V; ++v) acc[i][v] = _mm256_setzero_ps();
+  __m256 in = _mm256_setzero_ps(), un = _mm256_setzero_ps();
+  for (int64_t r = 0; r < k; ++r) {
+    __m256 w[V];
+    for (int v = 0; v < V; ++v) w[v] = _mm256_loadu_ps(b + r * ldb + 8 * v);
+    for (int i = 0; i < R; ++i) {
+      const __m256 x = _mm256_set1_ps(a[i * k + r]);
+      for (int v = 0; v < V; ++v) acc[i][v] = step8<F>(acc[i][v], x, w[v], in, un);
+    }
+  }
+  __m256 special = _mm256_setzero_ps();  // acc - acc is NaN exactly for inf and NaN
+  for (int i = 0; i < R; ++i)
+    for (int v = 0; v < V; ++v) {
+      special = _mm256_or_ps(special, _mm256_cmp_ps(_mm256_sub_ps(acc[i][v], acc[i][v]), _mm256_setzero_ps(), _CMP_UNORD_Q));
+      _mm256_storeu_ps(out[i] + 8 * v, acc[i][v]);
+    }
+  if (_mm256_movemask_ps(special) != 0) return false;
+  if (_mm256_movemask_ps(in) != 0) inexact = 1;
+  if (_mm256_movemask_ps(un) != 0) underflow = 1;
+  return true;
+}
+
+template <Fmt F, int R>
+TileFn tile8_for(int v) {
+  switch (v) {
+    case 2: return &tile8<F, R, 2>;
+    default: return &tile8<F, R, 4>;
+  }
+}
+
 // The word of a format value held in binary32.
 template <Fmt F>
-DENOTE_AVX512 inline uint64_t word_of(float v) {
+DENOTE_AVX2 inline uint64_t word_of(float v) {
   if constexpr (F == Fmt::Bf16) {
     uint32_t b;
     __builtin_memcpy(&b, &v, sizeof b);
@@ -120,7 +189,8 @@ DENOTE_AVX512 inline uint64_t word_of(float v) {
 
 struct Shape {
   int64_t m, k, n;
-  int rows, vecs;  // the tile: R rows x V vectors
+  int lanes;       // 16 (AVX-512) or 8 (AVX2)
+  int rows, vecs;  // the tile: R rows x V vectors of `lanes`
   int64_t mp, np;  // m and n padded to whole tiles
 };
 
@@ -134,10 +204,16 @@ void to_floats(const double* a, const double* b, const Shape& s, std::vector<flo
 }
 
 template <Fmt F>
-DENOTE_AVX512 void fold(const Shape& s, const std::vector<float>& af, const std::vector<float>& bf, FpWord* out, uint32_t& flags,
+TileFn pick_tile(const Shape& s) {
+  if (s.lanes == 16) return s.rows == 4 ? tile_for<F, 4>(s.vecs) : tile_for<F, 1>(s.vecs);
+  return s.rows == 2 ? tile8_for<F, 2>(s.vecs) : tile8_for<F, 1>(s.vecs);
+}
+
+template <Fmt F>
+void fold(const Shape& s, const std::vector<float>& af, const std::vector<float>& bf, FpWord* out, uint32_t& flags,
           const std::function<void(int64_t, int64_t)>& redo) {
-  const TileFn fn = s.rows == 4 ? tile_for<F, 4>(s.vecs) : tile_for<F, 1>(s.vecs);
-  const int64_t width = 16 * s.vecs;
+  const TileFn fn = pick_tile<F>(s);
+  const int64_t width = s.lanes * s.vecs;
   __mmask16 inexact = 0, underflow = 0;
   float acc[4][64];
   // Column panels outside, row tiles inside: a panel of B (k x width) stays in cache across the rows.
@@ -170,14 +246,25 @@ bool has_tiny(const double* v, int64_t n) {
 bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double* b, int64_t m, int64_t k, int64_t n,
               FpWord* out, uint32_t& flags, const std::function<void(int64_t, int64_t)>& redo) {
   if (mode != Rounding::NearestEven || ff.kind == FastFormat::Kind::Other) return false;
-  if (simd_level() < 2 || !mxcsr_is_default() || m <= 0 || n <= 0) return false;
+  const int level = simd_level();
+  if (level < 1 || !mxcsr_is_default() || m <= 0 || n <= 0) return false;
   const bool bf16 = ff.kind == FastFormat::Kind::Bfloat16;
   if (bf16 && (has_tiny(a, m * k) || has_tiny(b, k * n))) return false;
-  Shape s{m, k, n, m >= 4 ? 4 : 1, 0, 0, 0};
+  // Tiles of whole blocks of 16 outputs (the unit handed back): AVX-512 4 rows x 2 vectors (1 x up
+  // to 4 for one row); AVX2 2 rows x 2 vectors of 8 (1 x 4 for one row).
   const int64_t blocks = (n + 15) / 16;
-  s.vecs = static_cast<int>(std::min<int64_t>(s.rows == 4 ? 2 : 4, blocks));
+  Shape s{m, k, n, 16, 1, 1, 0, 0};
+  if (level >= 2) {
+    s.rows = m >= 4 ? 4 : 1;
+    s.vecs = static_cast<int>(std::min<int64_t>(s.rows == 4 ? 2 : 4, blocks));
+  } else {
+    s.lanes = 8;
+    s.rows = m >= 2 ? 2 : 1;
+    s.vecs = s.rows == 1 && blocks > 1 ? 4 : 2;
+  }
+  const int64_t block_cols = s.lanes * s.vecs;
   s.mp = (m + s.rows - 1) / s.rows * s.rows;
-  s.np = (blocks + s.vecs - 1) / s.vecs * s.vecs * 16;
+  s.np = (n + block_cols - 1) / block_cols * block_cols;
   std::vector<float> af, bf;
   to_floats(a, b, s, af, bf);
   if (bf16)

@@ -1,12 +1,12 @@
-// The binary32-lane folds of bfloat16/binary16 in nearest-even (fastsimd::rne_fold, AVX-512), through
+// The binary32-lane folds of bfloat16/binary16 in nearest-even (fastsimd::rne_fold: AVX-512 at kernel
+// level 2, AVX2 + F16C at level 1), through
 // fast_matmul and fast_linear, against plain sequences of the general routines (fp_mul, fp_add):
 // words and flags must be identical. The operands are built to reach every case the kernel argues
 // about: products and sums across the whole exponent range (binary32-inexact sums of far-apart
 // values), binary16 products that are tiny (underflow) or tiny only before rounding, exact
 // cancellations and signed zeros, overflowing products and sums (the tile handed back to the double
 // lanes), and bfloat16 operands below 2^-62 (the whole fold refused). Shapes cover one row and
-// tiles of four, every vector count and column tails. Without AVX-512 the kernel does not run and
-// the same comparisons check the double lanes.
+// tiles, every vector count and column tails, at every level the CPU has (level 0: the double lanes).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,14 +43,24 @@ std::vector<FpWord> operands(const FastFormat& ff, size_t n, Mix mix, std::mt199
   for (size_t i = 0; i < n; ++i) {
     double v = 0;
     switch (mix) {
-      case Mix::Moderate: v = value(rng, -3, 1); break;
-      case Mix::Spread: v = bf16 ? value(rng, -60, 60) : value(rng, -24, 7); break;
-      case Mix::Tiny: v = bf16 ? value(rng, -62, -58) : value(rng, -14, -4); break;
-      case Mix::Overflow: v = bf16 ? value(rng, 40, 70) : value(rng, 4, 9); break;
-      case Mix::Cancel: v = value(rng, -2, 0); break;
+      case Mix::Moderate:
+        v = value(rng, -3, 1);
+        break;
+      case Mix::Spread:
+        v = bf16 ? value(rng, -60, 60) : value(rng, -24, 7);
+        break;
+      case Mix::Tiny:
+        v = bf16 ? value(rng, -62, -58) : value(rng, -14, -4);
+        break;
+      case Mix::Overflow:
+        v = bf16 ? value(rng, 40, 70) : value(rng, 4, 9);
+        break;
+      case Mix::Cancel:
+        v = value(rng, -2, 0);
+        break;
       case Mix::Short:
-        v = std::ldexp(1.0 + static_cast<double>(rng() % 4) / 4, bf16 ? static_cast<int>(rng() % 81) - 40
-                                                                       : static_cast<int>(rng() % 22) - 12);
+        v = std::ldexp(1.0 + static_cast<double>(rng() % 4) / 4,
+                       bf16 ? static_cast<int>(rng() % 81) - 40 : static_cast<int>(rng() % 22) - 12);
         if (rng() % 2) v = -v;
         break;
     }
@@ -80,6 +90,15 @@ struct Level {
   int got;
 };
 
+// Runs body at kernel levels 2 (AVX-512) and 1 (AVX2 + F16C), those the CPU has.
+template <class Body>
+void at_kernel_levels(Body&& body) {
+  for (int want : {2, 1}) {
+    const Level level(want);
+    if (level.got == want) body();
+  }
+}
+
 // fast_matmul against the sequential fold; returns the number of differing words (first 3 reported).
 int compare_matmul(const FastFormat& ff, Mix mix, int64_t m, int64_t k, int64_t n, std::mt19937_64& rng) {
   const auto a = operands(ff, static_cast<size_t>(m * k), mix, rng);
@@ -94,21 +113,24 @@ int compare_matmul(const FastFormat& ff, Mix mix, int64_t m, int64_t k, int64_t 
       ADD_FAILURE() << ff.format.name << " mix " << static_cast<int>(mix) << " m=" << m << " k=" << k << " n=" << n
                     << " output " << i << ": fast " << hex(got[i].bits) << ", sequential " << hex(want[i].bits);
   EXPECT_EQ(fe.flags, re.flags) << ff.format.name << " mix " << static_cast<int>(mix) << " m=" << m << " k=" << k
-                                << " n=" << n << ": " << flags_to_string(fe.flags) << " vs " << flags_to_string(re.flags);
+                                << " n=" << n << ": " << flags_to_string(fe.flags) << " vs "
+                                << flags_to_string(re.flags);
   EXPECT_EQ(fe.error, re.error);
   return bad;
 }
 
 TEST(BinaryFastSimdFold, EveryShapeAndMixEqualsTheSequentialFold) {
-  for (int want_level : {2, 1}) {
+  for (int want_level : {2, 1, 0}) {
     const Level level(want_level);
+    if (level.got != want_level) continue;
     std::mt19937_64 rng(2026 + static_cast<uint64_t>(want_level));
     for (const char* name : {"bfloat16", "binary16"}) {
       const FastFormat ff = *FastFormat::of(format_named(name));
       for (Mix mix : {Mix::Moderate, Mix::Spread, Mix::Tiny, Mix::Overflow, Mix::Cancel, Mix::Short})
         for (int64_t m : {1, 3, 4, 5, 9})
           for (int64_t n : {1, 16, 17, 33, 64, 70})
-            for (int64_t k : {0, 1, 6, 41}) EXPECT_EQ(compare_matmul(ff, mix, m, k, n, rng), 0) << "level " << level.got;
+            for (int64_t k : {0, 1, 6, 41})
+              EXPECT_EQ(compare_matmul(ff, mix, m, k, n, rng), 0) << "level " << level.got;
     }
   }
 }
@@ -117,11 +139,13 @@ TEST(BinaryFastSimdFold, EveryShapeAndMixEqualsTheSequentialFold) {
 // cannot hide another's missing one).
 TEST(BinaryFastSimdFold, EachOutputsFlagsAlone) {
   std::mt19937_64 rng(77);
-  for (const char* name : {"bfloat16", "binary16"}) {
-    const FastFormat ff = *FastFormat::of(format_named(name));
-    for (Mix mix : {Mix::Moderate, Mix::Spread, Mix::Tiny, Mix::Overflow, Mix::Cancel, Mix::Short})
-      for (int t = 0; t < 400; ++t) EXPECT_EQ(compare_matmul(ff, mix, 1, 1 + t % 7, 1, rng), 0);
-  }
+  at_kernel_levels([&] {
+    for (const char* name : {"bfloat16", "binary16"}) {
+      const FastFormat ff = *FastFormat::of(format_named(name));
+      for (Mix mix : {Mix::Moderate, Mix::Spread, Mix::Tiny, Mix::Overflow, Mix::Cancel, Mix::Short})
+        for (int t = 0; t < 400; ++t) EXPECT_EQ(compare_matmul(ff, mix, 1, 1 + t % 7, 1, rng), 0);
+    }
+  });
 }
 
 // binary16 products near 2^-14, one step each: every positive a in [0.5, 1) against b in
@@ -131,19 +155,21 @@ TEST(BinaryFastSimdFold, EachOutputsFlagsAlone) {
 // 2^-14 - 2^-25 (tiny at 11 bits, a tie on the grid) raises both.
 TEST(BinaryFastSimdFold, Binary16UnderflowAtTheEdgeOfTheNormalRange) {
   const FastFormat ff = *FastFormat::of(format_named("binary16"));
-  int mismatches = 0;
-  for (uint64_t a = 0x3800; a < 0x3c00; ++a)
-    for (uint64_t b = 0x0400; b < 0x0440; ++b) {
-      const FpWord x{a}, y{b};
-      FpWord got{};
-      FpEnv fe, re;
-      fast_matmul(ff, fe, &x, &y, &got, 1, 1, 1);
-      const uint64_t want = fp_add(ff.format, re, zero_word(ff.format, false), fp_mul(ff.format, re, a, b));
-      if ((got.bits != want || fe.flags != re.flags) && ++mismatches <= 4)
-        ADD_FAILURE() << hex(a) << " * " << hex(b) << ": fast " << hex(got.bits) << " " << flags_to_string(fe.flags)
-                      << ", sequential " << hex(want) << " " << flags_to_string(re.flags);
-    }
-  EXPECT_EQ(mismatches, 0);
+  at_kernel_levels([&] {
+    int mismatches = 0;
+    for (uint64_t a = 0x3800; a < 0x3c00; ++a)
+      for (uint64_t b = 0x0400; b < 0x0440; ++b) {
+        const FpWord x{a}, y{b};
+        FpWord got{};
+        FpEnv fe, re;
+        fast_matmul(ff, fe, &x, &y, &got, 1, 1, 1);
+        const uint64_t want = fp_add(ff.format, re, zero_word(ff.format, false), fp_mul(ff.format, re, a, b));
+        if ((got.bits != want || fe.flags != re.flags) && ++mismatches <= 4)
+          ADD_FAILURE() << hex(a) << " * " << hex(b) << ": fast " << hex(got.bits) << " " << flags_to_string(fe.flags)
+                        << ", sequential " << hex(want) << " " << flags_to_string(re.flags);
+      }
+    EXPECT_EQ(mismatches, 0) << "level " << fastsimd::simd_level();
+  });
 }
 
 // A bfloat16 operand below 2^-62 refuses the whole fold (the double lanes take it): same words and
@@ -162,12 +188,12 @@ TEST(BinaryFastSimdFold, TinyBfloat16OperandsTakeTheDoubleLanes) {
   decode();
   std::vector<FpWord> out(static_cast<size_t>(m * n));
   uint32_t flags = 0;
-  const bool kernel = fastsimd::simd_level() >= 2 && fastsimd::mxcsr_is_default();
+  const bool kernel = fastsimd::simd_level() >= 1 && fastsimd::mxcsr_is_default();
   EXPECT_EQ(fastsimd::rne_fold(ff, Rounding::NearestEven, ad.data(), bd.data(), m, k, n, out.data(), flags,
                                [](int64_t, int64_t) {}),
             kernel);
   FpEnv env;
-  a[5].bits = fp_from_double(ff.format, env, 0x1p-70, true);  // row 0, step 5
+  a[5].bits = fp_from_double(ff.format, env, 0x1p-70, true);           // row 0, step 5
   b[5 * n + 3].bits = fp_from_double(ff.format, env, -0x1p-75, true);  // its product: below the least subnormal
   b[2].bits = fp_from_double(ff.format, env, 0x1p-100, true);
   decode();
@@ -185,26 +211,28 @@ TEST(BinaryFastSimdFold, TinyBfloat16OperandsTakeTheDoubleLanes) {
 // evaluator splits them.
 TEST(BinaryFastSimdFold, LinearWithBiasEqualsTheSequentialFold) {
   std::mt19937_64 rng(11);
-  for (const char* name : {"bfloat16", "binary16"}) {
-    const FastFormat ff = *FastFormat::of(format_named(name));
-    for (Mix mix : {Mix::Moderate, Mix::Spread, Mix::Tiny, Mix::Overflow}) {
-      const int64_t rows = 6, in = 50, out = 37;
-      const auto x = operands(ff, rows * in, mix, rng), w = operands(ff, out * in, mix, rng);
-      const auto bias = operands(ff, out, Mix::Moderate, rng);
-      FpEnv fe, re;
-      std::vector<FpWord> got(static_cast<size_t>(rows * out)), want(got.size());
-      fast_linear(ff, fe, x.data(), w.data(), bias.data(), got.data(), rows, in, out);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t o = 0; o < out; ++o) {
-          uint64_t acc = zero_word(ff.format, false);
-          for (int64_t i = 0; i < in; ++i)
-            acc = fp_add(ff.format, re, acc, fp_mul(ff.format, re, w[o * in + i].bits, x[r * in + i].bits));
-          want[r * out + o].bits = fp_add(ff.format, re, acc, bias[o].bits);
-        }
-      EXPECT_EQ(got, want) << name << " mix " << static_cast<int>(mix);
-      EXPECT_EQ(fe.flags, re.flags) << name << " mix " << static_cast<int>(mix);
+  at_kernel_levels([&] {
+    for (const char* name : {"bfloat16", "binary16"}) {
+      const FastFormat ff = *FastFormat::of(format_named(name));
+      for (Mix mix : {Mix::Moderate, Mix::Spread, Mix::Tiny, Mix::Overflow}) {
+        const int64_t rows = 6, in = 50, out = 37;
+        const auto x = operands(ff, rows * in, mix, rng), w = operands(ff, out * in, mix, rng);
+        const auto bias = operands(ff, out, Mix::Moderate, rng);
+        FpEnv fe, re;
+        std::vector<FpWord> got(static_cast<size_t>(rows * out)), want(got.size());
+        fast_linear(ff, fe, x.data(), w.data(), bias.data(), got.data(), rows, in, out);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t o = 0; o < out; ++o) {
+            uint64_t acc = zero_word(ff.format, false);
+            for (int64_t i = 0; i < in; ++i)
+              acc = fp_add(ff.format, re, acc, fp_mul(ff.format, re, w[o * in + i].bits, x[r * in + i].bits));
+            want[r * out + o].bits = fp_add(ff.format, re, acc, bias[o].bits);
+          }
+        EXPECT_EQ(got, want) << name << " mix " << static_cast<int>(mix);
+        EXPECT_EQ(fe.flags, re.flags) << name << " mix " << static_cast<int>(mix);
+      }
     }
-  }
+  });
 }
 
 }  // namespace
