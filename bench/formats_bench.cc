@@ -24,7 +24,10 @@
 //                 words (the storage numpy and accelerators use; bfloat16/binary16 nearest-even read
 //                 and write 16-bit words in their own kernel); the same words as fast (checked
 //                 before timing) and flags
-//   fast_lanes    add/mul only: fast_add_n / fast_mul_n without the hand-vectorised kernels of
+//   fast_avx2     matmul, bfloat16/binary16 only: fast_matmul with the binary32-lane fold at its AVX2
+//                 level (fastsimd::set_simd_level(1)); `fast` runs the widest the CPU has
+//   fast_lanes    matmul, bfloat16/binary16: fast_matmul in the double lanes (level 0, the fold before
+//                 the binary32 lanes); add/mul: fast_add_n / fast_mul_n without the hand-vectorised kernels of
 //                 binary_fast_simd.h (bfloat16/binary16 in nearest-even), i.e. the compiler-
 //                 vectorised float lanes they replaced (for the other formats: the same as fast)
 // One more workload (issue 20): mlp, a 784-256-256-10 ReLU MLP on a batch of 256 through
@@ -632,6 +635,10 @@ void register_all(const FormatData& d) {
   register_one(p + "native", benchmark::kMillisecond, bm_native, &d, Work::Matmul, true);
   register_one(p + "soft", benchmark::kMillisecond, bm_soft, &d, Work::Matmul);
   register_one(p + "fast", benchmark::kMillisecond, bm_fast, &d, Work::Matmul, true, -1);
+  if (d.fmt.storage_bits() == 16) {  // bfloat16/binary16: the binary32-lane folds at each kernel level
+    register_one(p + "fast_avx2", benchmark::kMillisecond, bm_fast, &d, Work::Matmul, true, 1);
+    register_one(p + "fast_lanes", benchmark::kMillisecond, bm_fast, &d, Work::Matmul, true, 0);
+  }
   register_one(p + "denote_all", benchmark::kMillisecond, bm_denote_all<denote::BinaryContext>, &d);
   register_one(p + "denote_all_f32", benchmark::kMillisecond, bm_denote_all<denote::F32Context>, &d);
   register_one(p + "mpfr", benchmark::kMillisecond, bm_mpfr, &d, Work::Matmul);

@@ -111,6 +111,30 @@ for op in ("add", "mul"):
         print(f"| {op} | {fmt} | {ns(fast, op)} | {ns(f16, op)} | {ns(lanes, op)} | {ns(native, op)} | {ns(mpfr, op)} | "
               f"{ratio(fast, native)} | {ratio(f16, native)} | {ratio(mpfr, fast)} | {ratio(lanes, fast)} |")
 print()
+print("Folds (matmul 256^3, ns per multiply-add): fast = fast_matmul at the CPU's widest kernel level, fast_avx2 = level 1")
+print("(AVX2 + F16C binary32 lanes), fast_lanes = level 0 (the double lanes); bfloat16/binary16 only")
+print()
+print("| format | fast | fast_avx2 | fast_lanes | native f32 fold | denote_all | denote_all f32 | MPFR | fast/native | "
+      "denote_all/f32 | MPFR/fast | lanes/fast |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for fmt in ("bfloat16", "binary16"):
+    v = {k: t("matmul", fmt, k) for k in ("fast", "fast_avx2", "fast_lanes", "native", "denote_all", "denote_all_f32", "mpfr")}
+    if v["fast"] is None:
+        continue
+    print(f"| {fmt} | " + " | ".join(ns(v[k], "matmul") for k in ("fast", "fast_avx2", "fast_lanes", "native", "denote_all",
+                                                                  "denote_all_f32", "mpfr")) +
+          f" | {ratio(v['fast'], v['native'])} | {ratio(v['denote_all'], v['denote_all_f32'])} | "
+          f"{ratio(v['mpfr'], v['fast'])} | {ratio(v['fast_lanes'], v['fast'])} |")
+print()
+print("exp (ns per element): fast = BinaryContext::exp (a table for formats of <= 16 bits; the Ziv loop for binary32)")
+print()
+print("| format | fast | MPFR | native expf | MPFR/fast |")
+print("|---|---|---|---|---|")
+for fmt in formats:
+    fast, mpfr, native = t("exp", fmt, "fast"), t("exp", fmt, "mpfr"), t("exp", fmt, "native")
+    if fast is not None:
+        print(f"| {fmt} | {ns(fast, 'exp')} | {ns(mpfr, 'exp')} | {ns(native, 'exp')} | {ratio(mpfr, fast)} |")
+print()
 gf = []
 for fmt in formats:
     variants = ("native", "soft", "denote_all", "denote_all_f32", "mpfr")
