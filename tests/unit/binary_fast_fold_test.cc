@@ -18,6 +18,7 @@
 #include "denote/scalar/binary_fast.h"
 #include "denote/scalar/binary_functions.h"
 #include "denote/scalar/binary_tables.h"
+#include "unit/binary_fast_test_util.h"
 #include "unit/binary_test_util.h"
 
 namespace denote {
@@ -46,17 +47,7 @@ std::vector<FpWord> words(const BinaryFormat& f, size_t n, Mix mix, std::mt19937
   return out;
 }
 
-std::vector<FpWord> ref_matmul(const BinaryFormat& f, FpEnv& env, const std::vector<FpWord>& a,
-                               const std::vector<FpWord>& b, int64_t m, int64_t k, int64_t n) {
-  std::vector<FpWord> out(static_cast<size_t>(m * n));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      uint64_t acc = zero_word(f, false);
-      for (int64_t r = 0; r < k; ++r) acc = fp_add(f, env, acc, fp_mul(f, env, a[i * k + r].bits, b[r * n + j].bits));
-      out[i * n + j].bits = acc;
-    }
-  return out;
-}
+using testing::ref_matmul;
 
 std::vector<FpWord> ref_linear(const BinaryFormat& f, FpEnv& env, const std::vector<FpWord>& x,
                                const std::vector<FpWord>& w, const std::vector<FpWord>& bias, int64_t rows,

@@ -13,6 +13,7 @@
 
 #include "denote/scalar/binary_fast.h"
 #include "scalar/binary_fast_simd.h"
+#include "unit/binary_fast_test_util.h"
 #include "unit/binary_test_util.h"
 
 namespace denote {
@@ -29,11 +30,7 @@ using Packed = bool (*)(const FastFormat&, FpEnv&, const uint16_t*, const uint16
 const std::pair<Packed, OracleOp> kOps[] = {
     {&fast_add_n16, OracleOp::Add}, {&fast_sub_n16, OracleOp::Sub}, {&fast_mul_n16, OracleOp::Mul}};
 
-struct Level {
-  explicit Level(int want) : got(fastsimd::set_simd_level(want)) {}
-  ~Level() { fastsimd::set_simd_level(-1); }
-  int got;
-};
+using Level = testing::SimdLevel;
 
 FastFormat fast_of(const char* name) { return *FastFormat::of(format_named(name)); }
 

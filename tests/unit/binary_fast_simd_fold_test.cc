@@ -16,6 +16,7 @@
 
 #include "denote/scalar/binary_fast.h"
 #include "scalar/binary_fast_simd.h"
+#include "unit/binary_fast_test_util.h"
 #include "unit/binary_test_util.h"
 
 namespace denote {
@@ -72,23 +73,9 @@ std::vector<FpWord> operands(const FastFormat& ff, size_t n, Mix mix, std::mt199
   return out;
 }
 
-std::vector<FpWord> ref_matmul(const BinaryFormat& f, FpEnv& env, const std::vector<FpWord>& a,
-                               const std::vector<FpWord>& b, int64_t m, int64_t k, int64_t n) {
-  std::vector<FpWord> out(static_cast<size_t>(m * n));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      uint64_t acc = zero_word(f, false);
-      for (int64_t r = 0; r < k; ++r) acc = fp_add(f, env, acc, fp_mul(f, env, a[i * k + r].bits, b[r * n + j].bits));
-      out[i * n + j].bits = acc;
-    }
-  return out;
-}
+using testing::ref_matmul;
 
-struct Level {
-  explicit Level(int want) : got(fastsimd::set_simd_level(want)) {}
-  ~Level() { fastsimd::set_simd_level(-1); }
-  int got;
-};
+using Level = testing::SimdLevel;
 
 // Runs body at kernel levels 2 (AVX-512) and 1 (AVX2 + F16C), those the CPU has.
 template <class Body>

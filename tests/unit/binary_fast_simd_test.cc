@@ -14,6 +14,7 @@
 #include "denote/scalar/binary_fast.h"
 #include "scalar/binary_fast_simd.h"
 #include "scalar/binary_fast_simd_block.h"
+#include "unit/binary_fast_test_util.h"
 #include "unit/binary_test_util.h"
 
 namespace denote {
@@ -30,12 +31,7 @@ using Bulk = void (*)(const FastFormat&, FpEnv&, const FpWord*, const FpWord*, F
 const std::pair<Bulk, OracleOp> kOps[] = {
     {&fast_add_n, OracleOp::Add}, {&fast_sub_n, OracleOp::Sub}, {&fast_mul_n, OracleOp::Mul}};
 
-// Restores the CPU's widest level when a test ends.
-struct Level {
-  explicit Level(int want) : got(fastsimd::set_simd_level(want)) {}
-  ~Level() { fastsimd::set_simd_level(-1); }
-  int got;
-};
+using Level = testing::SimdLevel;
 
 FastFormat fast_of(const char* name) { return *FastFormat::of(format_named(name)); }
 
