@@ -41,7 +41,8 @@ bool rne_elementwise16(Op op, const FastFormat& ff, FpEnv& env, const uint16_t* 
                        size_t n);
 
 // bfloat16/binary16 inner-product folds in nearest-even, binary32 lanes (16 under AVX-512, 8 under
-// AVX2 + F16C; binary_fast_simd_fold.cc), for fast_matmul / fast_linear (binary_fast_fold.cc). Output (i, j),
+// AVX2 + F16C; binary_fast_simd_fold.cc), and of the small formats (SmallParams; AVX-512 only,
+// binary_fast_simd_fold_small.cc), for fast_matmul / fast_linear (binary_fast_fold.cc). Output (i, j),
 // i < m, j < n, is the evaluator's fold: acc = +0, then acc = add(acc, mul(A(i, r), B(r, j))) for
 // r < k in order, with A(i, r) = a[i * k + r] and B(r, j) = b[r * n + j] (finite values of the
 // format, as doubles). Writes out[i * n + j] and ors the flags into `flags`, except for the blocks of

@@ -46,4 +46,14 @@ struct SmallParams {
 BlockResult small_block512(Op op, const SmallParams& p, const FpWord* a, const FpWord* b, FpWord* out,
                            size_t len);
 
+// The small formats' tile of rne_fold (binary_fast_simd_fold_small.cc; AVX-512 only): rows a[i * k ..]
+// (i < rows) against 16 * vecs columns of b (row stride ldb), accumulators into out[i][col]; false
+// when one ended non-finite (an overflow: the caller folds the tile again the general way); inexact
+// and underflow of a tile that succeeded are or-ed in. nullptr off x86-64. rows is 1 or 4 (vecs <= 2).
+using SmallTileFn = bool (*)(const SmallParams& p, const float* a, int64_t k, const float* b, int64_t ldb,
+                             float (*out)[64], bool& inexact, bool& underflow);
+SmallTileFn small_fold_tile(int rows, int vecs);
+// The word of a finite value of the format held in binary32 (fnuz: a zero is +0).
+uint64_t small_word(const SmallParams& p, float v);
+
 }  // namespace denote::fastsimd

@@ -20,9 +20,11 @@
 //   non-finite is handed back whole (redo), with none of its flags.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "scalar/binary_fast_simd.h"
+#include "scalar/binary_fast_simd_block.h"
 
 #if defined(__x86_64__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // inside avx512fintrin.h (GCC 12)
@@ -209,27 +211,51 @@ TileFn pick_tile(const Shape& s) {
   return s.rows == 2 ? tile8_for<F, 2>(s.vecs) : tile8_for<F, 1>(s.vecs);
 }
 
-template <Fmt F>
-void fold(const Shape& s, const std::vector<float>& af, const std::vector<float>& bf, FpWord* out, uint32_t& flags,
-          const std::function<void(int64_t, int64_t)>& redo) {
-  const TileFn fn = pick_tile<F>(s);
+// Every tile through tile(a, b, acc) (false: hand it back), every settled output's word by word(v).
+template <class Tile, class Word>
+void fold(const Shape& s, const std::vector<float>& af, const std::vector<float>& bf, FpWord* out,
+          const std::function<void(int64_t, int64_t)>& redo, Tile&& tile, Word&& word) {
   const int64_t width = s.lanes * s.vecs;
-  __mmask16 inexact = 0, underflow = 0;
   float acc[4][64];
   // Column panels outside, row tiles inside: a panel of B (k x width) stays in cache across the rows.
   for (int64_t j0 = 0; j0 < s.np; j0 += width) {
     const int64_t jn = std::min(s.n, j0 + width);
     for (int64_t i0 = 0; i0 < s.mp; i0 += s.rows) {
       const int64_t in = std::min(s.m, i0 + s.rows);
-      if (!fn(af.data() + i0 * s.k, s.k, bf.data() + j0, s.np, acc, inexact, underflow)) {
+      if (!tile(af.data() + i0 * s.k, bf.data() + j0, acc)) {
         for (int64_t i = i0; i < in; ++i)
           for (int64_t j = j0; j < jn; j += 16) redo(i, j);
         continue;
       }
       for (int64_t i = i0; i < in; ++i)
-        for (int64_t j = j0; j < jn; ++j) out[i * s.n + j].bits = word_of<F>(acc[i - i0][j - j0]);
+        for (int64_t j = j0; j < jn; ++j) out[i * s.n + j].bits = word(acc[i - i0][j - j0]);
     }
   }
+}
+
+template <Fmt F>
+void fold16(const Shape& s, const std::vector<float>& af, const std::vector<float>& bf, FpWord* out, uint32_t& flags,
+            const std::function<void(int64_t, int64_t)>& redo) {
+  const TileFn fn = pick_tile<F>(s);
+  __mmask16 inexact = 0, underflow = 0;
+  fold(
+      s, af, bf, out, redo,
+      [&](const float* a, const float* b, float (*acc)[64]) { return fn(a, s.k, b, s.np, acc, inexact, underflow); },
+      [](float v) { return word_of<F>(v); });
+  if (inexact) flags |= kFpInexact;
+  if (underflow) flags |= kFpUnderflow;
+}
+
+void fold_small(const SmallParams& p, const Shape& s, const std::vector<float>& af, const std::vector<float>& bf,
+                FpWord* out, uint32_t& flags, const std::function<void(int64_t, int64_t)>& redo) {
+  const SmallTileFn fn = small_fold_tile(s.rows, s.vecs);
+  bool inexact = false, underflow = false;
+  fold(
+      s, af, bf, out, redo,
+      [&](const float* a, const float* b, float (*acc)[64]) {
+        return fn(p, a, s.k, b, s.np, acc, inexact, underflow);
+      },
+      [&](float v) { return small_word(p, v); });
   if (inexact) flags |= kFpInexact;
   if (underflow) flags |= kFpUnderflow;
 }
@@ -241,17 +267,9 @@ bool has_tiny(const double* v, int64_t n) {
   return tiny;
 }
 
-}  // namespace
-
-bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double* b, int64_t m, int64_t k, int64_t n,
-              FpWord* out, uint32_t& flags, const std::function<void(int64_t, int64_t)>& redo) {
-  if (mode != Rounding::NearestEven || ff.kind == FastFormat::Kind::Other) return false;
-  const int level = simd_level();
-  if (level < 1 || !mxcsr_is_default() || m <= 0 || n <= 0) return false;
-  const bool bf16 = ff.kind == FastFormat::Kind::Bfloat16;
-  if (bf16 && (has_tiny(a, m * k) || has_tiny(b, k * n))) return false;
-  // Tiles of whole blocks of 16 outputs (the unit handed back): AVX-512 4 rows x 2 vectors (1 x up
-  // to 4 for one row); AVX2 2 rows x 2 vectors of 8 (1 x 4 for one row).
+// Tiles of whole blocks of 16 outputs (the unit handed back): AVX-512 4 rows x 2 vectors (1 x up to 4
+// for one row); AVX2 2 rows x 2 vectors of 8 (1 x 4 for one row). m and n padded to whole tiles.
+Shape shape_for(int level, int64_t m, int64_t k, int64_t n) {
   const int64_t blocks = (n + 15) / 16;
   Shape s{m, k, n, 16, 1, 1, 0, 0};
   if (level >= 2) {
@@ -265,12 +283,28 @@ bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double
   const int64_t block_cols = s.lanes * s.vecs;
   s.mp = (m + s.rows - 1) / s.rows * s.rows;
   s.np = (n + block_cols - 1) / block_cols * block_cols;
+  return s;
+}
+
+}  // namespace
+
+bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double* b, int64_t m, int64_t k, int64_t n,
+              FpWord* out, uint32_t& flags, const std::function<void(int64_t, int64_t)>& redo) {
+  const int level = simd_level();
+  if (mode != Rounding::NearestEven || level < 1 || !mxcsr_is_default() || m <= 0 || n <= 0) return false;
+  std::optional<SmallParams> small;
+  if (ff.kind == FastFormat::Kind::Other && (level < 2 || !(small = SmallParams::of(ff)))) return false;
+  const bool bf16 = ff.kind == FastFormat::Kind::Bfloat16;
+  if (bf16 && (has_tiny(a, m * k) || has_tiny(b, k * n))) return false;
+  const Shape s = shape_for(level, m, k, n);
   std::vector<float> af, bf;
   to_floats(a, b, s, af, bf);
-  if (bf16)
-    fold<Fmt::Bf16>(s, af, bf, out, flags, redo);
+  if (small)
+    fold_small(*small, s, af, bf, out, flags, redo);
+  else if (bf16)
+    fold16<Fmt::Bf16>(s, af, bf, out, flags, redo);
   else
-    fold<Fmt::Fp16>(s, af, bf, out, flags, redo);
+    fold16<Fmt::Fp16>(s, af, bf, out, flags, redo);
   return true;
 }
 

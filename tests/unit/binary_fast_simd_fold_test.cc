@@ -159,6 +159,75 @@ TEST(BinaryFastSimdFold, Binary16UnderflowAtTheEdgeOfTheNormalRange) {
   });
 }
 
+// The small formats (fp8, fp6, fp4: the AVX-512 tile of binary_fast_simd_fold_small.cc): uniformly
+// random finite words (tiny, subnormal and overflowing products and sums all occur), every shape
+// class, each output's flags alone, and every pair of words as a one-step fold.
+const char* const kSmallFormats[] = {"e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz", "e3m2fn", "e2m3fn", "e2m1fn"};
+
+std::vector<FpWord> finite_words(const BinaryFormat& f, size_t n, std::mt19937_64& rng) {
+  std::vector<FpWord> out(n);
+  for (auto& w : out) {
+    do {
+      w.bits = rng() & f.word_mask();
+    } while (!std::isfinite(word_to_double(f, w.bits)));
+  }
+  return out;
+}
+
+int compare_small(const FastFormat& ff, int64_t m, int64_t k, int64_t n, std::mt19937_64& rng) {
+  const auto a = finite_words(ff.format, static_cast<size_t>(m * k), rng);
+  const auto b = finite_words(ff.format, static_cast<size_t>(k * n), rng);
+  FpEnv fe, re;
+  std::vector<FpWord> got(static_cast<size_t>(m * n));
+  fast_matmul(ff, fe, a.data(), b.data(), got.data(), m, k, n);
+  const auto want = ref_matmul(ff.format, re, a, b, m, k, n);
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i].bits != want[i].bits && ++bad <= 3)
+      ADD_FAILURE() << ff.format.name << " m=" << m << " k=" << k << " n=" << n << " output " << i << ": fast "
+                    << hex(got[i].bits) << ", sequential " << hex(want[i].bits);
+  EXPECT_EQ(fe.flags, re.flags) << ff.format.name << " m=" << m << " k=" << k << " n=" << n << ": "
+                                << flags_to_string(fe.flags) << " vs " << flags_to_string(re.flags);
+  EXPECT_EQ(fe.error, re.error);
+  return bad;
+}
+
+TEST(BinaryFastSimdFold, SmallFormatsEqualTheSequentialFold) {
+  std::mt19937_64 rng(8);
+  for (int want_level : {2, 0}) {
+    const Level level(want_level);
+    if (level.got != want_level) continue;
+    for (const char* name : kSmallFormats) {
+      const FastFormat ff = *FastFormat::of(format_named(name));
+      for (int64_t m : {1, 4, 5})
+        for (int64_t n : {1, 16, 33, 70})
+          for (int64_t k : {0, 1, 5, 23}) EXPECT_EQ(compare_small(ff, m, k, n, rng), 0) << "level " << level.got;
+      for (int t = 0; t < 300; ++t) EXPECT_EQ(compare_small(ff, 1, 1 + t % 6, 1, rng), 0);
+    }
+  }
+}
+
+TEST(BinaryFastSimdFold, SmallFormatsEveryPairAsOneStep) {
+  for (const char* name : kSmallFormats) {
+    const FastFormat ff = *FastFormat::of(format_named(name));
+    const uint64_t words = uint64_t{1} << ff.format.storage_bits();
+    int mismatches = 0;
+    for (uint64_t a = 0; a < words; ++a)
+      for (uint64_t b = 0; b < words; ++b) {
+        if (!std::isfinite(word_to_double(ff.format, a)) || !std::isfinite(word_to_double(ff.format, b))) continue;
+        const FpWord x{a}, y{b};
+        FpWord got{};
+        FpEnv fe, re;
+        fast_matmul(ff, fe, &x, &y, &got, 1, 1, 1);
+        const uint64_t want = fp_add(ff.format, re, zero_word(ff.format, false), fp_mul(ff.format, re, a, b));
+        if ((got.bits != want || fe.flags != re.flags) && ++mismatches <= 4)
+          ADD_FAILURE() << name << " " << hex(a) << " * " << hex(b) << ": fast " << hex(got.bits) << " "
+                        << flags_to_string(fe.flags) << ", sequential " << hex(want) << " " << flags_to_string(re.flags);
+      }
+    EXPECT_EQ(mismatches, 0) << name;
+  }
+}
+
 // A bfloat16 operand below 2^-62 refuses the whole fold (the double lanes take it): same words and
 // flags, including the underflow of the tiny products.
 TEST(BinaryFastSimdFold, TinyBfloat16OperandsTakeTheDoubleLanes) {
