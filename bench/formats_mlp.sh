@@ -7,7 +7,7 @@
 # written at batch N (default 256) by bench/mnist_mlp_json.py with N seeded uniform [0, 1) images.
 # First checks that the batch-1 document computes what the ONNX file computes (f64, every output,
 # exactly), then times `denote bench` in rounds alternating the arithmetics, without --provider
-# (the evaluator, `denote bench`'s default): f32, bfloat16 on 1 thread, bfloat16 on 2 threads.
+# (the evaluator, `denote bench`'s default): f32, bfloat16 on 1 and 2 threads, binary16, e4m3fn.
 # Prints the best min over the rounds (the medians in brackets), the ratios and the load average.
 # Needs: a Release build (bin/denote), /usr/bin/python3 with python3-onnx and numpy.
 set -euo pipefail
@@ -49,7 +49,7 @@ PY
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < rounds; ++r)); do
-  for cfg in "f32 1" "bfloat16 1" "bfloat16 2"; do
+  for cfg in "f32 1" "bfloat16 1" "bfloat16 2" "binary16 1" "e4m3fn 1"; do
     read -r arith threads <<<"$cfg"
     "$denote" bench "$out/mlp.json" --input "@$out/x.npy" --arith "$arith" --threads "$threads" --repeat "$repeat" \
       --json >>"$out/times_${arith}_$threads.jsonl"
@@ -69,7 +69,8 @@ print(f"mnistfc 784-256-256-10, batch {batch}, denote bench (evaluator), best mi
 print(f"load average before: {before}; after: {after}")
 print("| arith | threads | per call | ns per multiply-add | / f32 |")
 print("|---|---|---|---|---|")
-for name, label in (("f32_1", "f32 | 1"), ("bfloat16_1", "bfloat16 | 1"), ("bfloat16_2", "bfloat16 | 2")):
+for name, label in (("f32_1", "f32 | 1"), ("bfloat16_1", "bfloat16 | 1"), ("bfloat16_2", "bfloat16 | 2"),
+                    ("binary16_1", "binary16 | 1"), ("e4m3fn_1", "e4m3fn | 1")):
     t, med = best(name)
     print(f"| {label} | {t * 1e3:.2f} ms [{med * 1e3:.2f}] | {t / macs * 1e9:.2f} | {t / f32[0]:.1f}x |")
 PY
