@@ -476,7 +476,24 @@ bool FastConv::prepare(const FastFormat& ff, const FpWord* x, const FpWord* w, c
     for (int64_t row = 0; row < rows; ++row) dst[row * kLanes] = wd_[static_cast<size_t>(o * rows + row)];
     bt_[static_cast<size_t>((g * blocks_ + q / kLanes) * kLanes + q % kLanes)] = bd_[static_cast<size_t>(o)];
   }
+  prepare_lanes32();
   return true;
+}
+
+// binary32 copies for fastsimd::rne_conv_blocks where it may run (the mode is the call's).
+void FastConv::prepare_lanes32() {
+  xd32_.clear(), wt32_.clear(), bt32_.clear();
+  if (!fastsimd::conv_lanes_apply(*ff_, Rounding::NearestEven)) return;
+  // bfloat16: two nonzero operands below 2^-62 could make a product tiny in binary32.
+  auto tiny = [](const std::vector<double>& v) {
+    bool any = false;
+    for (double e : v) any |= e != 0.0 && std::fabs(e) < 0x1p-62;
+    return any;
+  };
+  if (ff_->kind == FastFormat::Kind::Bfloat16 && (tiny(xd_) || tiny(wt_))) return;
+  xd32_.assign(xd_.begin(), xd_.end());  // exact: values of a format of <= 16 bits
+  wt32_.assign(wt_.begin(), wt_.end());
+  bt32_.assign(bt_.begin(), bt_.end());
 }
 
 void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out,
@@ -490,6 +507,10 @@ void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t 
   step_x.resize(static_cast<size_t>(steps));
   step_xi.resize(static_cast<size_t>(steps));
   step_k.resize(static_cast<size_t>(steps));
+  // The binary32 lanes take up to 4 blocks at a time; what they hand back (an overflow) and every
+  // block where they do not apply go through the double lanes below.
+  const bool lanes32 = !wt32_.empty() && fastsimd::conv_lanes_apply(ff, env.rounding);
+  if (lanes32) scratch.x32.resize(static_cast<size_t>(steps));
   uint64_t flags = 0;
   const bool avx2 = fastk::have_avx2();
   fastk::with_params(ff, env.rounding, [&](const auto& params, auto mode) {
@@ -506,15 +527,33 @@ void FastConv::position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t 
             step_k[s] = ic * d_.k_vol + taps[t].k;
           }
         }
-        for (int64_t b = 0; b < blocks_; ++b) {
-          const int64_t o0 = g * group_out_ + b * kLanes;
-          const ConvBlock in{step_x.data(), step_xi.data(), step_k.data(), steps,
-                             wt_.data() + (g * blocks_ + b) * rows * kLanes, x_, w_, rows, o0,
-                             bt_.data() + (g * blocks_ + b) * kLanes, bias_ + o0};
-          uint64_t words[kLanes];
-          block(params, ff, env, in, words, flags);
-          const int64_t lanes = std::min<int64_t>(kLanes, group_out_ - b * kLanes);
-          for (int64_t q = 0; q < lanes; ++q) out[(l * d_.cout + o0 + q) * out_vol + p].bits = words[q];
+        if (lanes32)
+          for (int64_t s = 0; s < steps; ++s) scratch.x32[s] = xd32_[static_cast<size_t>(step_xi[s])];
+        for (int64_t b0 = 0; b0 < blocks_; b0 += 4) {
+          const int count = static_cast<int>(std::min<int64_t>(4, blocks_ - b0));
+          if (lanes32) {
+            const fastsimd::ConvLanes cl{scratch.x32.data(), step_k.data(), steps,
+                                         wt32_.data() + (g * blocks_ + b0) * rows * kLanes, rows * kLanes,
+                                         bt32_.data() + (g * blocks_ + b0) * kLanes, count};
+            uint64_t words[4 * kLanes];
+            uint32_t f = 0;
+            if (fastsimd::rne_conv_blocks(ff, cl, words, f)) {
+              flags |= f;
+              for (int64_t q = 0; q < count * kLanes && b0 * kLanes + q < group_out_; ++q)
+                out[(l * d_.cout + g * group_out_ + b0 * kLanes + q) * out_vol + p].bits = words[q];
+              continue;
+            }
+          }
+          for (int64_t b = b0; b < b0 + count; ++b) {
+            const int64_t o0 = g * group_out_ + b * kLanes;
+            const ConvBlock in{step_x.data(), step_xi.data(), step_k.data(), steps,
+                               wt_.data() + (g * blocks_ + b) * rows * kLanes, x_, w_, rows, o0,
+                               bt_.data() + (g * blocks_ + b) * kLanes, bias_ + o0};
+            uint64_t words[kLanes];
+            block(params, ff, env, in, words, flags);
+            const int64_t lanes = std::min<int64_t>(kLanes, group_out_ - b * kLanes);
+            for (int64_t q = 0; q < lanes; ++q) out[(l * d_.cout + o0 + q) * out_vol + p].bits = words[q];
+          }
         }
       }
     }

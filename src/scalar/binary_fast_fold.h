@@ -37,6 +37,7 @@ struct FastConvDims {
 // and w offsets from a lane's first element, in xi and k).
 struct FastConvScratch {
   std::vector<double> x;
+  std::vector<float> x32;  // x as binary32, for the binary32 lanes (fastsimd::rne_conv_blocks)
   std::vector<int64_t> xi, k;
 };
 
@@ -53,6 +54,7 @@ class FastConv {
   // Fewer than kLanes / 2 output channels a group: lanes over any kLanes outputs of a position.
   void gather_position(FpEnv& env, const ConvTap* taps, size_t n_taps, int64_t p, int64_t out_vol, FpWord* out,
                        FastConvScratch& scratch) const;
+  void prepare_lanes32();
 
   const FastFormat* ff_ = nullptr;
   const FpWord *x_ = nullptr, *w_ = nullptr, *bias_ = nullptr;
@@ -61,6 +63,9 @@ class FastConv {
   bool gather_ = false;
   std::vector<double> xd_, wd_, bd_;  // decoded (gather_: x and w with a block of zeros at the end)
   std::vector<double> wt_, bt_;       // weights and bias packed [group][block][ic * k_vol + k][lane]
+  // binary32 copies of xd_, wt_ and bt_ where the binary32 lanes may run (bfloat16, binary16, the
+  // small formats; nearest-even decided per call); empty otherwise.
+  std::vector<float> xd32_, wt32_, bt32_;
 };
 
 }  // namespace denote

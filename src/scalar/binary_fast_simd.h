@@ -53,6 +53,25 @@ bool rne_elementwise16(Op op, const FastFormat& ff, FpEnv& env, const uint16_t* 
 bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double* b, int64_t m, int64_t k,
               int64_t n, FpWord* out, uint32_t& flags, const std::function<void(int64_t, int64_t)>& redo);
 
+// Up to 4 blocks of 16 output channels of one conv position (FastConv, binary_fast_fold.cc) in the
+// binary32 lanes of rne_fold: for block b and lane l, acc = +0, then acc = add(acc, mul(x[s],
+// w[b * block_stride + row[s] * 16 + l])) for s < steps in order, then add(acc, bias[b * 16 + l]);
+// words[b * 16 + l] gets the word and `flags` the flags. The operands are finite values of the format
+// as binary32 (bfloat16: none nonzero below 2^-62 in magnitude). False, with nothing written and no
+// flags, when a lane overflowed: the caller does those blocks the general way. Call only where
+// conv_lanes_apply(ff, mode) holds.
+struct ConvLanes {
+  const float* x;
+  const int64_t* row;
+  int64_t steps;
+  const float* w;
+  int64_t block_stride;
+  const float* bias;
+  int blocks;  // 1 to 4
+};
+bool conv_lanes_apply(const FastFormat& ff, Rounding mode);
+bool rne_conv_blocks(const FastFormat& ff, const ConvLanes& in, uint64_t* words, uint32_t& flags);
+
 // The kernel level in effect (set_simd_level) and whether the thread's MXCSR is in its default
 // state (round to nearest, no FTZ/DAZ): what every kernel here needs.
 int simd_level();

@@ -53,6 +53,9 @@ BlockResult small_block512(Op op, const SmallParams& p, const FpWord* a, const F
 using SmallTileFn = bool (*)(const SmallParams& p, const float* a, int64_t k, const float* b, int64_t ldb,
                              float (*out)[64], bool& inexact, bool& underflow);
 SmallTileFn small_fold_tile(int rows, int vecs);
+// The small formats' conv blocks of rne_conv_blocks (binary_fast_simd_fold_small.cc; AVX-512 only):
+// accumulators into out[b * 16 + l]; false when one ended non-finite.
+bool small_conv_blocks(const SmallParams& p, const ConvLanes& in, float* out, bool& inexact, bool& underflow);
 // The word of a finite value of the format held in binary32 (fnuz: a zero is +0).
 uint64_t small_word(const SmallParams& p, float v);
 

@@ -177,6 +177,70 @@ TileFn tile8_for(int v) {
   }
 }
 
+// Conv blocks (rne_conv_blocks): V blocks of 16 lanes, AVX-512 one vector a block, AVX2 two.
+template <Fmt F, int V>
+DENOTE_AVX512 bool conv16(const ConvLanes& in, float* out, __mmask16& inexact, __mmask16& underflow) {
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+  __mmask16 inx = 0, un = 0;
+  for (int64_t s = 0; s < in.steps; ++s) {
+    const __m512 x = _mm512_set1_ps(in.x[s]);
+    const float* w = in.w + in.row[s] * 16;
+    for (int v = 0; v < V; ++v) acc[v] = step<F>(acc[v], x, _mm512_loadu_ps(w + v * in.block_stride), inx, un);
+  }
+  __mmask16 special = 0;
+  for (int v = 0; v < V; ++v) {  // the bias: 1 * b is b exactly, so this step is add(acc, b)
+    acc[v] = step<F>(acc[v], _mm512_set1_ps(1.0f), _mm512_loadu_ps(in.bias + 16 * v), inx, un);
+    special |= _mm512_fpclass_ps_mask(acc[v], 0x99);
+    _mm512_storeu_ps(out + 16 * v, acc[v]);
+  }
+  if (special != 0) return false;
+  inexact |= inx;
+  underflow |= un;
+  return true;
+}
+
+template <Fmt F, int V>
+DENOTE_AVX2 bool conv8(const ConvLanes& in, float* out, __mmask16& inexact, __mmask16& underflow) {
+  __m256 acc[2 * V];
+  for (int v = 0; v < 2 * V; ++v) acc[v] = _mm256_setzero_ps();
+  __m256 inx = _mm256_setzero_ps(), un = _mm256_setzero_ps();
+  for (int64_t s = 0; s < in.steps; ++s) {
+    const __m256 x = _mm256_set1_ps(in.x[s]);
+    const float* w = in.w + in.row[s] * 16;
+    for (int v = 0; v < 2 * V; ++v)
+      acc[v] = step8<F>(acc[v], x, _mm256_loadu_ps(w + (v / 2) * in.block_stride + 8 * (v % 2)), inx, un);
+  }
+  __m256 special = _mm256_setzero_ps();
+  for (int v = 0; v < 2 * V; ++v) {
+    acc[v] = step8<F>(acc[v], _mm256_set1_ps(1.0f), _mm256_loadu_ps(in.bias + 8 * v), inx, un);
+    special = _mm256_or_ps(special, _mm256_cmp_ps(_mm256_sub_ps(acc[v], acc[v]), _mm256_setzero_ps(), _CMP_UNORD_Q));
+    _mm256_storeu_ps(out + 8 * v, acc[v]);
+  }
+  if (_mm256_movemask_ps(special) != 0) return false;
+  if (_mm256_movemask_ps(inx) != 0) inexact = 1;
+  if (_mm256_movemask_ps(un) != 0) underflow = 1;
+  return true;
+}
+
+template <Fmt F>
+bool conv_blocks(int level, const ConvLanes& in, float* out, __mmask16& inexact, __mmask16& underflow) {
+  if (level >= 2) {
+    switch (in.blocks) {
+      case 1: return conv16<F, 1>(in, out, inexact, underflow);
+      case 2: return conv16<F, 2>(in, out, inexact, underflow);
+      case 3: return conv16<F, 3>(in, out, inexact, underflow);
+      default: return conv16<F, 4>(in, out, inexact, underflow);
+    }
+  }
+  switch (in.blocks) {
+    case 1: return conv8<F, 1>(in, out, inexact, underflow);
+    case 2: return conv8<F, 2>(in, out, inexact, underflow);
+    case 3: return conv8<F, 3>(in, out, inexact, underflow);
+    default: return conv8<F, 4>(in, out, inexact, underflow);
+  }
+}
+
 // The word of a format value held in binary32.
 template <Fmt F>
 DENOTE_AVX2 inline uint64_t word_of(float v) {
@@ -308,7 +372,38 @@ bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double
   return true;
 }
 
+bool conv_lanes_apply(const FastFormat& ff, Rounding mode) {
+  const int level = simd_level();
+  if (mode != Rounding::NearestEven || level < 1 || !mxcsr_is_default()) return false;
+  return ff.kind != FastFormat::Kind::Other || (level >= 2 && SmallParams::of(ff).has_value());
+}
+
+bool rne_conv_blocks(const FastFormat& ff, const ConvLanes& in, uint64_t* words, uint32_t& flags) {
+  float out[64];
+  const int count = 16 * in.blocks;
+  if (ff.kind == FastFormat::Kind::Other) {
+    const std::optional<SmallParams> p = SmallParams::of(ff);
+    bool inexact = false, underflow = false;
+    if (!p || !small_conv_blocks(*p, in, out, inexact, underflow)) return false;
+    for (int i = 0; i < count; ++i) words[i] = small_word(*p, out[i]);
+    flags |= (inexact ? kFpInexact : 0u) | (underflow ? kFpUnderflow : 0u);
+    return true;
+  }
+  __mmask16 inexact = 0, underflow = 0;
+  const bool bf16 = ff.kind == FastFormat::Kind::Bfloat16;
+  const int level = simd_level();
+  if (!(bf16 ? conv_blocks<Fmt::Bf16>(level, in, out, inexact, underflow)
+             : conv_blocks<Fmt::Fp16>(level, in, out, inexact, underflow)))
+    return false;
+  for (int i = 0; i < count; ++i) words[i] = bf16 ? word_of<Fmt::Bf16>(out[i]) : word_of<Fmt::Fp16>(out[i]);
+  flags |= (inexact ? kFpInexact : 0u) | (underflow ? kFpUnderflow : 0u);
+  return true;
+}
+
 #else
+
+bool conv_lanes_apply(const FastFormat&, Rounding) { return false; }
+bool rne_conv_blocks(const FastFormat&, const ConvLanes&, uint64_t*, uint32_t&) { return false; }
 
 bool rne_fold(const FastFormat&, Rounding, const double*, const double*, int64_t, int64_t, int64_t, FpWord*,
               uint32_t&, const std::function<void(int64_t, int64_t)>&) {

@@ -115,7 +115,39 @@ DENOTE_AVX512 bool tile(const SmallParams& p, const float* a, int64_t k, const f
   return true;
 }
 
+template <int V>
+DENOTE_AVX512 bool conv(const SmallParams& p, const ConvLanes& in, float* out, bool& inexact, bool& underflow) {
+  const C c = constants(p);
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+  __mmask16 inx = 0, un = 0;
+  for (int64_t s = 0; s < in.steps; ++s) {
+    const __m512 x = _mm512_set1_ps(in.x[s]);
+    const float* w = in.w + in.row[s] * 16;
+    for (int v = 0; v < V; ++v) acc[v] = step(c, acc[v], x, _mm512_loadu_ps(w + v * in.block_stride), inx, un);
+  }
+  __mmask16 special = 0;
+  for (int v = 0; v < V; ++v) {  // the bias: 1 * b is b exactly, so this step is add(acc, b)
+    acc[v] = step(c, acc[v], _mm512_set1_ps(1.0f), _mm512_loadu_ps(in.bias + 16 * v), inx, un);
+    special |= _mm512_fpclass_ps_mask(acc[v], 0x99);
+    _mm512_storeu_ps(out + 16 * v, acc[v]);
+  }
+  if (special != 0) return false;
+  inexact = inexact || inx != 0;
+  underflow = underflow || un != 0;
+  return true;
+}
+
 }  // namespace
+
+bool small_conv_blocks(const SmallParams& p, const ConvLanes& in, float* out, bool& inexact, bool& underflow) {
+  switch (in.blocks) {
+    case 1: return conv<1>(p, in, out, inexact, underflow);
+    case 2: return conv<2>(p, in, out, inexact, underflow);
+    case 3: return conv<3>(p, in, out, inexact, underflow);
+    default: return conv<4>(p, in, out, inexact, underflow);
+  }
+}
 
 SmallTileFn small_fold_tile(int rows, int vecs) {
   if (rows == 4) return vecs == 1 ? &tile<4, 1> : &tile<4, 2>;
@@ -130,6 +162,7 @@ SmallTileFn small_fold_tile(int rows, int vecs) {
 #else
 
 SmallTileFn small_fold_tile(int, int) { return nullptr; }
+bool small_conv_blocks(const SmallParams&, const ConvLanes&, float*, bool&, bool&) { return false; }
 
 #endif
 
