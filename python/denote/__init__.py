@@ -27,6 +27,7 @@ from ._denote import (  # noqa: F401
     loads,
     verify,
     tune_allocator,
+    format_op,
 )
 
 
@@ -42,5 +43,5 @@ def from_torch(module, example_inputs, *args, **kwargs):
 __all__ = [
     "Error", "InvalidInputError", "ParseError", "CheckError", "StructureError", "ShapeError", "EvalError",
     "UnsupportedError", "ResourceError", "InternalError", "Model", "GraphBuilder", "load", "loads", "verify",
-    "tune_allocator", "from_torch", "__version__",
+    "tune_allocator", "format_op", "from_torch", "__version__",
 ]

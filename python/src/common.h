@@ -71,6 +71,9 @@ T unwrap(Result<T> r, bool parsing = false) {
   return std::move(r).value();
 }
 
+// IEEE flags as {name: bool} (inexact, underflow, overflow, ..., names with '_' for '-'; run.cc).
+py::dict flags_dict(uint32_t flags);
+
 // --- arrays (arrays.cc) ---
 // A float numpy array (float16/32/64, any layout; ints and bools too where `allow_int`) as a
 // Tensor<double>. A C-contiguous float64 array is copied once with memcpy; other layouts and
@@ -112,6 +115,7 @@ void register_model(py::module_& m);
 void register_builder(py::module_& m);
 void register_run(py::module_& m, py::class_<PyModel, ModelPtr>& cls);
 void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls);
+void register_formats(py::module_& m);
 py::class_<PyModel, ModelPtr>& model_class();
 
 // Python dicts of attrs records and back (attrs.cc).

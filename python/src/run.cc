@@ -12,6 +12,16 @@
 
 namespace denote::python {
 
+py::dict flags_dict(uint32_t flags) {
+  py::dict d;
+  for (uint32_t bit = 1; bit <= kFpMappedSpecial; bit <<= 1) {
+    std::string name = flags_to_string(bit);
+    for (char& c : name) c = c == '-' ? '_' : c;
+    d[py::str(name)] = (flags & bit) != 0;
+  }
+  return d;
+}
+
 namespace {
 
 // The values a run hands back, widened to double (float32 kept for f32), and the IEEE flags.
@@ -155,15 +165,6 @@ Result<Values> execute(const BoundPlan& bound, const PyModel& m, std::vector<Ten
   return v;
 }
 
-py::dict flags_dict(uint32_t flags) {
-  py::dict d;
-  for (uint32_t bit = 1; bit <= kFpMappedSpecial; bit <<= 1) {
-    std::string name = flags_to_string(bit);
-    for (char& c : name) c = c == '-' ? '_' : c;
-    d[py::str(name)] = (flags & bit) != 0;
-  }
-  return d;
-}
 
 // One array, a tuple (several outputs) or {id: array} (all_nodes), with the flags on request.
 py::object package(std::vector<int64_t> ids, std::vector<py::object> arrays, bool all_nodes, bool return_flags,
