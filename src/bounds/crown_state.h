@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "denote/base/next_float.h"
 #include "denote/bounds/ibp.h"
 #include "denote/ir/graph.h"
 #include "denote/ir/payload.h"
@@ -26,21 +27,10 @@ namespace denote::crown {
 inline constexpr double kU = DBL_EPSILON / 2;  // unit roundoff of the coefficient arithmetic (binary64)
 inline constexpr double kEta = 4.9406564584124654e-324;  // smallest subnormal: an underflow's absolute error
 
-// One step down / up: a round-to-nearest result moved past the exact value it rounds. The same
-// values as std::nextafter(x, -+inf) (also at 0, the subnormals, +-DBL_MAX, +-inf and NaN), inline:
-// the libm call was 6% of a branch-and-bound run.
-inline double up(double x) {
-  if (!(x < INFINITY)) return x;  // +inf, NaN
-  if (x == 0) return 0x1p-1074;
-  const uint64_t b = std::bit_cast<uint64_t>(x);
-  return std::bit_cast<double>(x > 0 ? b + 1 : b - 1);
-}
-inline double dn(double x) {
-  if (!(x > -INFINITY)) return x;  // -inf, NaN
-  if (x == 0) return -0x1p-1074;
-  const uint64_t b = std::bit_cast<uint64_t>(x);
-  return std::bit_cast<double>(x > 0 ? b - 1 : b + 1);
-}
+// One step down / up: a round-to-nearest result moved past the exact value it rounds
+// (std::nextafter's values, inline: denote/base/next_float.h).
+inline double up(double x) { return next_up(x); }
+inline double dn(double x) { return next_down(x); }
 
 // gamma_n = n u / (1 - n u), the classical bound of n roundings, itself rounded up.
 inline double gamma(double n, double u = kU) {

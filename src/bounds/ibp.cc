@@ -179,12 +179,11 @@ Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<c
       out.boxes.emplace_back();
       continue;
     }
-    DoubleBox b{box->shape, {}, {}};
-    b.lo.reserve(box->data.size());
-    b.hi.reserve(box->data.size());
-    for (const S& v : box->data) {
-      b.lo.push_back(ctx.lo_double(v));
-      b.hi.push_back(ctx.hi_double(v));
+    const size_t n = box->data.size();
+    DoubleBox b{box->shape, std::vector<double>(n), std::vector<double>(n)};
+    for (size_t i = 0; i < n; ++i) {  // indexed stores: push_back here was 16% of a prepared mnistfc pass
+      b.lo[i] = ctx.lo_double(box->data[i]);
+      b.hi[i] = ctx.hi_double(box->data[i]);
     }
     out.boxes.push_back(std::move(b));
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "denote/bounds/interval.h"
+#include "denote/base/next_float.h"
 #include "../ops/eval_args.h"
 
 namespace denote::ibp {
@@ -19,8 +20,8 @@ namespace denote::ibp {
 using DInterval = Interval<double>;
 using DContext = IntervalContext<NativeEndpoints<double>>;
 
-inline double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
-inline double down(double x) { return std::nextafter(x, -std::numeric_limits<double>::infinity()); }
+inline double up(double x) { return next_up(x); }
+inline double down(double x) { return next_down(x); }
 
 // How the endpoint format's own evaluator rounds: unit roundoff u, the relative error of its exp /
 // log / log1p / sqrt (libm: NativeEndpoints::kLibmUlps ulps = 2·kLibmUlps·u; software formats are

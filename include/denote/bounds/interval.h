@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "denote/base/next_float.h"
 #include "denote/scalar/binary_context.h"
 #include "denote/scalar/native.h"
 
@@ -50,8 +51,7 @@ struct NativeEndpoints {
   static constexpr int kCompositeUlps = 8;
 
   static T step(T x, Dir d, int n = 1) {
-    const T to = d == Dir::Down ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-    for (int i = 0; i < n; ++i) x = std::nextafter(x, to);
+    for (int i = 0; i < n; ++i) x = d == Dir::Down ? next_down(x) : next_up(x);
     return x;
   }
   // r = RN(exact); err = exact - r when known exactly (0: exact), `known` false: widen anyway.
@@ -73,8 +73,8 @@ struct NativeEndpoints {
     } else {
       float f = static_cast<float>(x);
       if (std::isnan(x)) return f;
-      if (d == Dir::Down && static_cast<double>(f) > x) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
-      if (d == Dir::Up && static_cast<double>(f) < x) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+      if (d == Dir::Down && static_cast<double>(f) > x) f = next_down(f);
+      if (d == Dir::Up && static_cast<double>(f) < x) f = next_up(f);
       return f;
     }
   }
