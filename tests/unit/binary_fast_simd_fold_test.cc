@@ -7,6 +7,7 @@
 // cancellations and signed zeros, overflowing products and sums (the tile handed back to the double
 // lanes), and bfloat16 operands below 2^-62 (the whole fold refused). Shapes cover one row and
 // tiles, every vector count and column tails, at every level the CPU has (level 0: the double lanes).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -86,24 +87,29 @@ void at_kernel_levels(Body&& body) {
   }
 }
 
-// fast_matmul against the sequential fold; returns the number of differing words (first 3 reported).
-int compare_matmul(const FastFormat& ff, Mix mix, int64_t m, int64_t k, int64_t n, std::mt19937_64& rng) {
-  const auto a = operands(ff, static_cast<size_t>(m * k), mix, rng);
-  const auto b = operands(ff, static_cast<size_t>(k * n), mix == Mix::Cancel ? Mix::Moderate : mix, rng);
+// fast_matmul of a (m x k) and b (k x n) against the sequential fold in nearest-even: returns the
+// number of differing words (the first 3 reported, with `what`); flags and errors must be equal.
+int compare_words(const FastFormat& ff, const std::vector<FpWord>& a, const std::vector<FpWord>& b, int64_t m,
+                  int64_t k, int64_t n, const std::string& what) {
   FpEnv fe{Rounding::NearestEven, 0, {}}, re{Rounding::NearestEven, 0, {}};
   std::vector<FpWord> got(static_cast<size_t>(m * n));
   fast_matmul(ff, fe, a.data(), b.data(), got.data(), m, k, n);
   const auto want = ref_matmul(ff.format, re, a, b, m, k, n);
+  const std::string where = fmt::format("{} {} m={} k={} n={}", ff.format.name, what, m, k, n);
   int bad = 0;
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i].bits != want[i].bits && ++bad <= 3)
-      ADD_FAILURE() << ff.format.name << " mix " << static_cast<int>(mix) << " m=" << m << " k=" << k << " n=" << n
-                    << " output " << i << ": fast " << hex(got[i].bits) << ", sequential " << hex(want[i].bits);
-  EXPECT_EQ(fe.flags, re.flags) << ff.format.name << " mix " << static_cast<int>(mix) << " m=" << m << " k=" << k
-                                << " n=" << n << ": " << flags_to_string(fe.flags) << " vs "
-                                << flags_to_string(re.flags);
-  EXPECT_EQ(fe.error, re.error);
+      ADD_FAILURE() << where << " output " << i << ": fast " << hex(got[i].bits) << ", sequential "
+                    << hex(want[i].bits);
+  EXPECT_EQ(fe.flags, re.flags) << where << ": " << flags_to_string(fe.flags) << " vs " << flags_to_string(re.flags);
+  EXPECT_EQ(fe.error, re.error) << where;
   return bad;
+}
+
+int compare_matmul(const FastFormat& ff, Mix mix, int64_t m, int64_t k, int64_t n, std::mt19937_64& rng) {
+  const auto a = operands(ff, static_cast<size_t>(m * k), mix, rng);
+  const auto b = operands(ff, static_cast<size_t>(k * n), mix == Mix::Cancel ? Mix::Moderate : mix, rng);
+  return compare_words(ff, a, b, m, k, n, fmt::format("mix {}", static_cast<int>(mix)));
 }
 
 TEST(BinaryFastSimdFold, EveryShapeAndMixEqualsTheSequentialFold) {
@@ -135,6 +141,21 @@ TEST(BinaryFastSimdFold, EachOutputsFlagsAlone) {
   });
 }
 
+// The one-step fold a * b (acc = +0 + a * b) against the general routines; false (and a failure
+// reported while `mismatches` is small) when the words or the flags differ.
+bool one_step_agrees(const FastFormat& ff, uint64_t a, uint64_t b, int& mismatches) {
+  const FpWord x{a}, y{b};
+  FpWord got{};
+  FpEnv fe, re;
+  fast_matmul(ff, fe, &x, &y, &got, 1, 1, 1);
+  const uint64_t want = fp_add(ff.format, re, zero_word(ff.format, false), fp_mul(ff.format, re, a, b));
+  if (got.bits == want && fe.flags == re.flags) return true;
+  if (++mismatches <= 4)
+    ADD_FAILURE() << ff.format.name << " " << hex(a) << " * " << hex(b) << ": fast " << hex(got.bits) << " "
+                  << flags_to_string(fe.flags) << ", sequential " << hex(want) << " " << flags_to_string(re.flags);
+  return false;
+}
+
 // binary16 products near 2^-14, one step each: every positive a in [0.5, 1) against b in
 // [2^-14, 2^-14 * (1 + 63 * 2^-10)]. Tininess is after rounding (at 11 bits, unbounded exponent),
 // so a product in [2^-14 - 2^-26, 2^-14) that rounds inexactly to 2^-14 on the subnormal grid
@@ -145,16 +166,7 @@ TEST(BinaryFastSimdFold, Binary16UnderflowAtTheEdgeOfTheNormalRange) {
   at_kernel_levels([&] {
     int mismatches = 0;
     for (uint64_t a = 0x3800; a < 0x3c00; ++a)
-      for (uint64_t b = 0x0400; b < 0x0440; ++b) {
-        const FpWord x{a}, y{b};
-        FpWord got{};
-        FpEnv fe, re;
-        fast_matmul(ff, fe, &x, &y, &got, 1, 1, 1);
-        const uint64_t want = fp_add(ff.format, re, zero_word(ff.format, false), fp_mul(ff.format, re, a, b));
-        if ((got.bits != want || fe.flags != re.flags) && ++mismatches <= 4)
-          ADD_FAILURE() << hex(a) << " * " << hex(b) << ": fast " << hex(got.bits) << " " << flags_to_string(fe.flags)
-                        << ", sequential " << hex(want) << " " << flags_to_string(re.flags);
-      }
+      for (uint64_t b = 0x0400; b < 0x0440; ++b) one_step_agrees(ff, a, b, mismatches);
     EXPECT_EQ(mismatches, 0) << "level " << fastsimd::simd_level();
   });
 }
@@ -177,19 +189,7 @@ std::vector<FpWord> finite_words(const BinaryFormat& f, size_t n, std::mt19937_6
 int compare_small(const FastFormat& ff, int64_t m, int64_t k, int64_t n, std::mt19937_64& rng) {
   const auto a = finite_words(ff.format, static_cast<size_t>(m * k), rng);
   const auto b = finite_words(ff.format, static_cast<size_t>(k * n), rng);
-  FpEnv fe, re;
-  std::vector<FpWord> got(static_cast<size_t>(m * n));
-  fast_matmul(ff, fe, a.data(), b.data(), got.data(), m, k, n);
-  const auto want = ref_matmul(ff.format, re, a, b, m, k, n);
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (got[i].bits != want[i].bits && ++bad <= 3)
-      ADD_FAILURE() << ff.format.name << " m=" << m << " k=" << k << " n=" << n << " output " << i << ": fast "
-                    << hex(got[i].bits) << ", sequential " << hex(want[i].bits);
-  EXPECT_EQ(fe.flags, re.flags) << ff.format.name << " m=" << m << " k=" << k << " n=" << n << ": "
-                                << flags_to_string(fe.flags) << " vs " << flags_to_string(re.flags);
-  EXPECT_EQ(fe.error, re.error);
-  return bad;
+  return compare_words(ff, a, b, m, k, n, "finite words");
 }
 
 TEST(BinaryFastSimdFold, SmallFormatsEqualTheSequentialFold) {
@@ -214,15 +214,8 @@ TEST(BinaryFastSimdFold, SmallFormatsEveryPairAsOneStep) {
     int mismatches = 0;
     for (uint64_t a = 0; a < words; ++a)
       for (uint64_t b = 0; b < words; ++b) {
-        if (!std::isfinite(word_to_double(ff.format, a)) || !std::isfinite(word_to_double(ff.format, b))) continue;
-        const FpWord x{a}, y{b};
-        FpWord got{};
-        FpEnv fe, re;
-        fast_matmul(ff, fe, &x, &y, &got, 1, 1, 1);
-        const uint64_t want = fp_add(ff.format, re, zero_word(ff.format, false), fp_mul(ff.format, re, a, b));
-        if ((got.bits != want || fe.flags != re.flags) && ++mismatches <= 4)
-          ADD_FAILURE() << name << " " << hex(a) << " * " << hex(b) << ": fast " << hex(got.bits) << " "
-                        << flags_to_string(fe.flags) << ", sequential " << hex(want) << " " << flags_to_string(re.flags);
+        if (std::isfinite(word_to_double(ff.format, a)) && std::isfinite(word_to_double(ff.format, b)))
+          one_step_agrees(ff, a, b, mismatches);
       }
     EXPECT_EQ(mismatches, 0) << name;
   }
