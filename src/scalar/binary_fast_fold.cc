@@ -484,11 +484,8 @@ bool FastConv::prepare(const FastFormat& ff, const FpWord* x, const FpWord* w, c
 void FastConv::prepare_lanes32() {
   xd32_.clear(), wt32_.clear(), bt32_.clear();
   if (!fastsimd::conv_lanes_apply(*ff_, Rounding::NearestEven)) return;
-  // bfloat16: two nonzero operands below 2^-62 could make a product tiny in binary32.
   auto tiny = [](const std::vector<double>& v) {
-    bool any = false;
-    for (double e : v) any |= e != 0.0 && std::fabs(e) < 0x1p-62;
-    return any;
+    return fastsimd::has_tiny_bf16_operand(v.data(), static_cast<int64_t>(v.size()));
   };
   if (ff_->kind == FastFormat::Kind::Bfloat16 && (tiny(xd_) || tiny(wt_))) return;
   xd32_.assign(xd_.begin(), xd_.end());  // exact: values of a format of <= 16 bits

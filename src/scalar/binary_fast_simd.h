@@ -70,6 +70,9 @@ struct ConvLanes {
   int blocks;  // 1 to 4
 };
 bool conv_lanes_apply(const FastFormat& ff, Rounding mode);
+// Whether a nonzero value among v[0..n) is below 2^-62 in magnitude: bfloat16 operands the binary32
+// lanes refuse (two of them could make a product tiny in binary32).
+bool has_tiny_bf16_operand(const double* v, int64_t n);
 bool rne_conv_blocks(const FastFormat& ff, const ConvLanes& in, uint64_t* words, uint32_t& flags);
 
 // The kernel level in effect (set_simd_level) and whether the thread's MXCSR is in its default

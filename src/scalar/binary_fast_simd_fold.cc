@@ -33,6 +33,12 @@
 
 namespace denote::fastsimd {
 
+bool has_tiny_bf16_operand(const double* v, int64_t n) {
+  bool tiny = false;
+  for (int64_t i = 0; i < n; ++i) tiny |= v[i] != 0.0 && std::fabs(v[i]) < 0x1p-62;
+  return tiny;
+}
+
 #if defined(__x86_64__)
 
 namespace {
@@ -324,13 +330,6 @@ void fold_small(const SmallParams& p, const Shape& s, const std::vector<float>& 
   if (underflow) flags |= kFpUnderflow;
 }
 
-// bfloat16: a nonzero operand below 2^-62 could make a product tiny in binary32.
-bool has_tiny(const double* v, int64_t n) {
-  bool tiny = false;
-  for (int64_t i = 0; i < n; ++i) tiny |= v[i] != 0.0 && std::fabs(v[i]) < 0x1p-62;
-  return tiny;
-}
-
 // Tiles of whole blocks of 16 outputs (the unit handed back): AVX-512 4 rows x 2 vectors (1 x up to 4
 // for one row); AVX2 2 rows x 2 vectors of 8 (1 x 4 for one row). m and n padded to whole tiles.
 Shape shape_for(int level, int64_t m, int64_t k, int64_t n) {
@@ -359,7 +358,7 @@ bool rne_fold(const FastFormat& ff, Rounding mode, const double* a, const double
   std::optional<SmallParams> small;
   if (ff.kind == FastFormat::Kind::Other && (level < 2 || !(small = SmallParams::of(ff)))) return false;
   const bool bf16 = ff.kind == FastFormat::Kind::Bfloat16;
-  if (bf16 && (has_tiny(a, m * k) || has_tiny(b, k * n))) return false;
+  if (bf16 && (has_tiny_bf16_operand(a, m * k) || has_tiny_bf16_operand(b, k * n))) return false;
   const Shape s = shape_for(level, m, k, n);
   std::vector<float> af, bf;
   to_floats(a, b, s, af, bf);
