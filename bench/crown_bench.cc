@@ -111,17 +111,22 @@ std::vector<Loaded>& loaded() {
   return all;
 }
 
-CrownOptions options(BoundMethod method, const IbpPrepared* prep) {
+// Intermediate bounds: CROWN's passes (the default), forward linear bounds only, or both.
+enum class Inter { Crown, Forward, Both };
+
+CrownOptions options(BoundMethod method, const IbpPrepared* prep, Inter inter) {
   CrownOptions o;
   o.method = method;
   o.arith = "f32";
   o.ibp = prep;
+  o.intermediate_crown = inter != Inter::Forward;
+  o.forward_intermediate = inter != Inter::Crown;
   return o;
 }
 
-Result<CrownResult> bound(const Loaded& l, BoundMethod method, bool prepared = false) {
+Result<CrownResult> bound(const Loaded& l, BoundMethod method, bool prepared = false, Inter inter = Inter::Crown) {
   return run_crown(l.model.graph, l.model.payload, std::span<const DoubleBox>(&l.c.box, 1), l.model.output_ids[0],
-                   &l.c.spec, options(method, prepared ? l.prep.get() : nullptr));
+                   &l.c.spec, options(method, prepared ? l.prep.get() : nullptr, inter));
 }
 
 std::string lirpa_name(BoundMethod m) { return m == BoundMethod::Ibp ? "IBP" : m == BoundMethod::Crown ? "CROWN" : "alpha-CROWN"; }
@@ -138,10 +143,10 @@ void report(const Loaded& l, BoundMethod method, const CrownResult& r) {
   }
 }
 
-void BM_Bound(benchmark::State& state, size_t index, BoundMethod method, bool prepared) {
+void BM_Bound(benchmark::State& state, size_t index, BoundMethod method, bool prepared, Inter inter) {
   const Loaded& l = loaded()[index];
   for (auto _ : state) {
-    auto r = bound(l, method, prepared);
+    auto r = bound(l, method, prepared, inter);
     if (!r.ok()) {
       state.SkipWithError(r.message().c_str());
       return;
@@ -186,9 +191,22 @@ void register_all() {
         if (!r.ok()) die(l.c.name + ": " + r.message());
         if (!prepared) report(l, m, *r);
         const std::string row = std::string(bound_method_name(m)) + (prepared ? "+prep/" : "/") + l.c.name;
-        benchmark::RegisterBenchmark(row.c_str(), BM_Bound, i, m, prepared)->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(row.c_str(), BM_Bound, i, m, prepared, Inter::Crown)->Unit(benchmark::kMillisecond);
       }
     }
+    // CROWN with forward linear intermediate bounds (small inputs only: ACAS Xu), alone and before
+    // CROWN's own intermediate passes.
+    if (numel(l.c.box.shape) <= 64)
+      for (Inter inter : {Inter::Forward, Inter::Both}) {
+        auto r = bound(l, BoundMethod::Crown, true, inter);
+        if (!r.ok()) die(l.c.name + ": " + r.message());
+        std::fprintf(stderr, "%-12s crown/%s row 0: [%.9g, %.9g]\n", l.c.name.c_str(),
+                     inter == Inter::Forward ? "forward" : "forward+crown", r->spec_lo[0], r->spec_hi[0]);
+        const std::string row = std::string(inter == Inter::Forward ? "crown-forward" : "crown-forward+crown") +
+                                "+prep/" + l.c.name;
+        benchmark::RegisterBenchmark(row.c_str(), BM_Bound, i, BoundMethod::Crown, true, inter)
+            ->Unit(benchmark::kMillisecond);
+      }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bounds/crown_engine.h"
+#include "bounds/crown_symbolic.h"
 #include "eval/walk.h"
 
 namespace denote {
@@ -292,6 +293,8 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   for (size_t id = 0; id < splits.by_node.size(); ++id) splits.apply(eng, static_cast<int64_t>(id));
   if (o.splits)
     for (const auto& sp : *o.splits) eng.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
+  if (o.method != BoundMethod::Ibp && o.forward_intermediate && (!o.splits || o.splits->empty()))
+    crown::symbolic_bounds(eng);
   if (o.method != BoundMethod::Ibp && o.intermediate_crown && !splits.infeasible)
     intermediate_bounds(eng, output_id, o, splits);
   const int64_t k = spec ? spec->rows : m;

@@ -94,6 +94,7 @@ struct Bounder {
     co.lower_only = true;
     co.stop_above = &rhs;
     co.ibp = ibp;
+    co.forward_intermediate = o.forward_bounds;
     auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
     Bounded out;
     if (!r.ok()) return out;

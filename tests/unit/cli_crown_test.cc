@@ -57,6 +57,29 @@ TEST(CliCrown, AcasXuPropertyTwoSpecFromNpyShapedJson) {
   EXPECT_GT(doc["spec"]["lo"][0].get<double>(), -616.49076);  // the default is at least as tight
 }
 
+// --intermediate: forward linear bounds alone (cheap, looser than CROWN's passes on property 2's
+// whole box, tighter than IBP), and before CROWN's passes (at least as tight as forward alone).
+TEST(CliCrown, AcasXuIntermediateChoices) {
+  const std::string net = std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx";
+  const std::string box = "--box '[0.6,-0.5,-0.5,0.45,-0.5]' '[0.679857769,0.5,0.5,0.5,-0.45]'";
+  const std::string spec = " --spec '[[1,-1,0,0,0]]' --arith f32 --json --method ";
+  auto row0 = [&](const std::string& rest) {
+    CliRun r = run_cli("bounds " + net + " " + box + spec + rest);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? nlohmann::json::parse(r.out)["spec"]["lo"][0].get<double>() : NAN;
+  };
+  const double ibp = row0("ibp"), fw = row0("crown --intermediate forward"), both = row0("crown --intermediate forward+crown");
+  const double crown = row0("crown"), none = row0("crown --intermediate ibp");
+  EXPECT_GT(fw, ibp);
+  EXPECT_GE(fw, none);
+  EXPECT_GE(both, fw);
+  EXPECT_GT(crown, fw);
+  CliRun bad = run_cli("bounds " + net + " " + box + " --method crown --intermediate backward");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--intermediate backward: expected crown, forward, forward+crown or ibp"), std::string::npos)
+      << bad.err;
+}
+
 TEST(CliCrown, UsageAndInputErrors) {
   const std::string m = six();
   EXPECT_EQ(run_cli("bounds " + m + " " + kCenter + " --method beta").code, 2);

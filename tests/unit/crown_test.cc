@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -216,10 +217,13 @@ TEST(Crown, RelaxationLinesHoldAgainstMpfr) {
 
 // Random graphs over every relaxation, cut op and affine op of the IBP soundness test: every node
 // box and every spec row contains the exact (MPFR) value and the value computed in the arithmetic.
-TEST(Crown, RandomGraphsContainExactAndEvaluatedValues) {
-  ibp_test::Rng rng(0xc20);
-  int64_t checks = 0, graphs = 0;
-  for (int gi = 0; gi < 150; ++gi) {
+// Random graphs (tests/unit/ibp_random_graphs.h) and boxes: every node's box and both spec rows
+// contain the exact (MPFR) and the evaluated (f64 / f32) values at points of the box, for CROWN and
+// alpha-CROWN with the options `tweak` sets.
+void contain_on_random_graphs(uint64_t seed, int count, const std::function<void(CrownOptions&)>& tweak,
+                              int64_t& checks, int64_t& graphs) {
+  ibp_test::Rng rng(seed);
+  for (int gi = 0; gi < count; ++gi) {
     const int64_t n = rng.range(1, 4);
     const Model m = ibp_test::random_model(rng, n);
     DoubleBox box{{n}, {}, {}};
@@ -236,6 +240,7 @@ TEST(Crown, RandomGraphsContainExactAndEvaluatedValues) {
       for (BoundMethod method : {BoundMethod::Crown, BoundMethod::AlphaCrown}) {
         CrownOptions o = with(method, arith);
         o.alpha_iters = 5;
+        tweak(o);
         auto boxes = run_crown(m.graph, m.payload, in, out, nullptr, o);
         auto rows = run_crown(m.graph, m.payload, in, out, &spec, o);
         ASSERT_TRUE(boxes.ok() && rows.ok()) << (boxes.ok() ? rows.message() : boxes.message());
@@ -300,8 +305,28 @@ TEST(Crown, RandomGraphsContainExactAndEvaluatedValues) {
       }
     }
   }
+}
+
+TEST(Crown, RandomGraphsContainExactAndEvaluatedValues) {
+  int64_t checks = 0, graphs = 0;
+  contain_on_random_graphs(0xc20, 150, [](CrownOptions&) {}, checks, graphs);
   EXPECT_GT(checks, 10000);
   EXPECT_EQ(graphs, 600);
+}
+
+// The same with forward linear intermediate bounds (src/bounds/crown_symbolic.h), alone and before
+// CROWN's intermediate passes: their rules (const, linear, relu, add/sub, layout) and the nodes they
+// leave to IBP.
+TEST(Crown, ForwardIntermediateBoundsContainExactAndEvaluatedValues) {
+  for (bool crown_too : {false, true}) {
+    int64_t checks = 0, graphs = 0;
+    contain_on_random_graphs(0xf0d + (crown_too ? 1 : 0), 100, [&](CrownOptions& o) {
+      o.forward_intermediate = true;
+      o.intermediate_crown = crown_too;
+    }, checks, graphs);
+    EXPECT_GT(checks, 6000);
+    EXPECT_EQ(graphs, 400);
+  }
 }
 
 // A random ReLU network n -> (linear, relu) x layers -> linear to 2 outputs, and a random box.

@@ -33,6 +33,7 @@ struct LinearBoundOptions {
   bool alpha_iters_given = false;
   bool outputs_only = false;
   bool lirpa_compatible = false;
+  std::string intermediate = "crown";  // --intermediate: crown, forward, forward+crown, ibp
 };
 
 // --method crown / alpha-crown, or any method with --spec: run_crown, printed like IBP's boxes plus

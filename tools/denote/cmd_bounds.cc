@@ -199,6 +199,9 @@ void add_bounds(CLI::App& app, Command& cmd) {
   sub->add_flag("--all-nodes", o->all_nodes, "print every node's box, not only the output nodes'");
   sub->add_flag("--lirpa-compatible", lb->lirpa_compatible,
                  "crown/alpha-crown: auto_LiRPA's intermediate-bound choices (equal bounds) instead of the tightest");
+  sub->add_option("--intermediate", lb->intermediate,
+                  "crown/alpha-crown: intermediate bounds by crown (default), forward (forward linear bounds in the "
+                  "input, for inputs of at most 64 elements), forward+crown (both) or ibp");
   sub->add_flag("--outputs-only", lb->outputs_only, "print the output nodes' boxes only (the default)");
   sub->callback([&cmd, o, method, lb] {
     cmd.run = [o, method, lb] {

@@ -80,6 +80,7 @@ VerifyOptions verify_options(const VerifyCliOptions& o, double timeout) {
   vo.seed = o.seed;
   vo.split = parse_split_mode(o.split).value_or(SplitMode::Auto);
   vo.beta_iters = o.beta_iters;
+  vo.forward_bounds = o.forward_bounds;
   vo.threads = o.threads > 0 ? o.threads
                : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                                      : 1;
@@ -237,6 +238,9 @@ void add_verify(CLI::App& app, Command& cmd) {
                   "input or relu");
   sub->add_option("--beta-iters", o->beta_iters,
                   "relu splitting: alpha-beta-CROWN steps per subdomain (default 10; 0: CROWN only)");
+  sub->add_flag("--forward-bounds", o->forward_bounds,
+                "input splitting: forward linear bounds in the input before CROWN's intermediate passes (inputs "
+                "of at most 64 elements)");
   sub->add_option("--seed", o->seed, "seed of the falsification's random points");
   sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
   sub->add_option("--threads", o->threads,

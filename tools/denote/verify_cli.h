@@ -18,6 +18,7 @@ struct VerifyCliOptions {
   double timeout = 60;
   uint64_t seed = 1;
   int jobs = 2;
+  bool forward_bounds = false;  // --forward-bounds
   int beta_iters = 10;      // relu branch and bound: alpha-beta-CROWN steps per subdomain (0: CROWN)
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances
   double rank_grace = 10;   // MPI: seconds past an instance's timeout before its rank counts as lost

@@ -60,6 +60,11 @@ struct VerifyOptions {
   // Relu branch and bound: alpha-beta-CROWN steps per subdomain (the relu slopes and the splits'
   // multipliers of the final rows, intermediate bounds by CROWN); 0: CROWN only.
   int beta_iters = 10;
+  // Input branch and bound: intermediate bounds of each subdomain by CROWN's passes (false), or by
+  // forward linear bounds first (CrownOptions::forward_intermediate; inputs of at most 64
+  // elements), then CROWN's passes on what they leave unstable (true). Neither is faster on every
+  // ACAS Xu instance (docs/PERF.md).
+  bool forward_bounds = false;
   // Optional: moves open subdomains to and from other processes (include/denote/verify/frontier.h);
   // null: the search stays in this process (and is deterministic as above).
   FrontierHook* frontier = nullptr;
