@@ -21,8 +21,9 @@ if [[ "${1:-}" != "--no-sanitize" ]]; then
   # graphs: DENOTE_SANITIZED_BUILD) and the 1M-node chain.
   # onnx_export_check (python's onnx.checker over exported files) also ran in the release pass, and so did the
   # one-process-per-case PyTorch golden tables (Case/Golden*: ~320 value comparisons of rules that the unit,
-  # property and random-graph tests also run under the sanitizers; about 3.5 minutes of ASan start-up).
-  heavy='Exhaustive|RandomPairs|RandomTriples|EveryWord|EveryPair|EveryTriple|EverySmall|Every.*Golden|Case/Golden|onnx_export_check'
+  # property and random-graph tests also run under the sanitizers; about 3.5 minutes of ASan start-up), and the
+  # ACAS Xu ground-truth runs (VerifyGroundTruth.*: verify() on instances, as verify_test.cc does here).
+  heavy='GroundTruth|Exhaustive|RandomPairs|RandomTriples|EveryWord|EveryPair|EveryTriple|EverySmall|Every.*Golden|Case/Golden|onnx_export_check'
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset debug -j "$jobs" -E "$heavy"
 fi
 echo "== all tests passed"

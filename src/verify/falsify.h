@@ -12,6 +12,8 @@
 
 namespace denote::verify_detail {
 
+class DenseChain;
+
 struct Search {
   const Model& m;
   const VnnCase& c;
@@ -21,6 +23,7 @@ struct Search {
   std::optional<Witness> found;
   const Payload<float>* p32 = nullptr;  // the payload in f32, converted once per verify() (f32 networks)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  const DenseChain* chain = nullptr;  // the network as dense layers, for batched sampling (or null)
   bool past_deadline() const { return std::chrono::steady_clock::now() > deadline; }
 };
 

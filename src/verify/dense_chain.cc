@@ -1,0 +1,120 @@
+// A dense-layer chain evaluated in batches (src/verify/dense_chain.h).
+#include "verify/dense_chain.h"
+
+#include <algorithm>
+#include <span>
+
+#include "eval/walk.h"
+#ifdef DENOTE_HAVE_OPENBLAS
+#include "providers/openblas_util.h"
+#endif
+
+namespace denote::verify_detail {
+
+// One graph walk that accepts the chain's ops in order and builds its layers; any other op, or an
+// op out of place, stops the walk (not a chain).
+struct ChainPass {
+  using Value = Shape;
+  const Model& m;
+  DenseChain& c;
+  int64_t last = -1;  // the node whose value is the chain's current value
+  static const Shape& shape_of(const Shape& s) { return s; }
+  static bool well_sized(const Shape&) { return true; }
+  Result<Shape> visit(const Node& n, std::span<const Shape* const>, const Shape& out, const Shape*) {
+    auto no = [] { return Result<Shape>(error_status("not a dense chain")); };
+    switch (n.op) {
+      case Op::Input:
+        if (last >= 0) return no();
+        c.inputs_ = numel(out), last = n.id;
+        return out;
+      case Op::Const:
+        return out;  // read by the sub/add that uses it
+      case Op::Sub:
+      case Op::Add: {
+        const auto* rec = find_record(m.payload.consts, n.parents.size() == 2 ? n.parents[1] : -1);
+        if (!c.layers_.empty() || !c.shift_.empty() || n.parents[0] != last || !rec ||
+            static_cast<int64_t>(rec->values.size()) != c.inputs_ || numel(out) != c.inputs_)
+          return no();
+        for (double v : rec->values) c.shift_.push_back(static_cast<float>(n.op == Op::Sub ? -v : v));
+        last = n.id;
+        return out;
+      }
+      case Op::Reshape:
+      case Op::Flatten:
+      case Op::Detach:
+        if (n.parents[0] != last) return no();
+        last = n.id;
+        return out;
+      case Op::Linear: {
+        const auto* rec = find_record(m.payload.linear, n.id);
+        const int64_t width = c.layers_.empty() ? c.inputs_ : c.layers_.back().out;
+        if (n.parents[0] != last || !rec || rec->in_dim != width || numel(out) != rec->out_dim ||
+            static_cast<int64_t>(rec->weight.size()) != rec->in_dim * rec->out_dim)
+          return no();
+        DenseChain::Layer l{rec->in_dim, rec->out_dim, {}, {}, false};
+        l.w.assign(rec->weight.begin(), rec->weight.end());
+        l.b.assign(static_cast<size_t>(rec->out_dim), 0.0f);
+        for (size_t i = 0; i < rec->bias.size() && i < l.b.size(); ++i) l.b[i] = static_cast<float>(rec->bias[i]);
+        c.layers_.push_back(std::move(l));
+        last = n.id;
+        return out;
+      }
+      case Op::Relu:
+        if (n.parents[0] != last || c.layers_.empty() || c.layers_.back().relu) return no();
+        c.layers_.back().relu = true;
+        last = n.id;
+        return out;
+      default:
+        return no();
+    }
+  }
+};
+
+std::optional<DenseChain> DenseChain::of(const Model& m) {
+  if (m.output_ids.size() != 1 || m.graph.input_ids().size() != 1) return std::nullopt;
+  DenseChain c;
+  ChainPass pass{m, c};
+  walk::Config cfg;
+  cfg.layer = "dense chain";
+  std::vector<Shape> table;
+  std::vector<bool> present;
+  const Shape in = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
+  if (!walk::forward(m.graph, pass, std::span<const Shape>(&in, 1), cfg, table, present).ok()) return std::nullopt;
+  if (c.layers_.empty() || pass.last != m.output_ids[0] || c.inputs_ <= 0) return std::nullopt;
+  return c;
+}
+
+void DenseChain::eval(const std::vector<float>& X, int64_t rows, std::vector<float>& Y,
+                      std::vector<float>& scratch) const {
+  const std::vector<float>* cur = &X;
+  std::vector<float> shifted;
+  if (!shift_.empty()) {
+    shifted = X;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < inputs_; ++i) shifted[static_cast<size_t>(r * inputs_ + i)] += shift_[static_cast<size_t>(i)];
+    cur = &shifted;
+  }
+  for (size_t li = 0; li < layers_.size(); ++li) {
+    const Layer& l = layers_[li];
+    std::vector<float>& out = li % 2 == 0 ? scratch : Y;
+    out.resize(static_cast<size_t>(rows * l.out));
+    for (int64_t r = 0; r < rows; ++r) std::copy(l.b.begin(), l.b.end(), out.begin() + r * l.out);
+#ifdef DENOTE_HAVE_OPENBLAS
+    blas::ensure_threads();
+    blas::gemm<float>(true, rows, l.out, l.in, cur->data(), l.w.data(), out.data(), l.out, 1.0f);
+#else
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = 0; o < l.out; ++o) {
+        float s = 0;
+        for (int64_t i = 0; i < l.in; ++i) s += (*cur)[static_cast<size_t>(r * l.in + i)] * l.w[static_cast<size_t>(o * l.in + i)];
+        out[static_cast<size_t>(r * l.out + o)] += s;
+      }
+#endif
+    if (l.relu)
+      for (float& v : out) v = std::max(v, 0.0f);
+    cur = &out;
+  }
+  if (cur != &Y) Y = *cur;
+}
+
+}  // namespace denote::verify_detail

@@ -1,0 +1,40 @@
+// Internal: a network that is a chain of dense layers, evaluated for many points at once (the
+// batched sampling of branch and bound, src/verify/verify.cc).
+//
+// Recognised: input [-> sub/add of a constant of the input's size] [-> layout ops that keep the
+// element order] -> (linear [-> relu])+ ending at the output (ACAS Xu's ONNX networks, the
+// mnistfc MLPs). Evaluated in binary32 with OpenBLAS's sgemm (plain loops without it): fast, not
+// the network's exact f32 evaluation (another summation order), so a point it flags is only a
+// candidate, re-checked by the evaluator and MPFR (falsify.h's try_point).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "denote/verify/verify.h"
+
+namespace denote::verify_detail {
+
+class DenseChain {
+ public:
+  // nullopt when the model is not such a chain.
+  static std::optional<DenseChain> of(const Model& m);
+  int64_t inputs() const { return inputs_; }
+  int64_t outputs() const { return layers_.empty() ? 0 : layers_.back().out; }
+  // Y (rows x outputs()) from X (rows x inputs()), row-major; scratch is reused across calls.
+  void eval(const std::vector<float>& X, int64_t rows, std::vector<float>& Y, std::vector<float>& scratch) const;
+
+ private:
+  struct Layer {
+    int64_t in = 0, out = 0;
+    std::vector<float> w, b;  // w: out x in (row-major), b: out
+    bool relu = false;
+  };
+  int64_t inputs_ = 0;
+  std::vector<float> shift_;  // added to the input first (empty: none)
+  std::vector<Layer> layers_;
+  friend struct ChainPass;
+};
+
+}  // namespace denote::verify_detail

@@ -1,0 +1,93 @@
+// denote verify against the published ACAS Xu ground truth of VNN-COMP 2021
+// (tests/data/acasxu/vnncomp2021_ground_truth.csv; bench/check_truth.py compares a whole run): the
+// file itself, a sample of quick instances of every answer, and the two needle witnesses that only
+// batched sampling finds in time (5_3 property 2, 1_9 property 7). Release build only (scripts/test.sh
+// skips GroundTruth under the sanitizers: the same code runs there in verify_test.cc).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "denote/io/onnx.h"
+#include "denote/verify/verify.h"
+
+namespace denote {
+namespace {
+
+const std::string kAcas = std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/";
+
+std::map<std::pair<std::string, std::string>, std::string> truth() {
+  std::ifstream f(kAcas + "vnncomp2021_ground_truth.csv");
+  std::map<std::pair<std::string, std::string>, std::string> out;
+  std::string line;
+  std::getline(f, line);  // header
+  while (std::getline(f, line)) {
+    std::stringstream ss(line);
+    std::string onnx, prop, result;
+    std::getline(ss, onnx, ',');
+    std::getline(ss, prop, ',');
+    std::getline(ss, result, ',');
+    out[{onnx, prop}] = result;
+  }
+  return out;
+}
+
+VerifyOutcome decide(const std::string& net, const std::string& prop) {
+  auto m = load_model_onnx_file(kAcas + "ACASXU_run2a_" + net + "_batch_2000.onnx");
+  auto p = load_vnnlib_file(kAcas + prop + ".vnnlib");
+  EXPECT_TRUE(m.ok() && p.ok());
+  VerifyOptions o;
+  o.timeout_s = 60;
+  o.threads = 1;
+  auto r = verify(*m, *p, o);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.ok() ? *r : VerifyOutcome{};
+}
+
+// 186 instances: 133 unsat, 47 sat, 6 disputed (every one of them holds by the published vote).
+TEST(VerifyGroundTruth, FileCoversTheBenchmark) {
+  const auto t = truth();
+  ASSERT_EQ(t.size(), 186u);
+  std::map<std::string, int> counts;
+  for (const auto& [key, result] : t) ++counts[result];
+  EXPECT_EQ(counts["unsat"], 133);
+  EXPECT_EQ(counts["sat"], 47);
+  EXPECT_EQ(counts["disputed"], 6);
+  EXPECT_EQ(t.at({"ACASXU_run2a_5_3_batch_2000.onnx", "prop_2.vnnlib"}), "sat");
+  EXPECT_EQ(t.at({"ACASXU_run2a_4_2_batch_2000.onnx", "prop_2.vnnlib"}), "unsat");
+}
+
+// Quick instances of each kind (unsat by CROWN or branch and bound, sat by sampling or the search)
+// give the published answer; a sat answer's witness is re-checked by verify() itself.
+TEST(VerifyGroundTruth, QuickInstancesAgree) {
+  const auto t = truth();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1_1", "prop_2"}, {"1_7", "prop_3"}, {"1_6", "prop_3"}, {"1_9", "prop_4"}, {"2_1", "prop_2"},
+      {"2_9", "prop_8"}, {"3_1", "prop_1"}, {"1_2", "prop_4"}, {"4_4", "prop_2"}, {"5_9", "prop_3"}};
+  for (const auto& [net, prop] : cases) {
+    SCOPED_TRACE(net + " " + prop);
+    std::string want = t.at({"ACASXU_run2a_" + net + "_batch_2000.onnx", prop + ".vnnlib"});
+    if (want == "disputed") want = "unsat";
+    const VerifyOutcome r = decide(net, prop);
+    EXPECT_EQ(std::string(verify_result_name(r.result)), want) << r.note;
+    EXPECT_EQ(r.witness.has_value(), want == "sat");
+  }
+}
+
+// Witnesses that about one uniform point in 4 million reaches, deep in regions the depth-first
+// search visits late: found by the batched sampling of branch and bound.
+TEST(VerifyGroundTruth, NeedleWitnessesAreFound) {
+  for (const auto& [net, prop] : std::vector<std::pair<std::string, std::string>>{{"5_3", "prop_2"}, {"1_9", "prop_7"}}) {
+    SCOPED_TRACE(net + " " + prop);
+    const VerifyOutcome r = decide(net, prop);
+    EXPECT_EQ(r.result, VerifyResult::Sat) << r.note;
+    EXPECT_TRUE(r.witness.has_value());
+    EXPECT_GT(r.stats.samples, 100000);  // the batched sampler ran
+  }
+}
+
+}  // namespace
+}  // namespace denote
