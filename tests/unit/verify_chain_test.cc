@@ -52,6 +52,23 @@ TEST(DenseChain, AcasXuAndMnistfcMatchTheEvaluator) {
   expect_matches_evaluator(*mnist, 8, 0, 1);
 }
 
+// A nonzero input shift (ACAS Xu's is zero): x - c and x + c, a reshape, relu between the layers.
+TEST(DenseChain, ShiftedInputsMatchTheEvaluator) {
+  for (Op op : {Op::Sub, Op::Add}) {
+    GraphBuilder b;
+    const int64_t x = b.input({1, 4});
+    const int64_t s = b.add(op, {x, b.constant({1, 4}, {0.5, -0.25, 1.5, -2})});
+    const int64_t f = b.unary(Op::Reshape, s, ReshapeAttrs{{1, 4}, {4}});
+    std::vector<double> w1(24), w2(12);
+    for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(static_cast<double>(i) + 1);
+    for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(static_cast<double>(i) * 0.7);
+    const int64_t h = b.unary(Op::Relu, b.linear(f, 6, w1, {0.1, -0.2, 0.3, 0, 0.05, -0.4}));
+    auto m = b.build({b.linear(h, 2, w2, {0.25, -0.5})});
+    ASSERT_TRUE(m.ok()) << m.message();
+    expect_matches_evaluator(*m, 32, -3, 3);
+  }
+}
+
 TEST(DenseChain, OtherGraphsAreRefused) {
   GraphBuilder b;
   const int64_t x = b.input({3});
