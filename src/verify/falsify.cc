@@ -182,6 +182,39 @@ bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, co
   return try_point(s, x);
 }
 
+int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
+                int restarts, int steps) {
+  if (ss.empty()) return -1;
+  const size_t n = lo.size();
+  Search& s0 = *ss[0];
+  std::vector<double> x(n);
+  for (int r = 0; r < restarts; ++r) {
+    for (size_t i = 0; i < n; ++i) x[i] = lo[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (hi[i] - lo[i]);
+    for (int step = 0; step <= steps; ++step) {
+      if (s0.past_deadline()) return -1;
+      ++s0.stats.pgd_steps;
+      const std::vector<double> y = eval_point(s0.m, x, "f64");
+      if (y.empty()) return -1;
+      // The conjunction closest to holding, and its worst atom.
+      size_t best = 0, atom = 0;
+      double v = INFINITY;
+      for (size_t k = 0; k < ss.size(); ++k) {
+        size_t w = 0;
+        const double vk = violation(ss[k]->conj, y, &w);
+        if (vk < v) v = vk, best = k, atom = w;
+      }
+      if (v <= 0 && try_point(*ss[best], x)) return static_cast<int>(best);
+      if (step == steps || ss[best]->conj.empty()) break;
+      const std::vector<double> g = atom_gradient(s0.m, ss[best]->conj[atom], x);
+      if (g.size() != n) return -1;
+      const double eta = 0.5 * (1 - static_cast<double>(step) / steps);
+      for (size_t i = 0; i < n; ++i)
+        if (g[i] != 0) x[i] = std::clamp(x[i] - eta * (hi[i] - lo[i]) * (g[i] > 0 ? 1 : -1), lo[i], hi[i]);
+    }
+  }
+  return -1;
+}
+
 bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi) {
   if (s.conj.empty()) return false;
   for (size_t i = 0; i < lo.size(); ++i)

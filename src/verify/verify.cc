@@ -464,6 +464,26 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     if (found) return stage_end(s.found);
     if (Clock::now() > deadline) return stage_end(std::nullopt);
   }
+  // Stage 3b: descent on each case's open conjunctions at once (the one closest to holding at every
+  // step): a robustness property's witness is often against whichever class is closest, not one
+  // fixed class (mnistfc prop_9_0.05).
+  for (const VnnCase& c : p.cases) {
+    std::vector<Search> open;
+    for (size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i].c == &c && roots[i].dec == Decision::Open && !jobs[i].conj->empty())
+        open.push_back(Search{m, c, *jobs[i].conj, o, st, {}, p32.get(), deadline});
+    if (open.size() < 2) continue;
+    std::vector<Search*> ptrs;
+    for (Search& s : open) ptrs.push_back(&s);
+    const auto tp = Clock::now();
+    const int k = descend_any(ptrs, rng, c.lo_in, c.hi_in, 4 * o.pgd_restarts, o.pgd_steps);
+    st.falsify_s += since(tp);
+    if (k >= 0) {
+      st.decided_by = "pgd";
+      return stage_end(open[static_cast<size_t>(k)].found);
+    }
+    if (Clock::now() > deadline) return stage_end(std::nullopt);
+  }
   // Stage 4: alpha-CROWN and branch and bound, conjunction by conjunction.
   const std::optional<DenseChain> chain = DenseChain::of(m);
   bool all_unsat = true, timed_out = false;

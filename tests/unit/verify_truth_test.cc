@@ -102,5 +102,26 @@ TEST(VerifyGroundTruth, NeedleWitnessesAreFound) {
   }
 }
 
+// mnistfc 256x2 prop_9_0.05 (published: violated, by 9 tools): a robustness property, one conjunction
+// per other class; descending on whichever class is closest at each step (descend_any) finds the
+// witness that descent on each class alone misses, on every seed tried.
+TEST(VerifyGroundTruth, MnistfcWitnessByDisjunctionDescent) {
+  const std::string dir = std::string(DENOTE_SOURCE_DIR) + "/tests/data/mnistfc/";
+  ASSERT_EQ(truth(dir).at({"mnist-net_256x2.onnx", "prop_9_0.05.vnnlib"}).second, "sat");
+  auto m = load_model_onnx_file(dir + "mnist-net_256x2.onnx");
+  auto p = load_vnnlib_file(dir + "prop_9_0.05.vnnlib");
+  ASSERT_TRUE(m.ok() && p.ok()) << m.message() << p.message();
+  for (uint64_t seed : {1, 2, 3}) {
+    VerifyOptions o;
+    o.timeout_s = 60;
+    o.threads = 1;
+    o.seed = seed;
+    auto r = verify(*m, *p, o);
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r->result, VerifyResult::Sat) << "seed " << seed;
+    EXPECT_EQ(r->stats.decided_by, "pgd") << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace denote
