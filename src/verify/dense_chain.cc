@@ -91,7 +91,8 @@ void DenseChain::eval(const std::vector<float>& X, int64_t rows, std::vector<flo
   if (!shift_.empty()) {
     shifted = X;
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t i = 0; i < inputs_; ++i) shifted[static_cast<size_t>(r * inputs_ + i)] += shift_[static_cast<size_t>(i)];
+      for (int64_t i = 0; i < inputs_; ++i)
+        shifted[static_cast<size_t>(r * inputs_ + i)] += shift_[static_cast<size_t>(i)];
     cur = &shifted;
   }
   for (size_t li = 0; li < layers_.size(); ++li) {
@@ -106,7 +107,8 @@ void DenseChain::eval(const std::vector<float>& X, int64_t rows, std::vector<flo
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t o = 0; o < l.out; ++o) {
         float s = 0;
-        for (int64_t i = 0; i < l.in; ++i) s += (*cur)[static_cast<size_t>(r * l.in + i)] * l.w[static_cast<size_t>(o * l.in + i)];
+        for (int64_t i = 0; i < l.in; ++i)
+          s += (*cur)[static_cast<size_t>(r * l.in + i)] * l.w[static_cast<size_t>(o * l.in + i)];
         out[static_cast<size_t>(r * l.out + o)] += s;
       }
 #endif

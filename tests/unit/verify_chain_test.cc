@@ -44,7 +44,8 @@ void expect_matches_evaluator(const Model& m, int rows, double lo, double hi) {
 }
 
 TEST(DenseChain, AcasXuAndMnistfcMatchTheEvaluator) {
-  auto acas = load_model_onnx_file(std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx");
+  auto acas =
+      load_model_onnx_file(std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx");
   ASSERT_TRUE(acas.ok()) << acas.message();
   expect_matches_evaluator(*acas, 64, -0.5, 0.5);
   auto mnist = load_model_onnx_file(std::string(DENOTE_SOURCE_DIR) + "/tests/data/mnistfc/mnist-net_256x2.onnx");

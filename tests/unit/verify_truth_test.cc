@@ -20,7 +20,8 @@ namespace {
 const std::string kAcas = std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/";
 
 // (onnx, vnnlib) -> the published result (unsat, sat, disputed) and the vote's side.
-std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> truth(const std::string& dir = kAcas) {
+std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> truth(
+    const std::string& dir = kAcas) {
   std::ifstream f(dir + "vnncomp2021_ground_truth.csv");
   std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> out;
   std::string line;
@@ -93,7 +94,8 @@ TEST(VerifyGroundTruth, QuickInstancesAgree) {
 // Witnesses that about one uniform point in 4 million reaches, deep in regions the depth-first
 // search visits late: found by the batched sampling of branch and bound.
 TEST(VerifyGroundTruth, NeedleWitnessesAreFound) {
-  for (const auto& [net, prop] : std::vector<std::pair<std::string, std::string>>{{"5_3", "prop_2"}, {"1_9", "prop_7"}}) {
+  for (const auto& [net, prop] :
+       std::vector<std::pair<std::string, std::string>>{{"5_3", "prop_2"}, {"1_9", "prop_7"}}) {
     SCOPED_TRACE(net + " " + prop);
     const VerifyOutcome r = decide(net, prop);
     EXPECT_EQ(r.result, VerifyResult::Sat) << r.note;
