@@ -2,6 +2,7 @@
 #include "verify/dense_chain.h"
 
 #include <algorithm>
+#include <iterator>
 #include <span>
 
 #include "eval/walk.h"
@@ -12,7 +13,11 @@
 namespace denote::verify_detail {
 
 // One graph walk that accepts the chain's ops in order and builds its layers; any other op, or an
-// op out of place, stops the walk (not a chain).
+// op out of place, stops the walk (not a chain). The per-op steps come from a table built from
+// ops.def (chain_step).
+struct ChainPass;
+using ChainStep = bool (*)(ChainPass&, const Node&, const Shape&);
+
 struct ChainPass {
   using Value = Shape;
   const Model& m;
@@ -20,55 +25,97 @@ struct ChainPass {
   int64_t last = -1;  // the node whose value is the chain's current value
   static const Shape& shape_of(const Shape& s) { return s; }
   static bool well_sized(const Shape&) { return true; }
-  Result<Shape> visit(const Node& n, std::span<const Shape* const>, const Shape& out, const Shape*) {
-    auto no = [] { return Result<Shape>(error_status("not a dense chain")); };
-    switch (n.op) {
-      case Op::Input:
-        if (last >= 0) return no();
-        c.inputs_ = numel(out), last = n.id;
-        return out;
-      case Op::Const:
-        return out;  // read by the sub/add that uses it
-      case Op::Sub:
-      case Op::Add: {
-        const auto* rec = find_record(m.payload.consts, n.parents.size() == 2 ? n.parents[1] : -1);
-        if (!c.layers_.empty() || !c.shift_.empty() || n.parents[0] != last || !rec ||
-            static_cast<int64_t>(rec->values.size()) != c.inputs_ || numel(out) != c.inputs_)
-          return no();
-        for (double v : rec->values) c.shift_.push_back(static_cast<float>(n.op == Op::Sub ? -v : v));
-        last = n.id;
-        return out;
-      }
-      case Op::Reshape:
-      case Op::Flatten:
-      case Op::Detach:
-        if (n.parents[0] != last) return no();
-        last = n.id;
-        return out;
-      case Op::Linear: {
-        const auto* rec = find_record(m.payload.linear, n.id);
-        const int64_t width = c.layers_.empty() ? c.inputs_ : c.layers_.back().out;
-        if (n.parents[0] != last || !rec || rec->in_dim != width || numel(out) != rec->out_dim ||
-            static_cast<int64_t>(rec->weight.size()) != rec->in_dim * rec->out_dim)
-          return no();
-        DenseChain::Layer l{rec->in_dim, rec->out_dim, {}, {}, false};
-        l.w.assign(rec->weight.begin(), rec->weight.end());
-        l.b.assign(static_cast<size_t>(rec->out_dim), 0.0f);
-        for (size_t i = 0; i < rec->bias.size() && i < l.b.size(); ++i) l.b[i] = static_cast<float>(rec->bias[i]);
-        c.layers_.push_back(std::move(l));
-        last = n.id;
-        return out;
-      }
-      case Op::Relu:
-        if (n.parents[0] != last || c.layers_.empty() || c.layers_.back().relu) return no();
-        c.layers_.back().relu = true;
-        last = n.id;
-        return out;
-      default:
-        return no();
-    }
+  Result<Shape> visit(const Node& n, std::span<const Shape* const>, const Shape& out, const Shape*);
+
+  bool input(const Node& n, const Shape& out) {
+    if (last >= 0) return false;
+    c.inputs_ = numel(out), last = n.id;
+    return true;
+  }
+  // x - c or x + c, c a constant of the input's size, before any layer.
+  bool shift(const Node& n, const Shape& out, double sign) {
+    const auto* rec = find_record(m.payload.consts, n.parents.size() == 2 ? n.parents[1] : -1);
+    if (!c.layers_.empty() || !c.shift_.empty() || n.parents[0] != last || !rec ||
+        static_cast<int64_t>(rec->values.size()) != c.inputs_ || numel(out) != c.inputs_)
+      return false;
+    for (double v : rec->values) c.shift_.push_back(static_cast<float>(sign * v));
+    last = n.id;
+    return true;
+  }
+  bool same(const Node& n) {
+    if (n.parents[0] != last) return false;
+    last = n.id;
+    return true;
+  }
+  bool linear(const Node& n, const Shape& out) {
+    const auto* rec = find_record(m.payload.linear, n.id);
+    const int64_t width = c.layers_.empty() ? c.inputs_ : c.layers_.back().out;
+    if (n.parents[0] != last || !rec || rec->in_dim != width || numel(out) != rec->out_dim ||
+        static_cast<int64_t>(rec->weight.size()) != rec->in_dim * rec->out_dim)
+      return false;
+    DenseChain::Layer l{rec->in_dim, rec->out_dim, {}, {}, false};
+    l.w.assign(rec->weight.begin(), rec->weight.end());
+    l.b.assign(static_cast<size_t>(rec->out_dim), 0.0f);
+    for (size_t i = 0; i < rec->bias.size() && i < l.b.size(); ++i) l.b[i] = static_cast<float>(rec->bias[i]);
+    c.layers_.push_back(std::move(l));
+    last = n.id;
+    return true;
+  }
+  bool relu(const Node& n) {
+    if (n.parents[0] != last || c.layers_.empty() || c.layers_.back().relu) return false;
+    c.layers_.back().relu = true;
+    last = n.id;
+    return true;
   }
 };
+
+namespace {
+
+bool step_input(ChainPass& p, const Node& n, const Shape& out) { return p.input(n, out); }
+bool step_const(ChainPass&, const Node&, const Shape&) { return true; }  // read by the sub/add using it
+bool step_sub(ChainPass& p, const Node& n, const Shape& out) { return p.shift(n, out, -1); }
+bool step_add(ChainPass& p, const Node& n, const Shape& out) { return p.shift(n, out, 1); }
+bool step_same(ChainPass& p, const Node& n, const Shape&) { return p.same(n); }
+bool step_linear(ChainPass& p, const Node& n, const Shape& out) { return p.linear(n, out); }
+bool step_relu(ChainPass& p, const Node& n, const Shape&) { return p.relu(n); }
+
+template <Op O>
+constexpr ChainStep chain_for() {
+  if constexpr (O == Op::Input)
+    return &step_input;
+  else if constexpr (O == Op::Const)
+    return &step_const;
+  else if constexpr (O == Op::Sub)
+    return &step_sub;
+  else if constexpr (O == Op::Add)
+    return &step_add;
+  else if constexpr (O == Op::Reshape || O == Op::Flatten || O == Op::Detach)
+    return &step_same;
+  else if constexpr (O == Op::Linear)
+    return &step_linear;
+  else if constexpr (O == Op::Relu)
+    return &step_relu;
+  else
+    return nullptr;  // not part of a dense chain
+}
+
+ChainStep chain_step(Op op) {
+  static constexpr ChainStep kSteps[] = {
+#define DENOTE_OP(name, ...) chain_for<Op::name>(),
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kSteps) == kNumOps);
+  return kSteps[static_cast<size_t>(op)];
+}
+
+}  // namespace
+
+Result<Shape> ChainPass::visit(const Node& n, std::span<const Shape* const>, const Shape& out, const Shape*) {
+  const ChainStep step = chain_step(n.op);
+  if (!step || !step(*this, n, out)) return error_status("not a dense chain");
+  return out;
+}
 
 std::optional<DenseChain> DenseChain::of(const Model& m) {
   if (m.output_ids.size() != 1 || m.graph.input_ids().size() != 1) return std::nullopt;
