@@ -163,6 +163,24 @@ std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::v
   return g->inputs[0].data;
 }
 
+void random_point(SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
+                  std::vector<double>& x) {
+  x.resize(lo.size());
+  for (size_t i = 0; i < lo.size(); ++i)
+    x[i] = lo[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (hi[i] - lo[i]);
+}
+
+namespace {
+
+// One signed-gradient step against g: each coordinate moves eta of its range, clamped to [lo, hi].
+void signed_step(std::vector<double>& x, const std::vector<double>& g, const std::vector<double>& lo,
+                 const std::vector<double>& hi, double eta) {
+  for (size_t i = 0; i < x.size(); ++i)
+    if (g[i] != 0) x[i] = std::clamp(x[i] - eta * (hi[i] - lo[i]) * (g[i] > 0 ? 1 : -1), lo[i], hi[i]);
+}
+
+}  // namespace
+
 // Signed-gradient descent on the worst atom from x, inside [lo, hi]; true on a confirmed witness.
 bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps) {
   const size_t n = lo.size();
@@ -175,9 +193,7 @@ bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, co
     if (violation(s.conj, y, &worst) <= 0 && try_point(s, x)) return true;
     const std::vector<double> g = atom_gradient(s.m, s.conj[worst], x);
     if (g.size() != n) return false;
-    const double eta = 0.25 * std::pow(0.9, step);
-    for (size_t i = 0; i < n; ++i)
-      if (g[i] != 0) x[i] = std::clamp(x[i] - eta * (hi[i] - lo[i]) * (g[i] > 0 ? 1 : -1), lo[i], hi[i]);
+    signed_step(x, g, lo, hi, 0.25 * std::pow(0.9, step));
   }
   return try_point(s, x);
 }
@@ -189,7 +205,7 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
   Search& s0 = *ss[0];
   std::vector<double> x(n);
   for (int r = 0; r < restarts; ++r) {
-    for (size_t i = 0; i < n; ++i) x[i] = lo[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (hi[i] - lo[i]);
+    random_point(rng, lo, hi, x);
     for (int step = 0; step <= steps; ++step) {
       if (s0.past_deadline()) return -1;
       ++s0.stats.pgd_steps;
@@ -207,9 +223,7 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
       if (step == steps || ss[best]->conj.empty()) break;
       const std::vector<double> g = atom_gradient(s0.m, ss[best]->conj[atom], x);
       if (g.size() != n) return -1;
-      const double eta = 0.5 * (1 - static_cast<double>(step) / steps);
-      for (size_t i = 0; i < n; ++i)
-        if (g[i] != 0) x[i] = std::clamp(x[i] - eta * (hi[i] - lo[i]) * (g[i] > 0 ? 1 : -1), lo[i], hi[i]);
+      signed_step(x, g, lo, hi, 0.5 * (1 - static_cast<double>(step) / steps));
     }
   }
   return -1;
@@ -219,8 +233,8 @@ bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std:
   if (s.conj.empty()) return false;
   for (size_t i = 0; i < lo.size(); ++i)
     if (!(lo[i] <= hi[i])) return false;
-  std::vector<double> x(lo.size());
-  for (size_t i = 0; i < x.size(); ++i) x[i] = lo[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (hi[i] - lo[i]);
+  std::vector<double> x;
+  random_point(rng, lo, hi, x);
   return descend(s, x, lo, hi, 10);
 }
 
@@ -235,7 +249,7 @@ int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<doub
   for (int64_t t = -1; t < s0.o.samples; ++t) {  // t = -1: the center
     if (t >= 0) {
       if (t % 64 == 0 && s0.past_deadline()) return -1;
-      for (size_t i = 0; i < n; ++i) raw[i] = lo[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (hi[i] - lo[i]);
+      random_point(rng, lo, hi, raw);
       ++s0.stats.samples;
     }
     const std::vector<double> x = arith_point(s0.c, raw, s0.o.arith);
@@ -253,19 +267,21 @@ bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const st
   const size_t n = lo.size();
   for (size_t i = 0; i < n; ++i)
     if (!(lo[i] <= hi[i])) return false;  // no double in the box: no witness to find
-  auto unit = [&] { return static_cast<double>(rng.next() >> 11) * 0x1p-53; };
   std::vector<double> x(n);
   for (size_t i = 0; i < n; ++i) x[i] = lo[i] + (hi[i] - lo[i]) / 2;
   if (sample && try_point(s, x)) return (s.stats.decided_by = "sampling", true);
   for (int64_t t = 0; sample && t < s.o.samples; ++t) {
     if (t % 64 == 0 && s.past_deadline()) return false;
-    for (size_t i = 0; i < n; ++i) x[i] = lo[i] + unit() * (hi[i] - lo[i]);
+    random_point(rng, lo, hi, x);
     ++s.stats.samples;
     if (try_point(s, x)) return (s.stats.decided_by = "sampling", true);
   }
   if (s.conj.empty()) return false;
   for (int r = 0; r < s.o.pgd_restarts; ++r) {
-    for (size_t i = 0; i < n; ++i) x[i] = r == 0 ? lo[i] + (hi[i] - lo[i]) / 2 : lo[i] + unit() * (hi[i] - lo[i]);
+    if (r == 0)
+      for (size_t i = 0; i < n; ++i) x[i] = lo[i] + (hi[i] - lo[i]) / 2;
+    else
+      random_point(rng, lo, hi, x);
     if (descend(s, x, lo, hi, s.o.pgd_steps)) return (s.stats.decided_by = "pgd", true);
   }
   return false;

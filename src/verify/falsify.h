@@ -46,6 +46,8 @@ std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::v
 // s.deadline.
 bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
              bool sample = true);
+// x = a uniform random point of [lo, hi] (one draw per coordinate, in order).
+void random_point(SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi, std::vector<double>& x);
 // Signed-gradient descent on a disjunction: at every step on the worst atom of the conjunction
 // closest to holding (for a robustness property, the margin against the best other class), from
 // `restarts` random points, steps shrinking linearly from half the box (a quarter found mnistfc

@@ -311,14 +311,16 @@ struct Bab {
   static constexpr int64_t kQuietBatches = 256, kBatchPoints = 1024;
   int64_t batches = 0;
   std::vector<float> xs, ys, scratch;
+  std::vector<double> point;
   bool sample_batch() {
     if (!s.chain || s.conj.empty() || ++batches <= kQuietBatches) return false;
     const auto tp = Clock::now();
     const size_t n = s.c.lo_in.size(), ny = static_cast<size_t>(s.chain->outputs());
     xs.resize(static_cast<size_t>(kBatchPoints) * n);
-    for (size_t r = 0; r < static_cast<size_t>(kBatchPoints); ++r)
-      for (size_t i = 0; i < n; ++i)
-        xs[r * n + i] = static_cast<float>(s.c.lo_in[i] + static_cast<double>(rng.next() >> 11) * 0x1p-53 * (s.c.hi_in[i] - s.c.lo_in[i]));
+    for (size_t r = 0; r < static_cast<size_t>(kBatchPoints); ++r) {
+      random_point(rng, s.c.lo_in, s.c.hi_in, point);
+      std::copy(point.begin(), point.end(), xs.begin() + static_cast<std::ptrdiff_t>(r * n));
+    }
     s.chain->eval(xs, kBatchPoints, ys, scratch);
     s.stats.samples += kBatchPoints;
     bool found = false;
