@@ -22,7 +22,8 @@ struct ChainPass {
   using Value = Shape;
   const Model& m;
   DenseChain& c;
-  int64_t last = -1;  // the node whose value is the chain's current value
+  int64_t last = -1;           // the node whose value is the chain's current value
+  std::vector<double> offset;  // added to the input before the first layer (empty: none)
   static const Shape& shape_of(const Shape& s) { return s; }
   static bool well_sized(const Shape&) { return true; }
   Result<Shape> visit(const Node& n, std::span<const Shape* const>, const Shape& out, const Shape*);
@@ -35,10 +36,10 @@ struct ChainPass {
   // x - c or x + c, c a constant of the input's size, before any layer.
   bool shift(const Node& n, const Shape& out, double sign) {
     const auto* rec = find_record(m.payload.consts, n.parents.size() == 2 ? n.parents[1] : -1);
-    if (!c.layers_.empty() || !c.shift_.empty() || n.parents[0] != last || !rec ||
+    if (!c.layers_.empty() || !offset.empty() || n.parents[0] != last || !rec ||
         static_cast<int64_t>(rec->values.size()) != c.inputs_ || numel(out) != c.inputs_)
       return false;
-    for (double v : rec->values) c.shift_.push_back(static_cast<float>(sign * v));
+    for (double v : rec->values) offset.push_back(sign * v);
     last = n.id;
     return true;
   }
@@ -56,7 +57,13 @@ struct ChainPass {
     DenseChain::Layer l{rec->in_dim, rec->out_dim, {}, {}, false};
     l.w.assign(rec->weight.begin(), rec->weight.end());
     l.b.assign(static_cast<size_t>(rec->out_dim), 0.0f);
-    for (size_t i = 0; i < rec->bias.size() && i < l.b.size(); ++i) l.b[i] = static_cast<float>(rec->bias[i]);
+    // An input shift s is folded into the first layer: W (x + s) + b = W x + (W s + b).
+    const bool fold = c.layers_.empty() && !offset.empty();
+    for (size_t o = 0; o < l.b.size(); ++o) {
+      double b = o < rec->bias.size() ? rec->bias[o] : 0.0;
+      for (size_t i = 0; fold && i < offset.size(); ++i) b += rec->weight[o * offset.size() + i] * offset[i];
+      l.b[o] = static_cast<float>(b);
+    }
     c.layers_.push_back(std::move(l));
     last = n.id;
     return true;
@@ -134,14 +141,6 @@ std::optional<DenseChain> DenseChain::of(const Model& m) {
 void DenseChain::eval(const std::vector<float>& X, int64_t rows, std::vector<float>& Y,
                       std::vector<float>& scratch) const {
   const std::vector<float>* cur = &X;
-  std::vector<float> shifted;
-  if (!shift_.empty()) {
-    shifted = X;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t i = 0; i < inputs_; ++i)
-        shifted[static_cast<size_t>(r * inputs_ + i)] += shift_[static_cast<size_t>(i)];
-    cur = &shifted;
-  }
   for (size_t li = 0; li < layers_.size(); ++li) {
     const Layer& l = layers_[li];
     std::vector<float>& out = li % 2 == 0 ? scratch : Y;

@@ -31,8 +31,7 @@ class DenseChain {
     std::vector<float> w, b;  // w: out x in (row-major), b: out
     bool relu = false;
   };
-  int64_t inputs_ = 0;
-  std::vector<float> shift_;  // added to the input first (empty: none)
+  int64_t inputs_ = 0;  // an input shift (sub/add of a constant) is folded into the first layer's bias
   std::vector<Layer> layers_;
   friend struct ChainPass;
 };
