@@ -44,6 +44,9 @@ struct SymCtx {
   double sum_x = 0;           // an upper bound of sum X (underflow terms)
   UpSum sum_w{1};             // up_sum of w terms
   CoefErr err1, err2, err_w;  // one, two and w roundings
+  // Buffers reused node to node: the linear rule's parent rows and sums, concretised bounds, indices.
+  std::vector<double> R, S, acc, lo, hi;
+  std::vector<int64_t> all;
 
   void init_errors() {
     sum_w = UpSum(static_cast<double>(X.size()));
@@ -206,7 +209,8 @@ bool sym_linear(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& ou
   const size_t in = static_cast<size_t>(rec->in_dim), out_dim = static_cast<size_t>(rec->out_dim);
   if (rec->weight.size() != in * out_dim || xb->lo.size() % in != 0) return false;
   const size_t lead = xb->lo.size() / in, K = (2 * w + 3 + 3) / 4 * 4;
-  std::vector<double> R(in * K, 0.0), S(in * K, 0.0), acc(out_dim * K);
+  std::vector<double>&R = c.R, &S = c.S, &acc = c.acc;
+  R.assign(in * K, 0.0), S.assign(in * K, 0.0), acc.resize(out_dim * K);
   const double e_eval = c.eng.err.u * (static_cast<double>(in) + 3) * 1.01;
   const double terms = static_cast<double>(in) + 1;
   const UpSum sum_in(terms);
@@ -342,11 +346,10 @@ struct SymPass {
     Sym out{out_shape, static_cast<int64_t>(c.X.size()), {}, {}};
     if (!rule || !rule(c, n, parents, out)) return error_status("no forward linear bound");
     if (n.op != Op::Relu) {
-      std::vector<double> lo, hi;
-      concretize(c, out, lo, hi);
-      std::vector<int64_t> all(lo.size());
-      for (size_t j = 0; j < all.size(); ++j) all[j] = static_cast<int64_t>(j);
-      c.eng.tighten(n.id, all, lo, hi);
+      concretize(c, out, c.lo, c.hi);
+      c.all.resize(c.lo.size());
+      for (size_t j = 0; j < c.all.size(); ++j) c.all[j] = static_cast<int64_t>(j);
+      c.eng.tighten(n.id, c.all, c.lo, c.hi);
       c.eng.refresh_children(n.id);
     }
     return out;
