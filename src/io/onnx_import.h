@@ -72,6 +72,9 @@ class Importer {
   size_t node_index() const { return index_; }
   // "onnx: node 3 ('fc1', Gemm): MESSAGE"
   Status fail(const std::string& message) const;
+  // Charges n elements that the import creates without data in the file (what: for the message);
+  // an error once one tensor is over 2^24 or all of them over options().max_synthesized_elements.
+  Status synthesize(int64_t n, std::string_view what);
 
   // Operands of the current node (an empty name is an absent optional input).
   int input_count() const { return node_->input_size(); }
@@ -137,6 +140,7 @@ class Importer {
   std::map<int64_t, int64_t> names_per_node_;
   const onnx::NodeProto* node_ = nullptr;
   size_t index_ = 0;
+  int64_t synthesized_ = 0;
 };
 
 // --- attributes of the current node

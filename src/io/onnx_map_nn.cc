@@ -279,6 +279,7 @@ Status map_layer_norm(Importer& im) {
   const Shape normalized(in.begin() + axis, in.end());
   const int64_t w = dims_product(normalized, 0, normalized.size());
   if (w > kMaxSynthesizedElements) return im.fail("the normalized shape is too large");
+  DENOTE_RETURN_IF_ERROR(im.synthesize(2 * w, "the scale and bias of the normalized shape"));
   const size_t width = static_cast<size_t>(w);
   const HostTensor* scale = ln_param(im, 1, normalized);
   const HostTensor* bias = im.has_input(2) ? ln_param(im, 2, normalized) : nullptr;
@@ -308,6 +309,7 @@ Status map_instance_norm(Importer& im) {
   const Shape normalized(in.begin() + 2, in.end());
   const int64_t w = dims_product(normalized, 0, normalized.size());
   if (w > kMaxSynthesizedElements) return im.fail("the spatial extent is too large");
+  DENOTE_RETURN_IF_ERROR(im.synthesize(2 * w, "the scale and bias of the spatial extent"));
   const size_t width = static_cast<size_t>(w);
   DENOTE_ASSIGN_OR_RETURN(int64_t y, im.emit(Op::Layernorm, {x}, AxisAttrs{2}));
   im.model().payload.layernorm[y] =

@@ -20,6 +20,17 @@ Status Importer::fail(const std::string& message) const {
   return error_status(fmt::format("onnx: node {} ('{}', {}): {}", index_, node_->name(), node_->op_type(), message));
 }
 
+Status Importer::synthesize(int64_t n, std::string_view what) {
+  if (n > kMaxSynthesizedElements)
+    return fail(fmt::format("{} of {} elements is too large (at most {} elements)", what, n, kMaxSynthesizedElements));
+  synthesized_ += n;
+  if (synthesized_ > options_.max_synthesized_elements)
+    return fail(fmt::format("{} of {} elements brings what the import creates beyond the file's data to {} elements; "
+                            "expected at most {} (OnnxImportOptions::max_synthesized_elements)",
+                            what, n, synthesized_, options_.max_synthesized_elements));
+  return ok_status();
+}
+
 Status Importer::define(const std::string& name, Value v, const std::string& what) {
   if (values_.count(name)) return fail(fmt::format("{} '{}' is defined twice", what, name));
   if (v.node >= 0) ++names_per_node_[v.node];
@@ -62,6 +73,8 @@ Status Importer::set_output(int i, int64_t id) {
 
 Status Importer::set_output_const(int i, HostTensor t) {
   if (!wants_output(i)) return ok_status();
+  if (node_->op_type() != "Constant")  // a Constant's value is the file's data
+    DENOTE_RETURN_IF_ERROR(synthesize(static_cast<int64_t>(t.values.size()), "value of output '" + node_->output(i) + "'"));
   return define_const(node_->output(i), std::move(t), "output");
 }
 
@@ -105,7 +118,8 @@ Result<int64_t> Importer::emit_const(const HostTensor& t) {
 
 Result<int64_t> Importer::emit_scalar(double v, const Shape& shape) {
   auto n = checked_numel(shape);
-  if (!n.ok() || *n > kMaxSynthesizedElements) return fail("constant of shape " + to_string(shape) + " is too large");
+  if (!n.ok()) return fail("constant of shape " + to_string(shape) + " is too large");
+  DENOTE_RETURN_IF_ERROR(synthesize(*n, "constant of shape " + to_string(shape)));
   HostTensor t;
   t.shape = shape;
   t.values.assign(static_cast<size_t>(*n), v);

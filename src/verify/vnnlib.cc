@@ -26,11 +26,8 @@ using vnnlib::Token;
 
 constexpr size_t kMaxFileBytes = size_t{64} << 20;
 constexpr int kMaxDepth = 256;                      // nested parentheses, commands included
-constexpr int64_t kMaxConjunctions = 1'000'000;     // disjuncts of any DNF (so cases and conjunctions)
-constexpr int64_t kMaxDnfWork = 50'000'000;         // literal copies made while distributing, in all
-constexpr int64_t kMaxBoxEntries = 4'000'000;       // cases * num_inputs
-// Over the stored atom copies, in 8-byte words, roughly: 10 + num_outputs + 6 per rhs term each.
-constexpr int64_t kMaxOutputNumbers = 20'000'000;
+// The other limits are VnnlibLimits (vnnlib.h); output words over the stored atom copies, in 8-byte
+// words, roughly: 10 + num_outputs + 6 per rhs term each.
 
 struct Pos {
   int64_t line = 1, col = 1;
@@ -74,7 +71,7 @@ std::string var_name(int64_t key) { return fmt::format("{}_{}", (key & 1) ? 'Y' 
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view file) : lex_(text, file) {}
+  Parser(std::string_view text, std::string_view file, const VnnlibLimits& limits) : lex_(text, file), lim_(limits) {}
   Result<VnnProperty> run();
 
  private:
@@ -103,6 +100,7 @@ class Parser {
   Result<VnnProperty> build();
 
   vnnlib::Lexer lex_;
+  VnnlibLimits lim_;
   std::vector<Pos> xdecl_, ydecl_;
   std::vector<Bound> bounds_;
   std::vector<OutAtom> atoms_;
@@ -429,9 +427,9 @@ Result<int32_t> Parser::atom(Pos pos, bool strict, Term&& t) {
 
 Status Parser::charge(int64_t copies, Pos pos) {
   work_ += copies;
-  if (work_ > kMaxDnfWork)
+  if (work_ > lim_.max_dnf_work)
     return err(pos, ErrorCode::kResource,
-               fmt::format("the disjunctive normal form is too large (more than {} atom copies)", kMaxDnfWork),
+               fmt::format("the disjunctive normal form is too large (more than {} atom copies)", lim_.max_dnf_work),
                "a formula with fewer 'or' under 'and'");
   return ok_status();
 }
@@ -445,10 +443,10 @@ Status Parser::conjoin(Dnf& a, Dnf&& b, Pos pos) {
     return ok_status();
   }
   const int64_t na = a.size(), nb = b.size();
-  if (na * nb > kMaxConjunctions)
+  if (na * nb > lim_.max_conjunctions)
     return err(pos, ErrorCode::kResource,
                fmt::format("distributing 'and' over 'or' gives {} conjunctions", na * nb),
-               fmt::format("at most {} conjunctions", kMaxConjunctions));
+               fmt::format("at most {} conjunctions", lim_.max_conjunctions));
   DENOTE_RETURN_IF_ERROR(charge(na * static_cast<int64_t>(b.flat.size()) + nb * static_cast<int64_t>(a.flat.size()) + na * nb, pos));
   Dnf r;
   r.common = std::move(a.common);
@@ -480,9 +478,9 @@ Status Parser::flatten(Dnf& d, Pos pos) {
 }
 
 Status Parser::disjoin(Dnf& acc, Dnf&& b, Pos pos) {
-  if (acc.size() + b.size() > kMaxConjunctions)
-    return err(pos, ErrorCode::kResource, fmt::format("'or' with more than {} disjuncts", kMaxConjunctions),
-               fmt::format("at most {} conjunctions", kMaxConjunctions));
+  if (acc.size() + b.size() > lim_.max_conjunctions)
+    return err(pos, ErrorCode::kResource, fmt::format("'or' with more than {} disjuncts", lim_.max_conjunctions),
+               fmt::format("at most {} conjunctions", lim_.max_conjunctions));
   DENOTE_RETURN_IF_ERROR(flatten(acc, pos));
   DENOTE_RETURN_IF_ERROR(flatten(b, pos));
   const auto base = static_cast<int64_t>(acc.flat.size());
@@ -566,9 +564,9 @@ Result<VnnProperty> Parser::build() {
     auto [it, fresh] = case_of.emplace(key, deltas.size());
     case_index[i] = static_cast<int32_t>(it->second);
     if (!fresh) continue;
-    if (static_cast<int64_t>(deltas.size() + 1) * nx > kMaxBoxEntries)
+    if (static_cast<int64_t>(deltas.size() + 1) * nx > lim_.max_box_entries)
       return err(end_, ErrorCode::kResource,
-                 fmt::format("{} cases of {} inputs would hold more than {} bounds", deltas.size() + 1, nx, kMaxBoxEntries),
+                 fmt::format("{} cases of {} inputs would hold more than {} bounds", deltas.size() + 1, nx, lim_.max_box_entries),
                  "fewer distinct input boxes");
     for (int64_t v : missing) {
       auto d = std::lower_bound(delta.begin(), delta.end(), v, [](const auto& e, int64_t x) { return std::get<0>(e) < x; });
@@ -625,9 +623,9 @@ Result<VnnProperty> Parser::build() {
       if (pass == 0) {
         words += common_cost;
         for (int32_t a : al) words += cost(a);
-        if (words > kMaxOutputNumbers)
+        if (words > lim_.max_output_words)
           return err(end_, ErrorCode::kResource,
-                     fmt::format("the output conditions would take more than {} words of memory", kMaxOutputNumbers),
+                     fmt::format("the output conditions would take more than {} words of memory", lim_.max_output_words),
                      "fewer output atoms times outputs");
         continue;
       }
@@ -658,12 +656,17 @@ Result<VnnProperty> Parser::build() {
 
 }  // namespace
 
-Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file) {
+Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file, const VnnlibLimits& limits) {
   if (text.size() > kMaxFileBytes)
     return error_status(ErrorCode::kResource,
                         fmt::format("{}:1:1: file of {} bytes is larger than 64 MiB; expected at most {} bytes", file,
                                     text.size(), kMaxFileBytes));
-  Parser parser(text, file);
+  const VnnlibLimits def;
+  const VnnlibLimits lim{std::clamp<int64_t>(limits.max_conjunctions, 1, def.max_conjunctions),
+                         std::clamp<int64_t>(limits.max_dnf_work, 1, def.max_dnf_work),
+                         std::clamp<int64_t>(limits.max_box_entries, 1, def.max_box_entries),
+                         std::clamp<int64_t>(limits.max_output_words, 1, def.max_output_words)};
+  Parser parser(text, file, lim);
   return parser.run();
 }
 

@@ -181,6 +181,32 @@ TEST(OnnxBadInput, HugeDimsWithZeroElements) {
   EXPECT_EQ(error_of(fl.bytes()), "onnx: node 0 ('f', Flatten): the flattened dims overflow");
 }
 
+// Constants the file does not hold (ConstantOfShape here) count against one budget for the whole
+// import: three blocks of 400 elements pass a budget of 1000 two at a time, not three.
+TEST(OnnxBadInput, SynthesizedElementsHaveABudgetForTheWholeImport) {
+  OnnxBuilder b;
+  b.input("x", {20, 20});
+  b.init_ints("s", {20, 20});
+  std::string last = "x";
+  for (int i = 0; i < 3; ++i) {
+    const std::string c = "c" + std::to_string(i), y = "y" + std::to_string(i);
+    b.node("ConstantOfShape", {"s"}, {c}, c);
+    b.node("Add", {last, c}, {y}, "add" + std::to_string(i));
+    last = y;
+  }
+  b.output(last);
+  ASSERT_TRUE(read_model_onnx(b.bytes()).ok());  // the default budget: 2^26 elements
+  OnnxImportOptions small;
+  small.max_synthesized_elements = 1000;
+  auto r = read_model_onnx(b.bytes(), small);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "onnx: node 4 ('c2', ConstantOfShape): value of output 'c2' of 400 elements brings what the "
+                         "import creates beyond the file's data to 1200 elements; expected at most 1000 "
+                         "(OnnxImportOptions::max_synthesized_elements)");
+  small.max_synthesized_elements = 1200;
+  EXPECT_TRUE(read_model_onnx(b.bytes(), small).ok());
+}
+
 TEST(OnnxBadInput, MissingFileNamesThePath) {
   EXPECT_EQ(load_model_onnx_file("/nonexistent/x.onnx").message(), "cannot open file '/nonexistent/x.onnx'");
 }

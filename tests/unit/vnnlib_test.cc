@@ -574,6 +574,33 @@ TEST(VnnlibErrors, DistributingPastAMillionConjunctionsIsRefused) {
   EXPECT_NE(error_of(g).find("gives 1048576 conjunctions"), std::string::npos);
 }
 
+TEST(VnnlibErrors, CallerLimitsLowerTheDefaultsAndNeverRaiseThem) {
+  // Three binary output choices: 8 conjunctions. A caller's limit of 4 refuses them, with the number in
+  // the message; a limit above the default is clamped to the default (2^20 conjunctions still refused).
+  const std::string f = decls(1, 1) + "(assert (>= X_0 0)) (assert (<= X_0 1)) (assert (and (or (<= Y_0 0) (>= Y_0 1))"
+                        " (or (<= Y_0 2) (>= Y_0 3)) (or (<= Y_0 4) (>= Y_0 5))))";
+  ASSERT_TRUE(parse(f).ok());
+  denote::VnnlibLimits small;
+  small.max_conjunctions = 4;
+  auto r = denote::parse_vnnlib(f, "t.vnnlib", small);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kResource);
+  EXPECT_NE(r.message().find("gives 8 conjunctions; expected at most 4 conjunctions"), std::string::npos) << r.message();
+  denote::VnnlibLimits work;
+  work.max_dnf_work = 10;
+  r = denote::parse_vnnlib(f, "t.vnnlib", work);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("more than 10 atom copies"), std::string::npos) << r.message();
+  std::string g = decls(1, 1) + "(assert (>= X_0 0)) (assert (<= X_0 1)) (assert (and";
+  for (int i = 0; i < 20; ++i) g += " (or (<= Y_0 " + std::to_string(i) + ") (>= Y_0 " + std::to_string(i) + "))";
+  g += "))";
+  denote::VnnlibLimits huge;
+  huge.max_conjunctions = int64_t{1} << 40;
+  r = denote::parse_vnnlib(g, "t.vnnlib", huge);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("expected at most 1000000 conjunctions"), std::string::npos) << r.message();
+}
+
 TEST(VnnlibErrors, FileOver64MiBIsRefused) {
   std::string big(size_t{64} * 1024 * 1024 + 1, ' ');
   auto r = parse(big);

@@ -38,6 +38,10 @@ struct OnnxImportOptions {
   // Graph inputs read as constants with these values (by input name), e.g. to freeze weights that
   // a model takes as inputs; the value must have the input's declared shape.
   std::map<std::string, Tensor<double>> constant_inputs;
+  // Elements the import may create that the file does not hold, in all: folded values, filled
+  // constants (ConstantOfShape, padding blocks, masks, Range), norm parameters; each one is also
+  // at most 2^24. Bounds the memory a small file can ask for (2^26 doubles: 512 MiB).
+  int64_t max_synthesized_elements = int64_t{1} << 26;
 };
 
 Result<Model> read_model_onnx(std::string_view bytes, const OnnxImportOptions& options = {});

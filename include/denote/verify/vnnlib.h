@@ -54,7 +54,16 @@ struct VnnProperty {
 // Errors: `{file}:{line}:{column}: {what}; expected {what was expected}` (a declaration after use, an
 // undeclared or duplicate name, a malformed term, an unbounded input, an empty box, nesting deeper
 // than 256, a file over 64 MiB or with more than 10^6 cases after distributing or over and).
-Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file = "<vnnlib>");
+// The parser's resource limits (defaults as below). A caller may lower them: the fuzz target does, so
+// that its units stay small; raising them beyond the defaults is refused (the default limits apply).
+struct VnnlibLimits {
+  int64_t max_conjunctions = 1'000'000;  // disjuncts of any DNF (so cases and conjunctions)
+  int64_t max_dnf_work = 50'000'000;     // atom copies made while distributing 'and' over 'or', in all
+  int64_t max_box_entries = 4'000'000;   // cases * num_inputs
+  int64_t max_output_words = 20'000'000; // stored output atoms, in 8-byte words (about 10 + outputs each)
+};
+Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file = "<vnnlib>",
+                                 const VnnlibLimits& limits = {});
 Result<VnnProperty> load_vnnlib_file(const std::string& path);
 
 // Exact decimal comparison: sign of (x - d) for a double x and a decimal d (-1, 0, 1), by MPFR;
