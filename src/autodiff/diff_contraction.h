@@ -179,9 +179,13 @@ void linear_backward(Ctx& ctx, const LinearRecord<typename Ctx::Scalar>& rec, co
     for (int64_t row = 0; row < rows; ++row) {
       const S* gr = g.data.data() + row * n_out;
       const S* xr = x.data.data() + row * n_in;
+      bool x_done = false;  // the block's rows of W at once, each gx entry's fold still over o in turn
+      if constexpr (std::is_base_of_v<NativeContext<S>, Ctx>)
+        x_done = want_x && rules::native_fold::axpy_rows_simd(out.x.data() + row * n_in, gr + o0,
+                                                              rec.weight.data() + o0 * n_in, o1 - o0, n_in, n_in);
       for (int64_t o = o0; o < o1; ++o) {
         const S& go = gr[o];
-        if (want_x) axpy(ctx, out.x.data() + row * n_in, go, rec.weight.data() + o * n_in, n_in);
+        if (want_x && !x_done) axpy(ctx, out.x.data() + row * n_in, go, rec.weight.data() + o * n_in, n_in);
         if (want_p) {
           axpy(ctx, out.weight.data() + o * n_in, go, xr, n_in);
           out.bias[static_cast<size_t>(o)] = ctx.add(out.bias[static_cast<size_t>(o)], go);

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "denote/scalar/native.h"
+
 namespace denote::rules::native_fold {
 
 template <class S>
@@ -39,9 +41,22 @@ void linear_rows(Ctx& ctx, const S* x, const S* w, const S* bias, int64_t in, in
   for (; o < out; ++o) linear_tile<kR, 1>(ctx, x, w + o * in, bias ? bias + o : bias, in, out, y + o);
 }
 
+// The same values in AVX2 lanes across outputs (src/ops/native_linear_simd.cc); false, with y
+// untouched, when the CPU has no AVX2 or out is under one vector.
+bool linear_simd(const float* x, const float* w, const float* bias, int64_t lead, int64_t in, int64_t out, float* y);
+bool linear_simd(const double* x, const double* w, const double* bias, int64_t lead, int64_t in, int64_t out,
+                 double* y);
+
+// acc[i] = acc[i] + s[r] * w[r * stride + i] for r = 0 .. rows - 1 in turn (the linear VJP's fold over
+// output features), in AVX2 lanes; false, with acc untouched, when the CPU has no AVX2.
+bool axpy_rows_simd(float* acc, const float* s, const float* w, int64_t rows, int64_t stride, int64_t n);
+bool axpy_rows_simd(double* acc, const double* s, const double* w, int64_t rows, int64_t stride, int64_t n);
+
 // y[lead, out] = x[lead, in] W^T + b (the linear rule's values; bias may be null: no + b).
 template <class Ctx, class S>
 void linear(Ctx& ctx, const S* x, const S* w, const S* bias, int64_t lead, int64_t in, int64_t out, S* y) {
+  if constexpr (std::is_base_of_v<NativeContext<S>, Ctx>)
+    if (linear_simd(x, w, bias, lead, in, out, y)) return;
   int64_t r = 0;
   for (; r + 2 <= lead; r += 2) linear_rows<2, 4>(ctx, x + r * in, w, bias, in, out, y + r * out);
   for (; r < lead; ++r) linear_rows<1, 8>(ctx, x + r * in, w, bias, in, out, y + r * out);
