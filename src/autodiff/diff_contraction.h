@@ -187,7 +187,10 @@ void linear_backward(Ctx& ctx, const LinearRecord<typename Ctx::Scalar>& rec, co
         const S& go = gr[o];
         if (want_x && !x_done) axpy(ctx, out.x.data() + row * n_in, go, rec.weight.data() + o * n_in, n_in);
         if (want_p) {
-          axpy(ctx, out.weight.data() + o * n_in, go, xr, n_in);
+          bool w_done = false;
+          if constexpr (std::is_base_of_v<NativeContext<S>, Ctx>)
+            w_done = rules::native_fold::axpy_rows_simd(out.weight.data() + o * n_in, &go, xr, 1, n_in, n_in);
+          if (!w_done) axpy(ctx, out.weight.data() + o * n_in, go, xr, n_in);
           out.bias[static_cast<size_t>(o)] = ctx.add(out.bias[static_cast<size_t>(o)], go);
         }
       }
