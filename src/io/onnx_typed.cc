@@ -222,7 +222,10 @@ Status map_selection_via_binary64(Importer& im, int32_t et) {
   onnx::NodeProto copy = *original;
   const std::string in = fmt::format("\x01typed_in_{}", index), out = fmt::format("\x01typed_out_{}", index);
   copy.set_input(0, in);
-  copy.set_output(0, out);
+  if (copy.output_size() == 0)  // no outputs at all: the mapper still checks the node; nothing is bound
+    copy.add_output(out);
+  else
+    copy.set_output(0, out);
   DENOTE_RETURN_IF_ERROR(im.define_node(in, fx, "typed operand"));
   im.begin_node(&copy, index);
   Status s = run_mapper(im, copy.op_type());

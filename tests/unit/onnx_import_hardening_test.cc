@@ -206,8 +206,39 @@ TEST(OnnxImportHardening, FuzzCrashMatmulWithoutOutputs) {
   options.unknown_dims_as_one = bytes.size() % 2 == 0;
   auto typed = read_typed_model_onnx(bytes, options);
   auto plain = read_model_onnx(bytes, options);
-  if (plain.ok()) EXPECT_EQ(reimport_problem(*plain), "");
-  if (!typed.ok()) EXPECT_FALSE(typed.message().empty());
+  if (plain.ok()) {
+    EXPECT_EQ(reimport_problem(*plain), "");
+  }
+  if (!typed.ok()) {
+    EXPECT_FALSE(typed.message().empty());
+  }
+}
+
+// A MaxPool on an integer tensor with no outputs (fuzz_onnx_import, 2026-12-05: the typed import
+// renamed output 0 of its copy of the node, which protobuf refused with an uncaught exception). Both
+// imports give a value or an error, as for the fuzzer's own 219-byte input.
+TEST(OnnxImportHardening, FuzzCrashIntegerMaxPoolWithoutOutputs) {
+  OnnxBuilder b;
+  b.input("x", {1, 1, 4, 4}, onnx::TensorProto::INT32);
+  OnnxBuilder::attr(b.node("MaxPool", {"x"}, {}, "p"), "kernel_shape", std::vector<int64_t>{2, 2});
+  b.node("Identity", {"x"}, {"y"}, "i");
+  b.output("y", {1, 1, 4, 4}, onnx::TensorProto::INT32);
+  auto t = read_typed_model_onnx(b.bytes());
+  ASSERT_TRUE(t.ok()) << t.message();
+  ASSERT_EQ(t->model.output_ids.size(), 1u);
+  EXPECT_EQ(t->model.graph.nodes.at(static_cast<size_t>(t->model.output_ids[0])).out_shape, (Shape{1, 1, 4, 4}));
+  const std::string bytes = onnx_corpus_file("regress-maxpool-int-no-output");
+  ASSERT_EQ(bytes.size(), 219u);
+  OnnxImportOptions options;
+  options.unknown_dims_as_one = bytes.size() % 2 == 0;
+  auto typed = read_typed_model_onnx(bytes, options);
+  if (!typed.ok()) {
+    EXPECT_FALSE(typed.message().empty());
+  }
+  auto plain = read_model_onnx(bytes, options);
+  if (plain.ok()) {
+    EXPECT_EQ(reimport_problem(*plain), "");
+  }
 }
 
 }  // namespace

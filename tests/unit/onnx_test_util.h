@@ -30,7 +30,9 @@ class OnnxBuilder {
     typed(graph()->add_input(), name, shape, elem);
   }
   void output(const std::string& name) { graph()->add_output()->set_name(name); }
-  void output(const std::string& name, const Shape& shape) { typed(graph()->add_output(), name, shape, 1); }
+  void output(const std::string& name, const Shape& shape, int32_t elem = onnx::TensorProto::FLOAT) {
+    typed(graph()->add_output(), name, shape, elem);
+  }
   void init(const std::string& name, const Shape& shape, const std::vector<float>& values) {
     auto* t = graph()->add_initializer();
     t->set_name(name);
