@@ -52,6 +52,11 @@ bool linear_simd(const double* x, const double* w, const double* bias, int64_t l
 bool axpy_rows_simd(float* acc, const float* s, const float* w, int64_t rows, int64_t stride, int64_t n);
 bool axpy_rows_simd(double* acc, const double* s, const double* w, int64_t rows, int64_t stride, int64_t n);
 
+// acc[r * n + i] = acc[r * n + i] + s[r] * x[i] for r < rows (the linear VJP's weight gradient of one
+// row of x), in AVX2 lanes; false, with acc untouched, when the CPU has no AVX2.
+bool outer_add_simd(float* acc, const float* s, const float* x, int64_t rows, int64_t n);
+bool outer_add_simd(double* acc, const double* s, const double* x, int64_t rows, int64_t n);
+
 // y[lead, out] = x[lead, in] W^T + b (the linear rule's values; bias may be null: no + b).
 template <class Ctx, class S>
 void linear(Ctx& ctx, const S* x, const S* w, const S* bias, int64_t lead, int64_t in, int64_t out, S* y) {

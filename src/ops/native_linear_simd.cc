@@ -155,7 +155,33 @@ DENOTE_AVX2 void axpy_rows_avx2(S* acc, const S* s, const S* w, int64_t rows, in
     for (int64_t r = 0; r < rows; ++r) acc[i] = acc[i] + s[r] * w[r * stride + i];
 }
 
+// acc[r * n + i] += s[r] * x[i] for every r < rows (the weight gradient of one row of x).
+template <class S>
+DENOTE_AVX2 void outer_add_avx2(S* acc, const S* s, const S* x, int64_t rows, int64_t n) {
+  using L = Lanes<S>;
+  constexpr int kW = L::kW;
+  for (int64_t r = 0; r < rows; ++r) {
+    S* a = acc + r * n;
+    const auto sr = L::splat(s + r);
+    int64_t i = 0;
+    for (; i + kW <= n; i += kW) L::store(a + i, L::add(L::load(a + i), L::mul(sr, L::load(x + i))));
+    for (; i < n; ++i) a[i] = a[i] + s[r] * x[i];
+  }
+}
+
 }  // namespace
+
+bool outer_add_simd(float* acc, const float* s, const float* x, int64_t rows, int64_t n) {
+  if (!have_avx2()) return false;
+  outer_add_avx2(acc, s, x, rows, n);
+  return true;
+}
+
+bool outer_add_simd(double* acc, const double* s, const double* x, int64_t rows, int64_t n) {
+  if (!have_avx2()) return false;
+  outer_add_avx2(acc, s, x, rows, n);
+  return true;
+}
 
 bool axpy_rows_simd(float* acc, const float* s, const float* w, int64_t rows, int64_t stride, int64_t n) {
   if (!have_avx2()) return false;

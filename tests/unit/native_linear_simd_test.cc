@@ -124,6 +124,44 @@ TEST(NativeLinearSimd, AxpyRowsBitForBitAsThePlainFold) {
   compare_axpy_rows<double>(400);
 }
 
+// The weight gradient of one row: acc[r, i] += s[r] * x[i], bit for bit.
+TEST(NativeLinearSimd, OuterAddBitForBitAsThePlainProducts) {
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  std::mt19937_64 rng(13);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::uniform_int_distribution<int64_t> dim(1, 40);
+    const int64_t rows = dim(rng), n = dim(rng);
+    const int kind = trial % 4;
+    std::vector<double> acc(static_cast<size_t>(rows * n)), s(static_cast<size_t>(rows)), x(static_cast<size_t>(n));
+    for (double& v : acc) v = draw<double>(rng, kind);
+    for (double& v : s) v = draw<double>(rng, kind);
+    for (double& v : x) v = draw<double>(rng, kind);
+    std::vector<float> accf(acc.begin(), acc.end()), sf(s.begin(), s.end()), xf(x.begin(), x.end());
+    std::vector<double> want = acc;
+    std::vector<float> wantf = accf;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t k = static_cast<size_t>(r * n + i);
+        want[k] = want[k] + s[static_cast<size_t>(r)] * x[static_cast<size_t>(i)];
+        wantf[k] = wantf[k] + sf[static_cast<size_t>(r)] * xf[static_cast<size_t>(i)];
+      }
+    ASSERT_TRUE(rules::native_fold::outer_add_simd(acc.data(), s.data(), x.data(), rows, n));
+    ASSERT_TRUE(rules::native_fold::outer_add_simd(accf.data(), sf.data(), xf.data(), rows, n));
+    for (size_t k = 0; k < want.size(); ++k) {
+      if (std::isnan(want[k])) {
+        EXPECT_TRUE(std::isnan(acc[k]));
+      } else {
+        ASSERT_EQ(std::memcmp(&want[k], &acc[k], sizeof(double)), 0) << "trial " << trial << " entry " << k;
+      }
+      if (std::isnan(wantf[k])) {
+        EXPECT_TRUE(std::isnan(accf[k]));
+      } else {
+        ASSERT_EQ(std::memcmp(&wantf[k], &accf[k], sizeof(float)), 0) << "trial " << trial << " entry " << k;
+      }
+    }
+  }
+}
+
 // Narrow layers (fewer outputs than a vector) take the tiled scalar folds; wide ones the kernel.
 TEST(NativeLinearSimd, NarrowLayersAreDeclined) {
   const std::vector<float> x(3, 1.0f), w(3 * 7, 0.5f);
