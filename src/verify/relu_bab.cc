@@ -168,9 +168,10 @@ struct ReluBab {
       s.stats.bab_bounds_s += since(tb);
       s.stats.crown_calls += static_cast<int64_t>(ds.size());
       const auto tp = Clock::now();
+      const double bounding_before = s.stats.bab_bounds_s;  // pick() bounds split candidates in here
       for (size_t i = ds.size(); i-- > 0;)  // last popped first: depth-first, as verify()'s input search
         if (const auto r = expand(std::move(ds[i]), rs[i])) return *r;
-      s.stats.bab_probe_s += since(tp);
+      s.stats.bab_probe_s += since(tp) - (s.stats.bab_bounds_s - bounding_before);
     }
     return undecided ? VerifyResult::Unknown : VerifyResult::Unsat;
   }

@@ -288,6 +288,7 @@ struct Bab {
       s.stats.bab_bounds_s += since(tb);
       s.stats.crown_calls += fresh;
       const auto tp = Clock::now();
+      const double bounding_before = s.stats.bab_bounds_s;  // choose() bounds split candidates in here
       // Last popped first, so the top box's children end on top: the depth-first order of one box
       // at a time, only bounded a few boxes ahead.
       for (size_t i = ds.size(); i-- > 0;) {
@@ -295,7 +296,7 @@ struct Bab {
         if (st == Step::Sat) return sat();
         if (st == Step::Unknown) return VerifyResult::Unknown;
       }
-      s.stats.bab_probe_s += since(tp);
+      s.stats.bab_probe_s += since(tp) - (s.stats.bab_bounds_s - bounding_before);
       if (sample_batch()) return sat();
       if (hook)
         if (const auto r = absorb(hook->between_batches(job, view, deadline), domains)) return *r;

@@ -100,6 +100,13 @@ TEST(Verify, BranchAndBoundIsTheSameOnAnyThreadCount) {
   EXPECT_EQ(one.out.stats.decided_by, "bab");
   EXPECT_GT(one.out.stats.domains, 50);
   EXPECT_EQ(one.out.stats.threads, 1);
+  // The search's two parts are disjoint: the bounding of split candidates inside the probes counts
+  // once, as bounding (it once counted in both).
+  const VerifyStats& st = one.out.stats;
+  EXPECT_GT(st.bab_bounds_s, 0.0);
+  EXPECT_GE(st.bab_probe_s, 0.0);
+  EXPECT_LE(st.bab_bounds_s + st.bab_probe_s, st.bab_s + 1e-3)
+      << st.bab_bounds_s << " + " << st.bab_probe_s << " against " << st.bab_s;
   for (int t : {2, 3}) {
     const VerifyRun r = run("acasxu/ACASXU_run2a_2_2_batch_2000.onnx", "acasxu/prop_3.vnnlib", 120, t);
     EXPECT_EQ(r.out.stats.threads, t);

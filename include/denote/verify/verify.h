@@ -78,7 +78,8 @@ struct Witness {
 struct VerifyStats {
   // falsify_s: stage 1 (sampling and PGD everywhere); bounds_s: CROWN and alpha-CROWN on each
   // whole box; bab_s: branch and bound after that, of which bab_bounds_s bounding subdomains
-  // (wall time of the parallel batches) and bab_probe_s the probes and split choices.
+  // (wall time of the parallel batches and of bounding split candidates) and bab_probe_s the
+  // probes, split choices and batched sampling without the bounding inside them (disjoint parts).
   double falsify_s = 0, bounds_s = 0, bab_s = 0, bab_bounds_s = 0, bab_probe_s = 0, total_s = 0;
   int64_t samples = 0, pgd_steps = 0, domains = 0, crown_calls = 0, alpha_calls = 0;
   int threads = 1;
