@@ -249,7 +249,7 @@ Status vjp_Linear(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a, const Tenso
   const int64_t rows = numel(a.in().shape.begin(), a.in().shape.end() - 1);
   bool done = false;
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>)
-    done = a.blas && blas_linear_backward(r, rows, a.in().data.data(), cot.data.data(),
+    done = a.blas && rows >= kBlasMinRows && blas_linear_backward(r, rows, a.in().data.data(), cot.data.data(),
                                           want_x ? g.x.data() : nullptr,
                                           out.want_params ? g.weight.data() : nullptr,
                                           out.want_params ? g.bias.data() : nullptr);

@@ -212,8 +212,10 @@ struct TapeRule {
             rec->weight.size() == static_cast<size_t>(rec->out_dim * rec->in_dim) &&
             rec->bias.size() == static_cast<size_t>(rec->out_dim)) {
           const int64_t rows = numel(x.shape.begin(), x.shape.end() - 1);
-          Tensor<S> y(a.out_shape, blas_linear_bias_rows(*rec, rows));
-          if (blas_linear_forward(*rec, rows, x.data.data(), y.data.data())) return y;
+          if (rows >= kBlasMinRows) {
+            Tensor<S> y(a.out_shape, blas_linear_bias_rows(*rec, rows));
+            if (blas_linear_forward(*rec, rows, x.data.data(), y.data.data())) return y;
+          }
         }
       }
     }

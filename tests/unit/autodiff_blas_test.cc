@@ -108,6 +108,28 @@ TEST(AutodiffBlas, F32GradientsWithinTheGemmBoundOfTheExactRules) {
   blas_within_gemm_bound<F32Context>(mlp(64, 40, 33, 2), std::ldexp(1.0, -24));
 }
 
+// Under kBlasMinRows rows (a batch of 1 to 3) the Blas kernels keep the exact rules: the same
+// gradients bit for bit.
+TEST(AutodiffBlas, SmallBatchesTakeTheExactRules) {
+  if (!grad_blas_available()) GTEST_SKIP() << "built without OpenBLAS";
+  for (int64_t rows : {int64_t{1}, int64_t{3}}) {
+    const Mlp n = mlp(rows, 40, 33, 3);
+    F32Context ctx;
+    const Payload<float> payload = convert_payload<float>(n.model.payload, [](double v) { return static_cast<float>(v); });
+    const auto x = input<float>(n, 5);
+    GradOptions exact, blas;
+    exact.wrt = blas.wrt = GradWrt::All;
+    blas.kernels = GradKernels::Blas;
+    auto e = vjp(n.model.graph, payload, std::span<const Tensor<float>>(x), n.output, nullptr, ctx, exact);
+    auto f = vjp(n.model.graph, payload, std::span<const Tensor<float>>(x), n.output, nullptr, ctx, blas);
+    ASSERT_TRUE(e.ok() && f.ok());
+    EXPECT_EQ(f->value.data, e->value.data) << rows;
+    EXPECT_EQ(f->inputs[0].data, e->inputs[0].data) << rows;
+    ASSERT_EQ(f->params.size(), e->params.size());
+    for (size_t p = 0; p < e->params.size(); ++p) EXPECT_EQ(f->params[p].values, e->params[p].values) << rows;
+  }
+}
+
 // vjp_lent gives vjp's gradients bit for bit, with either kernels, and the caller's inputs are the
 // same tensors afterwards: after success, and after an error (a cotangent of the wrong shape)
 // raised once the inputs are in the tape.

@@ -38,7 +38,7 @@ std::optional<GradWrt> parse_grad_wrt(std::string_view text);
 
 // How vjp computes linear nodes. Exact: the context's arithmetic in the forward rule's fixed order
 // (bit-reproducible; every context). Blas: in F32Context and F64Context, each linear node's forward
-// value and VJP are one OpenBLAS gemm (blocked sums: within the gemm error bound of the exact order,
+// value and VJP are one OpenBLAS gemm from 4 rows up (blocked sums: within the gemm error bound of the exact order,
 // not bit for bit); other contexts, other ops and a build without OpenBLAS use the exact rules.
 enum class GradKernels : uint8_t { Exact, Blas };
 // "exact", "openblas"; nullopt otherwise.
