@@ -115,7 +115,8 @@ TEST(AutodiffBlas, SmallBatchesTakeTheExactRules) {
   for (int64_t rows : {int64_t{1}, int64_t{3}}) {
     const Mlp n = mlp(rows, 40, 33, 3);
     F32Context ctx;
-    const Payload<float> payload = convert_payload<float>(n.model.payload, [](double v) { return static_cast<float>(v); });
+    const Payload<float> payload =
+        convert_payload<float>(n.model.payload, [](double v) { return static_cast<float>(v); });
     const auto x = input<float>(n, 5);
     GradOptions exact, blas;
     exact.wrt = blas.wrt = GradWrt::All;
