@@ -185,7 +185,8 @@ void linear_backward(Ctx& ctx, const LinearRecord<typename Ctx::Scalar>& rec, co
                                                               rec.weight.data() + o0 * n_in, o1 - o0, n_in, n_in);
       bool w_done = false;  // the block's weight-gradient rows at once
       if constexpr (std::is_base_of_v<NativeContext<S>, Ctx>)
-        w_done = want_p && rules::native_fold::outer_add_simd(out.weight.data() + o0 * n_in, gr + o0, xr, o1 - o0, n_in);
+        w_done = want_p &&
+                 rules::native_fold::outer_add_simd(out.weight.data() + o0 * n_in, gr + o0, xr, o1 - o0, n_in);
       for (int64_t o = o0; o < o1; ++o) {
         const S& go = gr[o];
         if (want_x && !x_done) axpy(ctx, out.x.data() + row * n_in, go, rec.weight.data() + o * n_in, n_in);
