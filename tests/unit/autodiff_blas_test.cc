@@ -61,18 +61,26 @@ std::vector<Tensor<S>> input(const Mlp& n, uint32_t seed) {
   return {Tensor<S>(Shape{n.rows, n.in}, std::move(v))};
 }
 
+// The gradients of everything (inputs and parameters) by the exact rules and by the Blas kernels.
+template <class Ctx>
+std::pair<Result<Gradients<typename Ctx::Scalar>>, Result<Gradients<typename Ctx::Scalar>>> exact_and_blas(
+    const Mlp& n, uint32_t input_seed) {
+  using S = typename Ctx::Scalar;
+  Ctx ctx;
+  const Payload<S> payload = convert_payload<S>(n.model.payload, [](double v) { return static_cast<S>(v); });
+  const auto x = input<S>(n, input_seed);
+  GradOptions exact, blas;
+  exact.wrt = blas.wrt = GradWrt::All;
+  blas.kernels = GradKernels::Blas;
+  return {vjp(n.model.graph, payload, std::span<const Tensor<S>>(x), n.output, nullptr, ctx, exact),
+          vjp(n.model.graph, payload, std::span<const Tensor<S>>(x), n.output, nullptr, ctx, blas)};
+}
+
 template <class Ctx>
 void blas_within_gemm_bound(const Mlp& n, double u) {
   using S = typename Ctx::Scalar;
   if (!grad_blas_available()) GTEST_SKIP() << "built without OpenBLAS";
-  Ctx ctx;
-  const Payload<S> payload = convert_payload<S>(n.model.payload, [](double v) { return static_cast<S>(v); });
-  const auto x = input<S>(n, 7);
-  GradOptions exact, blas;
-  exact.wrt = blas.wrt = GradWrt::All;
-  blas.kernels = GradKernels::Blas;
-  auto e = vjp(n.model.graph, payload, std::span<const Tensor<S>>(x), n.output, nullptr, ctx, exact);
-  auto f = vjp(n.model.graph, payload, std::span<const Tensor<S>>(x), n.output, nullptr, ctx, blas);
+  auto [e, f] = exact_and_blas<Ctx>(n, 7);
   ASSERT_TRUE(e.ok()) << e.message();
   ASSERT_TRUE(f.ok()) << f.message();
   // Every product here has inner extent at most max(rows, in) and factors below 1 in magnitude
@@ -113,16 +121,7 @@ TEST(AutodiffBlas, F32GradientsWithinTheGemmBoundOfTheExactRules) {
 TEST(AutodiffBlas, SmallBatchesTakeTheExactRules) {
   if (!grad_blas_available()) GTEST_SKIP() << "built without OpenBLAS";
   for (int64_t rows : {int64_t{1}, int64_t{3}}) {
-    const Mlp n = mlp(rows, 40, 33, 3);
-    F32Context ctx;
-    const Payload<float> payload =
-        convert_payload<float>(n.model.payload, [](double v) { return static_cast<float>(v); });
-    const auto x = input<float>(n, 5);
-    GradOptions exact, blas;
-    exact.wrt = blas.wrt = GradWrt::All;
-    blas.kernels = GradKernels::Blas;
-    auto e = vjp(n.model.graph, payload, std::span<const Tensor<float>>(x), n.output, nullptr, ctx, exact);
-    auto f = vjp(n.model.graph, payload, std::span<const Tensor<float>>(x), n.output, nullptr, ctx, blas);
+    auto [e, f] = exact_and_blas<F32Context>(mlp(rows, 40, 33, 3), 5);
     ASSERT_TRUE(e.ok() && f.ok());
     EXPECT_EQ(f->value.data, e->value.data) << rows;
     EXPECT_EQ(f->inputs[0].data, e->inputs[0].data) << rows;
