@@ -5,7 +5,7 @@
 // inward ones inside the exact decimal bounds (compare_exact), every atom has num_outputs
 // coefficients, rhs_down <= rhs_up, each rhs term's directed doubles enclose its text, and at the
 // zero output an atom holds as the sign of its rhs says. The parser runs with lowered resource limits
-// (VnnlibLimits, at most 1024 cases or conjunctions): mutated ACAS Xu properties with a dozen
+// (VnnlibLimits, at most 256 cases or conjunctions, 20,000 atom copies): mutated ACAS Xu properties with a dozen
 // disjunctions otherwise distribute into thousands of cases and take seconds each under ASan, which
 // starves the search; the limit paths themselves are reached more often this way.
 //
@@ -28,10 +28,10 @@ void check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   denote::VnnlibLimits limits;
-  limits.max_conjunctions = 1024;
-  limits.max_dnf_work = 100'000;
-  limits.max_box_entries = 100'000;
-  limits.max_output_words = 1'000'000;
+  limits.max_conjunctions = 256;
+  limits.max_dnf_work = 20'000;
+  limits.max_box_entries = 20'000;
+  limits.max_output_words = 200'000;
   auto p = denote::parse_vnnlib(text, "fuzz.vnnlib", limits);
   if (!p.ok()) {
     const std::string& m = p.message();
