@@ -269,7 +269,7 @@ py::dict verify_result(const VerifyOutcome& r) {
   stats["falsify_s"] = s.falsify_s, stats["bounds_s"] = s.bounds_s, stats["bab_s"] = s.bab_s;
   stats["bab_bounds_s"] = s.bab_bounds_s, stats["bab_probe_s"] = s.bab_probe_s, stats["threads"] = s.threads;
   stats["samples"] = s.samples, stats["pgd_steps"] = s.pgd_steps, stats["domains"] = s.domains;
-  stats["crown_calls"] = s.crown_calls, stats["alpha_calls"] = s.alpha_calls, stats["disagreements"] = s.disagreements;
+  stats["crown_calls"] = s.crown_calls, stats["alpha_calls"] = s.alpha_calls, stats["combined"] = s.combined, stats["disagreements"] = s.disagreements;
   d["stats"] = stats;
   d["note"] = r.note;
   return d;

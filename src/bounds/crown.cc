@@ -336,6 +336,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
                                                                                     : &pr.A[static_cast<size_t>(in_ids[0])];
     const size_t nx = in_ids.empty() ? 0 : static_cast<size_t>(numel(g.nodes[static_cast<size_t>(in_ids[0])].out_shape));
     if (a && a->size() >= static_cast<size_t>(k) * nx) res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
+    res.input_linear = !res.input_coef.empty() && !pr.cut && in_ids.size() == 1 && spec && o.method == BoundMethod::Crown;
     if (o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
   }
   std::vector<double> lower = pr.lower;

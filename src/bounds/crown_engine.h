@@ -17,6 +17,7 @@ struct PassResult {
   std::string failure;        // why every row is -inf
   // With record: the coefficients each reached node had (rows x numel; empty: not reached).
   std::vector<std::vector<double>> A;
+  bool cut = false;  // some rows were concretised at a node that is not an input
 };
 
 struct Adam {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "denote/bounds/crown.h"
+#include "verify/combine.h"
 #include "verify/dense_chain.h"
 #include "verify/falsify.h"
 #include "verify/pool.h"
@@ -57,6 +58,7 @@ struct Bounded {
   std::vector<double> spec_lo;          // the rows' lower bounds
   std::vector<double> coef;             // CROWN: the rows' lower bounds as linear functions of x (rows x nx)
   std::shared_ptr<const Boxes> boxes;   // every node's box on this domain (for the children)
+  bool combined = false;                // proven by a combination of atoms (no single atom)
 };
 
 struct Domain {
@@ -103,6 +105,9 @@ struct Bounder {
     out.spec_lo = r->spec_lo;
     out.coef = std::move(r->input_coef);
     if (some_atom_impossible(conj, r->spec_lo)) out.dec = Decision::Proven;
+    else if (o.combine_atoms && r->input_linear && conj.size() >= 2 &&
+             refuting_combination(r->spec_lo, rhs, out.coef, d.lo, d.hi))
+      out.dec = Decision::Proven, out.combined = true;
     if (out.dec == Decision::Open) out.boxes = std::make_shared<const Boxes>(std::move(r->boxes));
     return out;
   }
@@ -189,6 +194,7 @@ struct Bab {
   // After a subdomain's bounds: probe it, then split it onto the stack.
   Step expand(Domain&& d, const Bounded& r) {
     if (r.dec == Decision::Error) return Step::Unknown;
+    if (r.combined) ++s.stats.combined;
     if (r.dec == Decision::Proven) return Step::Continue;
     std::vector<double> mid(d.lo.size());
     for (size_t i = 0; i < mid.size(); ++i) mid[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
@@ -456,6 +462,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     if (!j.conj->empty()) roots[static_cast<size_t>(i)] = bounders[static_cast<size_t>(i)].bound(Domain{j.c->lo_out, j.c->hi_out, nullptr}, BoundMethod::Crown);
   });
   for (const Job& j : jobs) st.crown_calls += !j.conj->empty(), st.domains += !j.conj->empty();
+  for (const Bounded& r : roots) st.combined += r.combined;
   st.bounds_s += since(tb);
   // Stage 3: descent on the conjunctions CROWN left open.
   for (size_t i = 0; i < jobs.size(); ++i) {

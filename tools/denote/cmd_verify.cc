@@ -58,11 +58,11 @@ std::string result_json(const VerifyOutcome& r) {
   return fmt::format(
       "{{\"result\": \"{}\", \"time_s\": {}, \"witness\": {}, \"stats\": {{\"decided_by\": \"{}\", \"falsify_s\": {}, "
       "\"bounds_s\": {}, \"bab_s\": {}, \"bab_bounds_s\": {}, \"bab_probe_s\": {}, \"threads\": {}, \"samples\": {}, \"pgd_steps\": {}, \"domains\": {}, \"crown_calls\": {}, "
-      "\"alpha_calls\": {}, \"disagreements\": {}}}, \"note\": \"{}\"}}",
+      "\"alpha_calls\": {}, \"combined\": {}, \"disagreements\": {}}}, \"note\": \"{}\"}}",
       verify_result_name(r.result), json_number(st.total_s), w, st.decided_by, json_number(st.falsify_s),
       json_number(st.bounds_s), json_number(st.bab_s), json_number(st.bab_bounds_s), json_number(st.bab_probe_s),
       st.threads, st.samples, st.pgd_steps, st.domains, st.crown_calls,
-      st.alpha_calls, st.disagreements, r.note);
+      st.alpha_calls, st.combined, st.disagreements, r.note);
 }
 
 Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path) {
@@ -81,6 +81,7 @@ VerifyOptions verify_options(const VerifyCliOptions& o, double timeout) {
   vo.split = parse_split_mode(o.split).value_or(SplitMode::Auto);
   vo.beta_iters = o.beta_iters;
   vo.forward_bounds = o.forward_bounds;
+  vo.combine_atoms = !o.no_combine;
   vo.threads = o.threads > 0 ? o.threads
                : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                                      : 1;
@@ -241,6 +242,9 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_flag("--forward-bounds", o->forward_bounds,
                 "input splitting: forward linear bounds in the input before CROWN's intermediate passes (inputs "
                 "of at most 64 elements)");
+  sub->add_flag("--no-combine", o->no_combine,
+                "input splitting: refute a conjunction by single atoms only, not also by a combination of its "
+                "atoms' linear bounds (docs/VERIFY.md)");
   sub->add_option("--seed", o->seed, "seed of the falsification's random points");
   sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
   sub->add_option("--threads", o->threads,

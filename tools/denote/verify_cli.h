@@ -19,6 +19,7 @@ struct VerifyCliOptions {
   uint64_t seed = 1;
   int jobs = 2;
   bool forward_bounds = false;  // --forward-bounds
+  bool no_combine = false;      // --no-combine
   int beta_iters = 10;      // relu branch and bound: alpha-beta-CROWN steps per subdomain (0: CROWN)
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances
   double rank_grace = 10;   // MPI: seconds past an instance's timeout before its rank counts as lost

@@ -134,6 +134,10 @@ struct CrownResult {
   // input x whose minimum over the box (minus the pass's error terms) is spec_lo[r]: lo(x) = a_r . x
   // + b_r. Empty when the rows' pass did not reach the input as one linear segment.
   std::vector<double> input_coef;
+  // With input_coef: whether every row reached the (only) input as one linear function, so that for
+  // every x in the input box (C y(x))_r >= a_r . x + beta_r with spec_lo[r] <= min over the box of
+  // a_r . x + beta_r (CROWN, not alpha-CROWN or IBP). False when some rows were cut at another node.
+  bool input_linear = false;
   // With CrownOptions::relu_coefficients: per node, rows x numel for the relu nodes the rows' pass
   // reached (empty otherwise).
   std::vector<std::vector<double>> relu_coef;

@@ -65,6 +65,10 @@ struct VerifyOptions {
   // elements), then CROWN's passes on what they leave unstable (true). Neither is faster on every
   // ACAS Xu instance (docs/PERF.md).
   bool forward_bounds = false;
+  // A conjunction of two or more atoms is also refuted on a box by a nonnegative combination of its
+  // atoms' CROWN lower bounds (a small linear program over the input box, then the bound re-evaluated
+  // with outward rounding; docs/VERIFY.md, "Combined atoms"), where no single atom's bound does.
+  bool combine_atoms = true;
   // Optional: moves open subdomains to and from other processes (include/denote/verify/frontier.h);
   // null: the search stays in this process (and is deterministic as above).
   FrontierHook* frontier = nullptr;
@@ -84,6 +88,7 @@ struct VerifyStats {
   int64_t samples = 0, pgd_steps = 0, domains = 0, crown_calls = 0, alpha_calls = 0;
   int threads = 1;
   int64_t disagreements = 0;  // points that satisfy the property in one semantics only
+  int64_t combined = 0;       // boxes refuted by a combination of atoms where no single atom was
   std::string decided_by;     // "sampling", "pgd", "bab-probe", "crown", "alpha-crown", "bab", ""
 };
 
