@@ -126,12 +126,31 @@ DENOTE_AVX2 void rows(const S* x, const S* w, const S* bias, int64_t in, int64_t
     }
 }
 
+// One row of x, the outputs from the last to the first (the same values: each output's fold does not
+// depend on its group). The backward pass's input gradient then reads W's rows from the first on,
+// the ones this pass touched last and that are most likely still in the L2 cache (on mnistfc's 784 x
+// 256 layer the two passes read 0.8 MB each, about this VM's L2), and the next forward pass starts
+// from the rows the backward pass read last.
+template <class S, int kT>
+DENOTE_AVX2 void rows_down(const S* x, const S* w, const S* bias, int64_t in, int64_t out, S* y) {
+  constexpr int kW = Lanes<S>::kW;
+  const int64_t big = out / (kT * kW) * (kT * kW), mid = big + (out - big) / kW * kW;
+  for (int64_t o = out; o-- > mid;) {
+    S acc = S(0);
+    for (int64_t k = 0; k < in; ++k) acc = acc + w[o * in + k] * x[k];
+    y[o] = bias ? acc + bias[o] : acc;
+  }
+  for (int64_t o = mid - kW; o >= big; o -= kW) block<S, 1, 1>(x, w + o * in, bias ? bias + o : bias, in, out, y + o);
+  for (int64_t o = big - kT * kW; o >= 0; o -= kT * kW)
+    block<S, 1, kT>(x, w + o * in, bias ? bias + o : bias, in, out, y + o);
+}
+
 template <class S>
 DENOTE_AVX2 void linear_avx2(const S* x, const S* w, const S* bias, int64_t lead, int64_t in, int64_t out, S* y) {
   int64_t r = 0;
   for (; r + 4 <= lead; r += 4) rows<S, 4, 1>(x + r * in, w, bias, in, out, y + r * out);
   for (; r + 2 <= lead; r += 2) rows<S, 2, 2>(x + r * in, w, bias, in, out, y + r * out);
-  for (; r < lead; ++r) rows<S, 1, 4>(x + r * in, w, bias, in, out, y + r * out);
+  for (; r < lead; ++r) rows_down<S, 4>(x + r * in, w, bias, in, out, y + r * out);
 }
 
 // acc[i] += s[r] * w[r * stride + i] for r = 0, 1, ... in turn, each element's sum in that order.
