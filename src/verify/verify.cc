@@ -59,6 +59,7 @@ struct Bounded {
   std::vector<double> coef;             // CROWN: the rows' lower bounds as linear functions of x (rows x nx)
   std::shared_ptr<const Boxes> boxes;   // every node's box on this domain (for the children)
   bool combined = false;                // proven by a combination of atoms (no single atom)
+  bool alpha = false;                   // alpha-CROWN ran after CROWN left the box open
 };
 
 struct Domain {
@@ -78,6 +79,17 @@ std::unique_ptr<const IbpPrepared> prepared_ibp(const Model& m, const VerifyOpti
   return std::make_unique<const IbpPrepared>(std::move(*p));
 }
 
+// Both hold on the same box: a's boxes become their intersection.
+void intersect_boxes(Boxes& a, const Boxes& b) {
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (!a[i] || !b[i] || a[i]->lo.size() != b[i]->lo.size()) continue;
+    for (size_t j = 0; j < a[i]->lo.size(); ++j) {
+      const double l = std::max(a[i]->lo[j], b[i]->lo[j]), h = std::min(a[i]->hi[j], b[i]->hi[j]);
+      if (l <= h) a[i]->lo[j] = l, a[i]->hi[j] = h;
+    }
+  }
+}
+
 struct Bounder {
   const Model& m;
   const std::vector<VnnAtom>& conj;
@@ -87,7 +99,9 @@ struct Bounder {
   const IbpPrepared* ibp = nullptr;  // the model prepared once for IBP (nullptr: run_crown prepares it)
 
   // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side).
-  Bounded bound(const Domain& d, BoundMethod method) const {
+  // alpha_open > 0: a box CROWN leaves open also gets alpha-CROWN with that many steps (the rows'
+  // lower bounds are the larger of the two, the node boxes the intersection).
+  Bounded bound(const Domain& d, BoundMethod method, int alpha_open = 0) const {
     const DoubleBox box{input_shape(m), d.lo, d.hi};
     CrownOptions co;
     co.method = method;
@@ -108,6 +122,20 @@ struct Bounder {
     else if (o.combine_atoms && r->input_linear && conj.size() >= 2 &&
              refuting_combination(r->spec_lo, rhs, out.coef, d.lo, d.hi))
       out.dec = Decision::Proven, out.combined = true;
+    if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) {
+      co.method = BoundMethod::AlphaCrown;
+      co.alpha_iters = alpha_open;
+      co.alpha_intermediate = o.bab_alpha_intermediate;
+      co.input_coefficients = false;
+      out.alpha = true;
+      auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
+      if (a.ok()) {
+        for (size_t k = 0; k < out.spec_lo.size() && k < a->spec_lo.size(); ++k)
+          out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
+        if (some_atom_impossible(conj, out.spec_lo)) out.dec = Decision::Proven;
+        else intersect_boxes(r->boxes, a->boxes);
+      }
+    }
     if (out.dec == Decision::Open) out.boxes = std::make_shared<const Boxes>(std::move(r->boxes));
     return out;
   }
@@ -188,13 +216,18 @@ struct Bab {
   std::vector<Domain> stack;
   bool undecided = false;
   int64_t visited = 0;
+  // alpha-CROWN steps for the boxes CROWN leaves open: none until the search has bounded
+  // o.bab_alpha_after subdomains (counted in batches: the same on any thread count).
+  int alpha_open() const { return s.o.bab_alpha_iters > 0 && bounded >= s.o.bab_alpha_after ? s.o.bab_alpha_iters : 0; }
   FrontierHook* hook = nullptr;  // moves subdomains to and from other processes (or null)
   int job = 0;
+  int64_t bounded = 0;  // subdomains bounded by this search (batches; the split candidates not counted)
 
   // After a subdomain's bounds: probe it, then split it onto the stack.
   Step expand(Domain&& d, const Bounded& r) {
     if (r.dec == Decision::Error) return Step::Unknown;
     if (r.combined) ++s.stats.combined;
+    if (r.alpha) ++s.stats.alpha_calls;
     if (r.dec == Decision::Proven) return Step::Continue;
     std::vector<double> mid(d.lo.size());
     for (size_t i = 0; i < mid.size(); ++i) mid[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
@@ -236,7 +269,8 @@ struct Bab {
     const Domain* four[4] = {&kids.first, &kids.second, &alt.first, &alt.second};
     Bounded rs[4];
     const auto tb = Clock::now();
-    pool.run(4, [&](int i) { rs[i] = b.bound(*four[i], BoundMethod::Crown); });
+    const int ai = alpha_open();
+    pool.run(4, [&](int i) { rs[i] = b.bound(*four[i], BoundMethod::Crown, ai); });
     s.stats.bab_bounds_s += since(tb);
     s.stats.crown_calls += 4;
     const bool take_other = open_gap(s, rs[2]) + open_gap(s, rs[3]) < open_gap(s, rs[0]) + open_gap(s, rs[1]);
@@ -287,10 +321,12 @@ struct Bab {
       const auto tb = Clock::now();
       int64_t fresh = 0;
       for (const Domain& d : ds) fresh += d.pre ? 0 : 1;
+      const int ai = alpha_open();
       pool.run(static_cast<int>(ds.size()), [&](int i) {
         const Domain& d = ds[static_cast<size_t>(i)];
-        rs[static_cast<size_t>(i)] = d.pre ? *d.pre : b.bound(d, BoundMethod::Crown);
+        rs[static_cast<size_t>(i)] = d.pre ? *d.pre : b.bound(d, BoundMethod::Crown, ai);
       });
+      bounded += static_cast<int64_t>(ds.size());
       s.stats.bab_bounds_s += since(tb);
       s.stats.crown_calls += fresh;
       const auto tp = Clock::now();

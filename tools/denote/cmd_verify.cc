@@ -82,6 +82,9 @@ VerifyOptions verify_options(const VerifyCliOptions& o, double timeout) {
   vo.beta_iters = o.beta_iters;
   vo.forward_bounds = o.forward_bounds;
   vo.combine_atoms = !o.no_combine;
+  vo.bab_alpha_iters = o.bab_alpha_iters;
+  vo.bab_alpha_after = o.bab_alpha_after;
+  vo.bab_alpha_intermediate = !o.bab_alpha_no_intermediate;
   vo.threads = o.threads > 0 ? o.threads
                : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                                      : 1;
@@ -245,6 +248,13 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_flag("--no-combine", o->no_combine,
                 "input splitting: refute a conjunction by single atoms only, not also by a combination of its "
                 "atoms' linear bounds (docs/VERIFY.md)");
+  sub->add_option("--bab-alpha-iters", o->bab_alpha_iters,
+                  "input splitting: alpha-CROWN steps for the boxes CROWN leaves open, once the search has bounded "
+                  "--bab-alpha-after subdomains (default 6; 0: CROWN only)");
+  sub->add_option("--bab-alpha-after", o->bab_alpha_after,
+                  "input splitting: subdomains bounded by CROWN alone before --bab-alpha-iters applies (default 8192)");
+  sub->add_flag("--bab-alpha-no-intermediate", o->bab_alpha_no_intermediate,
+                "input splitting: the open boxes' alpha-CROWN optimises the final rows' slopes only");
   sub->add_option("--seed", o->seed, "seed of the falsification's random points");
   sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
   sub->add_option("--threads", o->threads,
@@ -259,6 +269,10 @@ void add_verify(CLI::App& app, Command& cmd) {
       if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");
       if (o->beta_iters < 0 || o->beta_iters > 1000)
         return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", o->beta_iters));
+      if (o->bab_alpha_iters < 0 || o->bab_alpha_iters > 1000)
+        return usage_error(fmt::format("--bab-alpha-iters {}: expected 0 to 1000", o->bab_alpha_iters));
+      if (o->bab_alpha_after < 0)
+        return usage_error(fmt::format("--bab-alpha-after {}: expected a count >= 0", o->bab_alpha_after));
       if (!(o->timeout > 0)) return usage_error(fmt::format("--timeout {}: expected a number of seconds > 0", o->timeout));
       if (o->jobs < 1 || o->jobs > 256) return usage_error(fmt::format("--jobs {}: expected 1 to 256", o->jobs));
       if (o->threads < 0 || o->threads > 256)

@@ -20,6 +20,9 @@ struct VerifyCliOptions {
   int jobs = 2;
   bool forward_bounds = false;  // --forward-bounds
   bool no_combine = false;      // --no-combine
+  int bab_alpha_iters = 6;      // --bab-alpha-iters
+  int64_t bab_alpha_after = 8192;  // --bab-alpha-after
+  bool bab_alpha_no_intermediate = false;  // --bab-alpha-no-intermediate
   int beta_iters = 10;      // relu branch and bound: alpha-beta-CROWN steps per subdomain (0: CROWN)
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances
   double rank_grace = 10;   // MPI: seconds past an instance's timeout before its rank counts as lost
