@@ -98,11 +98,7 @@ struct Bounder {
   std::vector<double> rhs;  // per atom: a lower bound above it proves the atom false
   const IbpPrepared* ibp = nullptr;  // the model prepared once for IBP (nullptr: run_crown prepares it)
 
-  // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side).
-  // alpha_open > 0: a box CROWN leaves open also gets alpha-CROWN with that many steps (the rows'
-  // lower bounds are the larger of the two, the node boxes the intersection).
-  Bounded bound(const Domain& d, BoundMethod method, int alpha_open = 0) const {
-    const DoubleBox box{input_shape(m), d.lo, d.hi};
+  CrownOptions options(const Domain& d, BoundMethod method) const {
     CrownOptions co;
     co.method = method;
     co.arith = o.arith;
@@ -112,7 +108,16 @@ struct Bounder {
     co.stop_above = &rhs;
     co.ibp = ibp;
     co.forward_intermediate = o.forward_bounds;
-    auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
+    return co;
+  }
+
+  // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side), or a
+  // combination of the atoms' CROWN bounds is. alpha_open > 0: a box CROWN leaves open also gets
+  // alpha-CROWN with that many steps (tighten_alpha).
+  Bounded bound(const Domain& d, BoundMethod method, int alpha_open = 0) const {
+    const DoubleBox box{input_shape(m), d.lo, d.hi};
+    auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec,
+                       options(d, method));
     Bounded out;
     if (!r.ok()) return out;
     out.dec = Decision::Open;
@@ -122,22 +127,33 @@ struct Bounder {
     else if (o.combine_atoms && r->input_linear && conj.size() >= 2 &&
              refuting_combination(r->spec_lo, rhs, out.coef, d.lo, d.hi))
       out.dec = Decision::Proven, out.combined = true;
-    if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) {
-      co.method = BoundMethod::AlphaCrown;
-      co.alpha_iters = alpha_open;
-      co.alpha_intermediate = o.bab_alpha_intermediate;
-      co.input_coefficients = false;
-      out.alpha = true;
-      auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
-      if (a.ok()) {
-        for (size_t k = 0; k < out.spec_lo.size() && k < a->spec_lo.size(); ++k)
-          out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
-        if (some_atom_impossible(conj, out.spec_lo)) out.dec = Decision::Proven;
-        else intersect_boxes(r->boxes, a->boxes);
-      }
-    }
     if (out.dec == Decision::Open) out.boxes = std::make_shared<const Boxes>(std::move(r->boxes));
+    if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) tighten_alpha(d, alpha_open, out);
     return out;
+  }
+
+  // A box CROWN left open: alpha-CROWN with `iters` steps too; the rows' lower bounds become the
+  // larger of the two and the node boxes their intersection (both hold on the box). CROWN's input
+  // coefficients stay (they serve the split choice).
+  void tighten_alpha(const Domain& d, int iters, Bounded& out) const {
+    const DoubleBox box{input_shape(m), d.lo, d.hi};
+    CrownOptions co = options(d, BoundMethod::AlphaCrown);
+    co.alpha_iters = iters;
+    co.alpha_intermediate = o.bab_alpha_intermediate;
+    out.alpha = true;
+    auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
+    if (!a.ok()) return;
+    for (size_t k = 0; k < out.spec_lo.size() && k < a->spec_lo.size(); ++k)
+      out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
+    if (some_atom_impossible(conj, out.spec_lo)) {
+      out.dec = Decision::Proven;
+      out.boxes.reset();
+      return;
+    }
+    if (!out.boxes) return;
+    Boxes both = *out.boxes;
+    intersect_boxes(both, a->boxes);
+    out.boxes = std::make_shared<const Boxes>(std::move(both));
   }
 };
 
@@ -269,8 +285,7 @@ struct Bab {
     const Domain* four[4] = {&kids.first, &kids.second, &alt.first, &alt.second};
     Bounded rs[4];
     const auto tb = Clock::now();
-    const int ai = alpha_open();
-    pool.run(4, [&](int i) { rs[i] = b.bound(*four[i], BoundMethod::Crown, ai); });
+    pool.run(4, [&](int i) { rs[i] = b.bound(*four[i], BoundMethod::Crown); });  // alpha-CROWN for the kept pair only
     s.stats.bab_bounds_s += since(tb);
     s.stats.crown_calls += 4;
     const bool take_other = open_gap(s, rs[2]) + open_gap(s, rs[3]) < open_gap(s, rs[0]) + open_gap(s, rs[1]);
@@ -324,7 +339,9 @@ struct Bab {
       const int ai = alpha_open();
       pool.run(static_cast<int>(ds.size()), [&](int i) {
         const Domain& d = ds[static_cast<size_t>(i)];
-        rs[static_cast<size_t>(i)] = d.pre ? *d.pre : b.bound(d, BoundMethod::Crown, ai);
+        Bounded& r = rs[static_cast<size_t>(i)];
+        r = d.pre ? *d.pre : b.bound(d, BoundMethod::Crown, ai);
+        if (d.pre && ai > 0 && r.dec == Decision::Open && !r.alpha) b.tighten_alpha(d, ai, r);
       });
       bounded += static_cast<int64_t>(ds.size());
       s.stats.bab_bounds_s += since(tb);

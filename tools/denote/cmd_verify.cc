@@ -252,7 +252,7 @@ void add_verify(CLI::App& app, Command& cmd) {
                   "input splitting: alpha-CROWN steps for the boxes CROWN leaves open, once the search has bounded "
                   "--bab-alpha-after subdomains (default 6; 0: CROWN only)");
   sub->add_option("--bab-alpha-after", o->bab_alpha_after,
-                  "input splitting: subdomains bounded by CROWN alone before --bab-alpha-iters applies (default 8192)");
+                  "input splitting: subdomains bounded by CROWN alone before --bab-alpha-iters applies (default 6144)");
   sub->add_flag("--bab-alpha-no-intermediate", o->bab_alpha_no_intermediate,
                 "input splitting: the open boxes' alpha-CROWN optimises the final rows' slopes only");
   sub->add_option("--seed", o->seed, "seed of the falsification's random points");

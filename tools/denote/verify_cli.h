@@ -21,7 +21,7 @@ struct VerifyCliOptions {
   bool forward_bounds = false;  // --forward-bounds
   bool no_combine = false;      // --no-combine
   int bab_alpha_iters = 6;      // --bab-alpha-iters
-  int64_t bab_alpha_after = 8192;  // --bab-alpha-after
+  int64_t bab_alpha_after = 6144;  // --bab-alpha-after
   bool bab_alpha_no_intermediate = false;  // --bab-alpha-no-intermediate
   int beta_iters = 10;      // relu branch and bound: alpha-beta-CROWN steps per subdomain (0: CROWN)
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances

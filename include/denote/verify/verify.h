@@ -75,7 +75,7 @@ struct VerifyOptions {
   // (ACAS Xu 4_2 property 2: decided in about 10 s where CROWN alone runs past 116 s); short ones
   // never pay for it.
   int bab_alpha_iters = 6;
-  int64_t bab_alpha_after = 8192;
+  int64_t bab_alpha_after = 6144;
   bool bab_alpha_intermediate = true;
   // Optional: moves open subdomains to and from other processes (include/denote/verify/frontier.h);
   // null: the search stays in this process (and is deterministic as above).
