@@ -9,7 +9,8 @@
 # over all rounds, with the load average before and after (docs/PERF.md, "Gradients (issue 14)").
 #
 # grad_x_blas / grad_p_blas are denote with --kernels openblas (linear nodes as gemms), compared
-# with the same PyTorch rows.
+# with the same PyTorch rows. A second table puts each batch-1 gradient next to its memory traffic floor
+# (grad_bench's traffic rows) and the time the 10x goal asks for.
 # Goals (issue 14): grad rows at batch 1 >= 10x faster than PyTorch; at batch 1024 at least as fast.
 #
 # Usage: bench/compare_grad.sh [--rounds N] [--repeat R] [--build-dir DIR] [--no-build] [--jobs J]
@@ -127,4 +128,21 @@ for net in nets:
             rel_d = f"{dm / statistics.median(fd):.2f}" if fd else ""
             rel_t = f"{tm / statistics.median(ft):.2f}" if ft else ""
             print(f"| {net} | {tag} | {kind} | {fmt(dm)} | {fmt(tm)} | {ratio:.2f}x | {goal} | {rel_d} | {rel_t} |")
+
+# Batch 1: the memory traffic floor (grad_bench's traffic_x / traffic_p rows: the weights read twice, and
+# for grad_p the weight gradients written, nothing computed) against the time the 10x goal asks for.
+print()
+print("| network | dtype | row | denote | traffic floor | PyTorch / 10 (the goal) | the goal against the floor |")
+print("|---|---|---|---|---|---|---|")
+for net in nets:
+    for tag in ("f32", "f64"):
+        for kind in ("grad_x", "grad_p"):
+            row = f"{kind}/{net}/{tag}"
+            d, t = denote.get(row), torch.get(row)
+            f = denote.get(row.replace("grad_", "traffic_"))
+            if not d or not t or not f:
+                continue
+            dm, tm, fm = statistics.median(d), statistics.median(t), statistics.median(f)
+            where = "below the floor" if tm / 10 < fm else "above the floor"
+            print(f"| {net} | {tag} | {kind} | {fmt(dm)} | {fmt(fm)} | {fmt(tm / 10)} | {where} ({tm / 10 / fm:.2f}x the floor) |")
 EOF

@@ -21,6 +21,9 @@
 //                             absent when the library was built without OpenBLAS)
 //   grad_p/<net>/<f32|f64>    vjp wrt params (weights and biases of every linear, and the value of every
 //                             const: the ACAS Xu file's input offset), cotangent all ones
+//   traffic_x, traffic_p      (batch 1) only the memory traffic of grad_x / grad_p: every weight read in the
+//                             forward order, read again last layer first, and for _p the weight gradients
+//                             written (bm_traffic); the floor of the two gradient rows on this machine
 // Counters: FLOP (2 per multiply-add of the forward linears, plus the backward products the call
 // needs: dX for every linear whose input needs a gradient, dW for every linear when wrt params).
 // Before a network's first row is timed, its f64 input gradient is checked against forward mode
@@ -34,6 +37,7 @@
 //                                                      # GraphBuilder nets W<k>.npy, b<k>.npy; then exits
 // The networks' files are looked up under DENOTE_SOURCE_DIR (set by CMake) or $DENOTE_SOURCE_DIR.
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -248,6 +252,50 @@ void bm_grad(benchmark::State& state, const Net* n) {
   set_counters(state, *n, kWrt == GradWrt::Inputs ? "grad_x" : "grad_p");
 }
 
+// The memory traffic any exact gradient of a batch-1 call must have at least (the traffic rows): the
+// forward pass reads every linear layer's weights and the input gradient's pass reads them again (last
+// layer first), and wrt params the weight gradients (one of each weight's size) are written once.
+// Here that traffic alone, in vector loads (an xor of the words, nothing computed) and memset, in the
+// same loop and cache state as the gradient rows: the floor those rows can approach, not go below.
+__attribute__((target("avx2"))) uint64_t xor_words(const void* p, size_t bytes) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = 0;
+  for (; i + 128 <= bytes; i += 128) {
+    a0 = _mm256_xor_si256(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
+    a1 = _mm256_xor_si256(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i + 32)));
+    a2 = _mm256_xor_si256(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i + 64)));
+    a3 = _mm256_xor_si256(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i + 96)));
+  }
+  const __m256i a = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+  uint64_t out = static_cast<uint64_t>(_mm256_extract_epi64(a, 0) ^ _mm256_extract_epi64(a, 1) ^
+                                       _mm256_extract_epi64(a, 2) ^ _mm256_extract_epi64(a, 3));
+  for (; i < bytes; ++i) out ^= b[i];
+  return out;
+}
+
+template <class Ctx, GradWrt kWrt>
+void bm_traffic(benchmark::State& state, const Net* n) {
+  using S = typename Ctx::Scalar;
+  const Prepared<S> p(*n);
+  std::vector<const std::vector<S>*> w;
+  std::vector<std::vector<S>> gw;
+  for (int64_t id : n->linear_ids) {
+    w.push_back(&p.payload.linear.at(id).weight);
+    if (kWrt == GradWrt::Params) gw.emplace_back(w.back()->size());
+  }
+  for (auto _ : state) {
+    uint64_t h = 0;
+    for (const auto* v : w) h ^= xor_words(v->data(), v->size() * sizeof(S));
+    for (size_t k = w.size(); k-- > 0;) {
+      h ^= xor_words(w[k]->data(), w[k]->size() * sizeof(S));
+      if (kWrt == GradWrt::Params) std::memset(gw[k].data(), 0, gw[k].size() * sizeof(S));
+    }
+    benchmark::DoNotOptimize(h);
+    benchmark::ClobberMemory();
+  }
+}
+
 // The f64 gradients of a network wrt inputs and wrt params, checked (see the header).
 struct Reference {
   denote::Gradients<double> x, p;
@@ -352,6 +400,14 @@ void register_context(const Net& n, const std::string& tag) {
   benchmark::RegisterBenchmark(("grad_p" + suffix).c_str(), bm_grad<Ctx, GradWrt::Params, GradKernels::Exact>, &n)
       ->Unit(unit)
       ->UseRealTime();
+  if (n.items == 1) {
+    benchmark::RegisterBenchmark(("traffic_x" + suffix).c_str(), bm_traffic<Ctx, GradWrt::Inputs>, &n)
+        ->Unit(unit)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("traffic_p" + suffix).c_str(), bm_traffic<Ctx, GradWrt::Params>, &n)
+        ->Unit(unit)
+        ->UseRealTime();
+  }
   if (!denote::grad_blas_available()) return;
   benchmark::RegisterBenchmark(("grad_x_blas" + suffix).c_str(), bm_grad<Ctx, GradWrt::Inputs, GradKernels::Blas>, &n)
       ->Unit(unit)
