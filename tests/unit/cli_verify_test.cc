@@ -62,6 +62,30 @@ TEST(CliVerify, JsonAndUnsat) {
   EXPECT_EQ(d2["stats"]["domains"], st["domains"]);
 }
 
+// The search's switches: combined atoms off, alpha-CROWN on open boxes from the first one, or never;
+// every setting gives the same answer, the JSON counts what each did, bad values are usage errors.
+TEST(CliVerify, SearchSwitches) {
+  const std::string inst = kTest + "test_unsat.onnx " + kTest + "test_prop.vnnlib --json";
+  CliRun dflt = run_cli("verify " + inst);
+  CliRun early = run_cli("verify " + inst + " --bab-alpha-after 0 --bab-alpha-iters 3");
+  CliRun never = run_cli("verify " + inst + " --bab-alpha-iters 0 --no-combine --bab-alpha-no-intermediate");
+  for (const CliRun* r : {&dflt, &early, &never}) {
+    ASSERT_EQ(r->code, 0) << r->err;
+    const auto doc = nlohmann::json::parse(r->out);
+    EXPECT_EQ(doc["result"], "unsat");
+    EXPECT_GE(doc["stats"]["combined"].get<int>(), 0);
+  }
+  const auto d = nlohmann::json::parse(dflt.out), e = nlohmann::json::parse(early.out), n = nlohmann::json::parse(never.out);
+  EXPECT_EQ(n["stats"]["combined"], 0);
+  EXPECT_GE(e["stats"]["alpha_calls"].get<int>(), d["stats"]["alpha_calls"].get<int>());
+  CliRun bad = run_cli("verify " + inst + " --bab-alpha-iters -1");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--bab-alpha-iters -1: expected 0 to 1000"), std::string::npos) << bad.err;
+  CliRun bad2 = run_cli("verify " + inst + " --bab-alpha-after -5");
+  EXPECT_EQ(bad2.code, 2);
+  EXPECT_NE(bad2.err.find("--bab-alpha-after -5: expected a count >= 0"), std::string::npos) << bad2.err;
+}
+
 TEST(CliVerify, InstancesGiveTheSameAnswersOnOneAndTwoJobs) {
   CliRun one = run_cli("verify --instances " + kTest + "test_instances.csv --jobs 1");
   CliRun two = run_cli("verify --instances " + kTest + "test_instances.csv --jobs 2 --json");
