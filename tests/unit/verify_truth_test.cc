@@ -38,13 +38,17 @@ std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string
   return out;
 }
 
-VerifyOutcome decide(const std::string& net, const std::string& prop) {
-  auto m = load_model_onnx_file(kAcas + "ACASXU_run2a_" + net + "_batch_2000.onnx");
-  auto p = load_vnnlib_file(kAcas + prop + ".vnnlib");
-  EXPECT_TRUE(m.ok() && p.ok());
+VerifyOptions one_thread() {
   VerifyOptions o;
   o.timeout_s = 60;
   o.threads = 1;
+  return o;
+}
+
+VerifyOutcome decide(const std::string& net, const std::string& prop, const VerifyOptions& o = one_thread()) {
+  auto m = load_model_onnx_file(kAcas + "ACASXU_run2a_" + net + "_batch_2000.onnx");
+  auto p = load_vnnlib_file(kAcas + prop + ".vnnlib");
+  EXPECT_TRUE(m.ok() && p.ok());
   auto r = verify(*m, *p, o);
   EXPECT_TRUE(r.ok()) << r.message();
   return r.ok() ? *r : VerifyOutcome{};
@@ -116,40 +120,26 @@ TEST(VerifyGroundTruth, NeedleWitnessesAreFound) {
 // CROWN leaves open also get alpha-CROWN (VerifyOptions::bab_alpha_iters), and it is unsat in
 // seconds. Two threads: the same search as one (BranchAndBoundIsTheSameOnAnyThreadCount), faster.
 TEST(VerifyGroundTruth, AlphaInBranchAndBoundDecidesAHardProperty2Instance) {
-  const auto t = truth();
-  for (const std::string net : {"4_2"}) {
-    SCOPED_TRACE(net);
-    ASSERT_EQ(t.at({"ACASXU_run2a_" + net + "_batch_2000.onnx", "prop_2.vnnlib"}).second, "unsat");
-    auto m = load_model_onnx_file(kAcas + "ACASXU_run2a_" + net + "_batch_2000.onnx");
-    auto p = load_vnnlib_file(kAcas + "prop_2.vnnlib");
-    ASSERT_TRUE(m.ok() && p.ok());
-    VerifyOptions o;
-    o.timeout_s = 100;
-    o.threads = 2;
-    auto r = verify(*m, *p, o);
-    ASSERT_TRUE(r.ok()) << r.message();
-    EXPECT_EQ(r->result, VerifyResult::Unsat) << r->note;
-    EXPECT_EQ(r->stats.decided_by, "bab");
-    EXPECT_GT(r->stats.domains, o.bab_alpha_after);
-    EXPECT_GT(r->stats.alpha_calls, 1);  // the root's, then the open boxes'
-  }
+  ASSERT_EQ(truth().at({"ACASXU_run2a_4_2_batch_2000.onnx", "prop_2.vnnlib"}).second, "unsat");
+  VerifyOptions o = one_thread();
+  o.timeout_s = 100;
+  o.threads = 2;
+  const VerifyOutcome r = decide("4_2", "prop_2", o);
+  EXPECT_EQ(r.result, VerifyResult::Unsat) << r.note;
+  EXPECT_EQ(r.stats.decided_by, "bab");
+  EXPECT_GT(r.stats.domains, o.bab_alpha_after);
+  EXPECT_GT(r.stats.alpha_calls, 1);  // the root's, then the open boxes'
 }
 
 // alpha-CROWN on open boxes from the start (bab_alpha_after = 0) visits far fewer boxes than CROWN
 // alone, to the same answer, and the search stays the same on one and two threads.
 TEST(VerifyGroundTruth, AlphaOnOpenBoxesCutsTheSearch) {
-  auto m = load_model_onnx_file(kAcas + "ACASXU_run2a_1_1_batch_2000.onnx");
-  auto p = load_vnnlib_file(kAcas + "prop_5.vnnlib");
-  ASSERT_TRUE(m.ok() && p.ok());
   auto run = [&](int iters, int threads) {
-    VerifyOptions o;
-    o.timeout_s = 60;
+    VerifyOptions o = one_thread();
     o.threads = threads;
     o.bab_alpha_iters = iters;
     o.bab_alpha_after = 0;
-    auto r = verify(*m, *p, o);
-    EXPECT_TRUE(r.ok()) << r.message();
-    return r.ok() ? *r : VerifyOutcome{};
+    return decide("1_1", "prop_5", o);
   };
   const VerifyOutcome crown = run(0, 1), alpha = run(6, 1), alpha2 = run(6, 2);
   EXPECT_EQ(crown.result, VerifyResult::Unsat) << crown.note;
