@@ -75,7 +75,8 @@ TEST(CliVerify, SearchSwitches) {
     EXPECT_EQ(doc["result"], "unsat");
     EXPECT_GE(doc["stats"]["combined"].get<int>(), 0);
   }
-  const auto d = nlohmann::json::parse(dflt.out), e = nlohmann::json::parse(early.out), n = nlohmann::json::parse(never.out);
+  const auto d = nlohmann::json::parse(dflt.out), e = nlohmann::json::parse(early.out);
+  const auto n = nlohmann::json::parse(never.out);
   EXPECT_EQ(n["stats"]["combined"], 0);
   EXPECT_GE(e["stats"]["alpha_calls"].get<int>(), d["stats"]["alpha_calls"].get<int>());
   CliRun bad = run_cli("verify " + inst + " --bab-alpha-iters -1");
