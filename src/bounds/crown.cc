@@ -176,19 +176,6 @@ void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions&
   }
 }
 
-// Both enclose the same values, so they overlap; an element whose intersection would be empty
-// (only possible from a caller's mistake) keeps its IBP box.
-void intersect_prior(std::vector<std::optional<DoubleBox>>& boxes, const std::vector<std::optional<DoubleBox>>& prior) {
-  for (size_t i = 0; i < boxes.size() && i < prior.size(); ++i) {
-    if (!boxes[i] || !prior[i] || prior[i]->lo.size() != boxes[i]->lo.size()) continue;
-    DoubleBox& b = *boxes[i];
-    for (size_t j = 0; j < b.lo.size(); ++j) {
-      const double l = std::max(b.lo[j], prior[i]->lo[j]), h = std::min(b.hi[j], prior[i]->hi[j]);
-      if (l <= h) b.lo[j] = l, b.hi[j] = h;
-    }
-  }
-}
-
 Status check_spec(const SpecMatrix& s, int64_t cols) {
   if (s.rows <= 0 || s.cols != cols || s.c.size() != static_cast<size_t>(s.rows * s.cols))
     return error_status(ErrorCode::kInvalidInput,
@@ -281,7 +268,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   if (!reused) {
     DENOTE_ASSIGN_OR_RETURN(DoubleIbp fresh, o.ibp ? run_ibp_double(*o.ibp, inputs, o.eval)
                                                    : run_ibp_double(g, payload, inputs, o.arith, o.eval));
-    if (o.prior) intersect_prior(fresh.boxes, *o.prior);
+    if (o.prior) intersect_node_boxes(fresh.boxes, *o.prior);
     reused = std::move(fresh);
   }
   DoubleIbp& ibp = *reused;
@@ -357,6 +344,19 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   res.rows = eng.rows_total;
   res.alpha_steps = eng.alpha_steps;
   return res;
+}
+
+// Both enclose the same values, so they overlap; an element whose intersection would be empty
+// (only possible from a caller's mistake) keeps its box.
+void intersect_node_boxes(std::vector<std::optional<DoubleBox>>& boxes, const std::vector<std::optional<DoubleBox>>& other) {
+  for (size_t i = 0; i < boxes.size() && i < other.size(); ++i) {
+    if (!boxes[i] || !other[i] || other[i]->lo.size() != boxes[i]->lo.size()) continue;
+    DoubleBox& b = *boxes[i];
+    for (size_t j = 0; j < b.lo.size(); ++j) {
+      const double l = std::max(b.lo[j], other[i]->lo[j]), h = std::min(b.hi[j], other[i]->hi[j]);
+      if (l <= h) b.lo[j] = l, b.hi[j] = h;
+    }
+  }
 }
 
 }  // namespace denote

@@ -79,17 +79,6 @@ std::unique_ptr<const IbpPrepared> prepared_ibp(const Model& m, const VerifyOpti
   return std::make_unique<const IbpPrepared>(std::move(*p));
 }
 
-// Both hold on the same box: a's boxes become their intersection.
-void intersect_boxes(Boxes& a, const Boxes& b) {
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    if (!a[i] || !b[i] || a[i]->lo.size() != b[i]->lo.size()) continue;
-    for (size_t j = 0; j < a[i]->lo.size(); ++j) {
-      const double l = std::max(a[i]->lo[j], b[i]->lo[j]), h = std::min(a[i]->hi[j], b[i]->hi[j]);
-      if (l <= h) a[i]->lo[j] = l, a[i]->hi[j] = h;
-    }
-  }
-}
-
 struct Bounder {
   const Model& m;
   const std::vector<VnnAtom>& conj;
@@ -152,7 +141,7 @@ struct Bounder {
     }
     if (!out.boxes) return;
     Boxes both = *out.boxes;
-    intersect_boxes(both, a->boxes);
+    intersect_node_boxes(both, a->boxes);
     out.boxes = std::make_shared<const Boxes>(std::move(both));
   }
 };

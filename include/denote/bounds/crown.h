@@ -115,6 +115,10 @@ struct CrownOptions {
   EvalOptions eval;
 };
 
+// Two sets of node boxes that both hold on the same input boxes (e.g. a parent's and a child's, or
+// CROWN's and alpha-CROWN's): each box of `boxes` becomes its intersection with `other`'s.
+void intersect_node_boxes(std::vector<std::optional<DoubleBox>>& boxes, const std::vector<std::optional<DoubleBox>>& other);
+
 // rows x cols row-major; cols = the output's element count.
 struct SpecMatrix {
   int64_t rows = 0, cols = 0;
