@@ -87,7 +87,7 @@ PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t row
   });
   out.lower.assign(static_cast<size_t>(rows), -INFINITY);
   out.failure = st.failure;
-  out.cut = st.cuts > 0;
+  out.cut = st.cut;
   if (st.failure.empty())
     for (int64_t r = 0; r < rows; ++r) out.lower[static_cast<size_t>(r)] = finish_row(st, r);
   return out;

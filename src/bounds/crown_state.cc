@@ -51,7 +51,7 @@ bool RuleCtx::concretize(int64_t id, const std::vector<double>& A) {
   const int64_t m = numel_of(id);
   // A cut: rows concretised at a node that is not an input and whose box is not one point (a
   // constant's part is a constant of the rows' linear function in the input).
-  if (g.nodes[static_cast<size_t>(id)].op != Op::Input && b->lo != b->hi) ++st.cuts;
+  if (!st.cut && g.nodes[static_cast<size_t>(id)].op != Op::Input) st.cut = b->lo != b->hi;
   for (int64_t r = 0; r < st.rows; ++r)
     concretize_row(A.data() + r * m, b->lo.data(), b->hi.data(), m, st.bias[r], st.mag[r], st.terms[r]);
   return true;

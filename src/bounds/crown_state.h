@@ -110,7 +110,7 @@ struct PassRows {
   std::vector<std::optional<std::vector<double>>> A;  // per node: rows x numel, row-major
   std::vector<double> bias, mag, terms, slack;        // per row
   std::string failure;                                // non-empty: the pass has no bound
-  int64_t cuts = 0;  // concretisations at non-input nodes of more than one point (rows not linear in the input)
+  bool cut = false;  // rows concretised at a non-input node of more than one point (not linear in the input)
 };
 
 // Everything a rule reads: the node, its coefficients, the boxes, the payload, the error model.
