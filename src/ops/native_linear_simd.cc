@@ -111,6 +111,16 @@ DENOTE_AVX2 void block(const S* x, const S* w, const S* bias, int64_t in, int64_
       L::store(y + r * out + t * kW, bias ? L::add(acc[r][t], L::load(bias + t * kW)) : acc[r][t]);
 }
 
+// Output o of kR rows of x as plain folds (the tail after the vector groups).
+template <class S, int kR>
+inline void plain_output(const S* x, const S* w, const S* bias, int64_t in, int64_t out, int64_t o, S* y) {
+  for (int r = 0; r < kR; ++r) {
+    S acc = S(0);
+    for (int64_t k = 0; k < in; ++k) acc = acc + w[o * in + k] * x[r * in + k];
+    y[r * out + o] = bias ? acc + bias[o] : acc;
+  }
+}
+
 // kR rows: outputs in groups of kT * kW, then kW, then the last few one at a time (plain folds).
 template <class S, int kR, int kT>
 DENOTE_AVX2 void rows(const S* x, const S* w, const S* bias, int64_t in, int64_t out, S* y) {
@@ -118,12 +128,7 @@ DENOTE_AVX2 void rows(const S* x, const S* w, const S* bias, int64_t in, int64_t
   int64_t o = 0;
   for (; o + kT * kW <= out; o += kT * kW) block<S, kR, kT>(x, w + o * in, bias ? bias + o : bias, in, out, y + o);
   for (; o + kW <= out; o += kW) block<S, kR, 1>(x, w + o * in, bias ? bias + o : bias, in, out, y + o);
-  for (; o < out; ++o)
-    for (int r = 0; r < kR; ++r) {
-      S acc = S(0);
-      for (int64_t k = 0; k < in; ++k) acc = acc + w[o * in + k] * x[r * in + k];
-      y[r * out + o] = bias ? acc + bias[o] : acc;
-    }
+  for (; o < out; ++o) plain_output<S, kR>(x, w, bias, in, out, o, y);
 }
 
 // One row of x, the outputs from the last to the first (the same values: each output's fold does not
@@ -135,11 +140,7 @@ template <class S, int kT>
 DENOTE_AVX2 void rows_down(const S* x, const S* w, const S* bias, int64_t in, int64_t out, S* y) {
   constexpr int kW = Lanes<S>::kW;
   const int64_t big = out / (kT * kW) * (kT * kW), mid = big + (out - big) / kW * kW;
-  for (int64_t o = out; o-- > mid;) {
-    S acc = S(0);
-    for (int64_t k = 0; k < in; ++k) acc = acc + w[o * in + k] * x[k];
-    y[o] = bias ? acc + bias[o] : acc;
-  }
+  for (int64_t o = out; o-- > mid;) plain_output<S, 1>(x, w, bias, in, out, o, y);
   for (int64_t o = mid - kW; o >= big; o -= kW) block<S, 1, 1>(x, w + o * in, bias ? bias + o : bias, in, out, y + o);
   for (int64_t o = big - kT * kW; o >= 0; o -= kT * kW)
     block<S, 1, kT>(x, w + o * in, bias ? bias + o : bias, in, out, y + o);
