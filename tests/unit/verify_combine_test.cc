@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "denote/base/splitmix.h"
+#include "denote/bounds/crown.h"
 #include "denote/io/json.h"
+#include "denote/io/onnx.h"
 #include "denote/verify/verify.h"
 #include "verify/combine.h"
+#include "verify/falsify.h"
 
 namespace denote {
 namespace {
@@ -136,6 +139,55 @@ TEST(VerifyCombine, RefutationIsSoundAndCompleteOnLinearAtoms) {
   }
   EXPECT_GT(refuted, 100);
   EXPECT_GT(complete_cases, 40);
+}
+
+// The contract combined atoms rest on (CrownResult::input_linear): on the box, each spec row satisfies
+// (C y(x))_r >= spec_lo[r] + sum_i |a_ri| d_ri(x_i), d the distance of x_i from the end where a_r . x is
+// smallest, for the network's own evaluation (f32 and f64, CROWN in that arithmetic). ACAS Xu 1_1,
+// property 2's rows Y_j - Y_0, random sub-boxes of its box, 200 points in each, the box's corners too.
+TEST(VerifyCombine, InputLinearBoundsHoldAtEvaluatedPoints) {
+  auto m = load_model_onnx_file(std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx");
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::vector<double> lo0{0.6, -0.5, -0.5, 0.45, -0.5}, hi0{0.679857769, 0.5, 0.5, 0.5, -0.45};
+  SpecMatrix spec{4, 5, std::vector<double>(20, 0.0)};
+  for (int j = 1; j <= 4; ++j) spec.c[(j - 1) * 5 + j] = 1, spec.c[(j - 1) * 5] = -1;
+  SplitMix64 rng(3);
+  auto u01 = [&] { return static_cast<double>(rng.next() >> 11) * 0x1p-53; };
+  int checked = 0;
+  for (const std::string arith : {"f32", "f64"})
+    for (int t = 0; t < 20; ++t) {
+      std::vector<double> lo(5), hi(5);
+      for (size_t i = 0; i < 5; ++i) {
+        const double w = (hi0[i] - lo0[i]) * std::exp2(-static_cast<double>(rng.next() % 8));
+        lo[i] = lo0[i] + (hi0[i] - lo0[i] - w) * u01(), hi[i] = lo[i] + w;
+      }
+      const DoubleBox box{verify_detail::input_shape(*m), lo, hi};
+      CrownOptions co;
+      co.arith = arith;
+      co.input_coefficients = true;
+      co.lower_only = true;
+      auto r = run_crown(m->graph, m->payload, std::span<const DoubleBox>(&box, 1), m->output_ids[0], &spec, co);
+      ASSERT_TRUE(r.ok()) << r.message();
+      ASSERT_TRUE(r->input_linear);
+      for (int s = 0; s < 232; ++s) {
+        std::vector<double> x(5);
+        for (size_t i = 0; i < 5; ++i) x[i] = s < 32 ? ((s >> i) & 1 ? hi[i] : lo[i]) : lo[i] + (hi[i] - lo[i]) * u01();
+        const std::vector<double> y = verify_detail::eval_point(*m, x, arith);
+        ASSERT_EQ(y.size(), 5u);
+        for (int k = 0; k < 4; ++k) {
+          double bound = r->spec_lo[static_cast<size_t>(k)], mag = std::fabs(bound);
+          for (size_t i = 0; i < 5; ++i) {
+            const double a = r->input_coef[static_cast<size_t>(k) * 5 + i];
+            const double d = a >= 0 ? x[i] - lo[i] : hi[i] - x[i];
+            bound += std::fabs(a) * d, mag += std::fabs(a * d);
+          }
+          const double value = y[static_cast<size_t>(k) + 1] - y[0];
+          ASSERT_GE(value, bound - 1e-12 * (1 + mag)) << arith << " box " << t << " point " << s << " row " << k;
+          ++checked;
+        }
+      }
+    }
+  EXPECT_EQ(checked, 2 * 20 * 232 * 4);
 }
 
 // A network y = x on [-1, 1] and a conjunction "y <= -0.1 and y >= 0.1": no single atom's CROWN
