@@ -11,8 +11,11 @@ namespace denote::crown {
 
 Engine::Engine(const Graph& g_, const Payload<double>& p, EvalErr e, std::vector<std::optional<DoubleBox>> b)
     : g(g_), payload(p), err(e), boxes(std::move(b)), relu_children_(g_.nodes.size()) {
-  for (const Node& n : g.nodes)
+  uses_.assign(g.nodes.size(), 0);
+  for (const Node& n : g.nodes) {
     if (n.op == Op::Relu) relu_children_[static_cast<size_t>(n.parents[0])].push_back(n.id);
+    for (int64_t p : n.parents) ++uses_[static_cast<size_t>(p)];
+  }
 }
 
 std::vector<const DoubleBox*> Engine::ptrs() const {
@@ -41,6 +44,7 @@ void Engine::add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const
   for (size_t t = 0; t < terms; ++t) {
     const BetaTerm& bt = beta_terms[t];
     if (bt.node != n.id) continue;
+    ctx.st.support[static_cast<size_t>(n.id)].reset();  // the terms' elements may be outside it
     const double mag = ctx.absmax(n.id, bt.elem);
     for (size_t r = 0; r < static_cast<size_t>(ctx.st.rows); ++r) {
       const double b = beta[r * terms + t];
@@ -57,7 +61,13 @@ void Engine::add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const
 
 PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step,
                         const std::vector<std::vector<double>>* alpha, bool record, const std::vector<double>* beta,
-                        std::vector<std::vector<double>>* scales) {
+                        std::vector<std::vector<double>>* scales, const std::vector<int64_t>* start_support) {
+  return pass(start, ws.copy(C), rows, one_step, alpha, record, beta, scales, start_support);
+}
+
+PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, bool one_step,
+                        const std::vector<std::vector<double>>* alpha, bool record, const std::vector<double>* beta,
+                        std::vector<std::vector<double>>* scales, const std::vector<int64_t>* start_support) {
   ++passes;
   rows_total += rows;
   PassRows st;
@@ -65,7 +75,11 @@ PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t row
   st.A.resize(g.nodes.size());
   st.bias.assign(static_cast<size_t>(rows), 0.0);
   st.mag = st.terms = st.slack = st.bias;
-  st.A[static_cast<size_t>(start)] = ws.copy(C);
+  st.A[static_cast<size_t>(start)] = std::move(C);
+  st.support.resize(g.nodes.size());
+  st.fuse_input = !record && !beta;
+  st.uses = &uses_;
+  if (start_support) st.support[static_cast<size_t>(start)] = *start_support;
   const std::vector<const DoubleBox*> box = ptrs();
   RuleCtx ctx{g, payload, box, err, st, alpha, scales, &ws, &scale_cache};
   PassResult out;
@@ -149,12 +163,16 @@ void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool 
   if (one_step && g.nodes[static_cast<size_t>(id)].op == Op::Linear && linear_one_step(id, elems, lo, hi)) return;
   const int64_t m = numel(g.nodes[static_cast<size_t>(id)].out_shape);
   const int64_t k = static_cast<int64_t>(elems.size());
-  std::vector<double> C(static_cast<size_t>(2 * k * m), 0.0);
+  std::vector<double> C = ws.take(static_cast<size_t>(2 * k * m));
+  std::fill(C.begin(), C.end(), 0.0);
   for (int64_t r = 0; r < k; ++r) {
     C[static_cast<size_t>(r * m + elems[static_cast<size_t>(r)])] = 1;
     C[static_cast<size_t>((k + r) * m + elems[static_cast<size_t>(r)])] = -1;
   }
-  PassResult pr = pass(id, C, 2 * k, one_step, alpha);
+  std::vector<int64_t> cols = elems;  // the rows' only nonzero columns
+  std::sort(cols.begin(), cols.end());
+  cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+  PassResult pr = pass(id, std::move(C), 2 * k, one_step, alpha, false, nullptr, nullptr, &cols);
   lo.assign(pr.lower.begin(), pr.lower.begin() + k);
   hi.resize(static_cast<size_t>(k));
   for (int64_t r = 0; r < k; ++r) hi[static_cast<size_t>(r)] = -pr.lower[static_cast<size_t>(k + r)];

@@ -31,9 +31,16 @@ class Engine {
   // A backward pass from `start` with C (rows x numel(start)). one_step: every parent of the start
   // is cut at its box (the start's box from its parents' boxes, IBP-like but for any affine op).
   // beta: rows x beta_terms.size() multipliers >= 0 of the split constraints (null: none).
+  // start_support: the columns of C that may be nonzero, ascending (null: any).
   PassResult pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step = false,
                   const std::vector<std::vector<double>>* alpha = nullptr, bool record = false,
-                  const std::vector<double>* beta = nullptr, std::vector<std::vector<double>>* scales = nullptr);
+                  const std::vector<double>* beta = nullptr, std::vector<std::vector<double>>* scales = nullptr,
+                  const std::vector<int64_t>* start_support = nullptr);
+  // The same with C handed over (no copy; its buffer goes back to the workspace).
+  PassResult pass(int64_t start, std::vector<double>&& C, int64_t rows, bool one_step = false,
+                  const std::vector<std::vector<double>>* alpha = nullptr, bool record = false,
+                  const std::vector<double>* beta = nullptr, std::vector<std::vector<double>>* scales = nullptr,
+                  const std::vector<int64_t>* start_support = nullptr);
   // lo/hi of the selected elements of node id by one pass with rows +e_j and -e_j.
   void bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step,
                       std::vector<double>& lo, std::vector<double>& hi,
@@ -75,6 +82,7 @@ class Engine {
  private:
   std::vector<const DoubleBox*> ptrs() const;
   std::vector<std::vector<int64_t>> relu_children_;  // per node: the relu nodes it feeds
+  std::vector<int32_t> uses_;                        // per node: how many times it is a parent
   void beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,
                  double lr, double c1, double c2) const;
   void add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const;

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "bounds/crown_affine.h"
 #include "bounds/crown_gemm.h"
+#include "bounds/crown_linear.h"
 #include "bounds/crown_relax.h"
 #include "bounds/crown_sums.h"
 
@@ -17,61 +19,6 @@ namespace denote::crown {
 namespace {
 
 const DoubleBox* box_of(const RuleCtx& c, int64_t id) { return c.box[static_cast<size_t>(id)]; }
-
-// |W| xmax per leading block, and the scale of the error terms.
-std::vector<double> linear_scale(const RuleCtx& c, const LinearRecord<double>& rec, const DoubleBox& xb, int64_t lead) {
-  const int64_t out = rec.out_dim, in = rec.in_dim;
-  std::vector<double> scale(static_cast<size_t>(lead * out));
-  const double g_coef = gamma(static_cast<double>(out) + 1);
-  const double e_eval = c.err.u * (static_cast<double>(in) + 3) * 1.01;
-  std::vector<double> xm(static_cast<size_t>(lead * in));
-  for (size_t i = 0; i < xm.size(); ++i) xm[i] = std::max(std::fabs(xb.lo[i]), std::fabs(xb.hi[i]));
-  const UpSum up_sum_in(static_cast<double>(in));
-  for (int64_t l = 0; l < lead; ++l)
-    for (int64_t o = 0; o < out; ++o) {
-      const double* w = rec.weight.data() + o * in;
-      const double* x = xm.data() + l * in;
-      const double s = up_sum_in(abs_dot_nonzero(w, x, in));
-      const double b = rec.bias.empty() ? 0.0 : std::fabs(rec.bias[static_cast<size_t>(o)]);
-      scale[static_cast<size_t>(l * out + o)] = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
-    }
-  return scale;
-}
-
-// ---- linear: A_parent = A W per leading block, bias A b; slack |A| (gamma_out |W| xmax + e (|W| xmax + |b|)).
-bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
-  const auto* rec = find_record(c.payload.linear, n.id);
-  const int64_t p = n.parents[0];
-  const DoubleBox* xb = box_of(c, p);
-  if (!rec || !xb) return c.fail(fmt::format("node {}: linear without payload or parent box", n.id));
-  const int64_t out = rec->out_dim, in = rec->in_dim, lead = c.numel_of(p) / std::max<int64_t>(in, 1);
-  std::vector<double> pa = c.take(static_cast<size_t>(c.st.rows * lead * in));  // gemm_nn writes all of it
-  gemm_nn(c.st.rows * lead, in, out, A.data(), rec->weight.data(), pa.data());
-  std::vector<double>* kept = c.scales ? &(*c.scales)[static_cast<size_t>(n.id)] : nullptr;
-  const std::vector<double>* cached = c.scale_cache ? c.scale_cache->find(n.id, *xb) : nullptr;
-  if (kept && !kept->empty()) {
-    c.slack_abs_dot(A, *kept, 1.0);
-  } else if (cached && cached->size() == static_cast<size_t>(lead * out)) {
-    c.slack_abs_dot(A, *cached, 1.0);
-    if (kept) *kept = *cached;
-  } else {
-    std::vector<double> scale = linear_scale(c, *rec, *xb, lead);
-    c.slack_abs_dot(A, scale, 1.0);
-    if (c.scale_cache) c.scale_cache->store(n.id, *xb, scale);
-    if (kept) *kept = std::move(scale);
-  }
-  if (!rec->bias.empty())
-    for (int64_t r = 0; r < c.st.rows; ++r) {
-      const double* a = A.data() + r * lead * out;
-      double sum = 0, mag = 0;
-      for (int64_t l = 0; l < lead; ++l) dot_mag(a + l * out, rec->bias.data(), out, sum, mag);
-      c.st.bias[r] += sum;
-      c.st.mag[r] += mag;
-      c.st.terms[r] += static_cast<double>(lead * out);
-    }
-  c.add_to(p, std::move(pa));
-  return c.st.failure.empty();
-}
 
 // ---- add / sub: exact coefficients; the evaluation's rounding is at most 1.01 u |y| per element.
 void eval_rounding_slack(RuleCtx& c, const Node& n, const std::vector<double>& A, double ulps) {
@@ -276,6 +223,42 @@ template <bool HasAlpha>
   out[3] = (ss[0] + ss[1]) + (ss[2] + ss[3]);
 }
 
+// relax_row over the columns `cols` only (the others are 0 and stay 0), in one sum each.
+template <bool HasAlpha>
+void relax_row_cols(const Lines& L, double* a, const double* al, const std::vector<int64_t>& cols, double out[4]) {
+  double st = 0, sa = 0, sc = 0, ss = 0;
+  for (int64_t j : cols) {
+    const double lam = a[j];
+    if (lam == 0) continue;
+    double lo_a = L.la[static_cast<size_t>(j)];
+    if constexpr (HasAlpha) lo_a = L.open[static_cast<size_t>(j)] != 0 ? al[j] : lo_a;
+    const bool below = lam >= 0;
+    const double la = below ? lo_a : L.ua[static_cast<size_t>(j)];
+    const double lb = below ? L.lb[static_cast<size_t>(j)] : L.ub[static_cast<size_t>(j)];
+    const double t = lam * lb, na = lam * la;
+    st += t;
+    sa += std::fabs(t);
+    sc += lb != 0.0 ? 1.0 : 0.0;
+    ss += std::fabs(na) * L.xm[static_cast<size_t>(j)] + std::fabs(lam) * L.ye[static_cast<size_t>(j)];
+    a[j] = na;
+  }
+  out[0] = st, out[1] = sa, out[2] = sc, out[3] = ss;
+}
+
+template <bool HasAlpha>
+void relax_rows_cols(RuleCtx& c, const Lines& L, double* A, const double* alpha, int64_t m,
+                     const std::vector<int64_t>& cols) {
+  const UpSum up_sum_2m(static_cast<double>(2 * cols.size()));
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double sums[4];
+    relax_row_cols<HasAlpha>(L, A + r * m, HasAlpha ? alpha + r * m : nullptr, cols, sums);
+    c.st.bias[r] += sums[0];
+    c.st.mag[r] += sums[1];
+    c.st.terms[r] += sums[2];
+    c.st.slack[r] += up_sum_2m(sums[3]);
+  }
+}
+
 template <bool HasAlpha>
 [[gnu::always_inline]] inline void relax_rows_in(RuleCtx& c, const Lines& L, double* A, const double* alpha,
                                                  int64_t m) {
@@ -317,11 +300,23 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const int64_t m = c.numel_of(n.id);
   const Lines L = element_lines<O>(*xb, *yb, c.err.u, c.err.tiny);
   const std::vector<double>* alpha = O == Op::Relu ? alpha_of(c, n.id) : nullptr;
+  const std::vector<int64_t>* S = c.support_of(n.id);
+  if (S && 2 * static_cast<int64_t>(S->size()) <= m) {  // few nonzero columns: those only
+    if (alpha)
+      relax_rows_cols<true>(c, L, A.data(), alpha->data(), m, *S);
+    else
+      relax_rows_cols<false>(c, L, A.data(), nullptr, m, *S);
+    std::vector<int64_t> kept = *S;
+    c.add_to(p, std::move(A), std::move(kept));
+    return c.st.failure.empty();
+  }
   if (alpha)
     relax_rows<true>(c, L, A.data(), alpha->data(), m);
   else
     relax_rows<false>(c, L, A.data(), nullptr, m);
-  c.add_to(p, std::move(A));
+  std::optional<std::vector<int64_t>> kept;
+  if (S) kept = *S;
+  c.add_to(p, std::move(A), std::move(kept));
   return c.st.failure.empty();
 }
 

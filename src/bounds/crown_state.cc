@@ -16,12 +16,14 @@ double RuleCtx::absmax(int64_t id, int64_t j) const {
   return std::max(std::fabs(b->lo[static_cast<size_t>(j)]), std::fabs(b->hi[static_cast<size_t>(j)]));
 }
 
-void RuleCtx::add_to(int64_t parent, std::vector<double>&& coeffs) {
+void RuleCtx::add_to(int64_t parent, std::vector<double>&& coeffs, std::optional<std::vector<int64_t>> support) {
   auto& slot = st.A[static_cast<size_t>(parent)];
   if (!slot) {
     slot = std::move(coeffs);
+    st.support[static_cast<size_t>(parent)] = std::move(support);
     return;
   }
+  st.support[static_cast<size_t>(parent)].reset();
   const DoubleBox* b = box[static_cast<size_t>(parent)];
   if (!b) {
     fail(fmt::format("node {} has no box", parent));
@@ -57,9 +59,21 @@ bool RuleCtx::concretize(int64_t id, const std::vector<double>& A) {
   return true;
 }
 
-void RuleCtx::slack_abs_dot(const std::vector<double>& A, const std::vector<double>& scale, double factor) {
-  const UpSum up_sum_m(static_cast<double>(scale.size()));
+void RuleCtx::slack_abs_dot(const std::vector<double>& A, const std::vector<double>& scale, double factor,
+                            const std::vector<int64_t>* support) {
   const int64_t m = static_cast<int64_t>(scale.size());
+  if (support) {  // zero coefficients elsewhere add nothing, also against an infinite scale
+    const UpSum up_sum_s(static_cast<double>(support->size()));
+    for (int64_t r = 0; r < st.rows; ++r) {
+      const double* a = A.data() + r * m;
+      double s = 0;
+      for (int64_t j : *support)
+        if (a[j] != 0) s += std::fabs(a[j]) * scale[static_cast<size_t>(j)];
+      st.slack[r] += up_sum_s(s * factor * (1 + 2 * kU));
+    }
+    return;
+  }
+  const UpSum up_sum_m(static_cast<double>(scale.size()));
   for (int64_t r = 0; r < st.rows; ++r) {
     const double* a = A.data() + r * m;
     const double* sc = scale.data();

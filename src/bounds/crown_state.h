@@ -55,30 +55,51 @@ struct EvalErr {
 };
 
 // Large coefficient buffers kept for reuse across the passes of one Engine (alpha-CROWN runs the
-// same passes 20 times): without it every pass maps and unmaps megabytes of fresh pages, and
-// glibc's malloc heuristics decide whether that costs page faults (mnistfc alpha-CROWN 142 against
-// 118 ms, depending on what the process freed before). take() returns a vector of size n whose
-// contents are unspecified (the caller overwrites all of it); copy() returns one equal to v.
+// same passes 20 times): without it every pass maps and unmaps megabytes of fresh pages, and glibc's
+// malloc heuristics decide whether that costs page faults (mnistfc alpha-CROWN 142 against 118 ms,
+// depending on what the process freed before). take() returns a vector of size n whose contents
+// are unspecified (the caller overwrites all of it): a spare whose size is already n or more is
+// preferred, so that no element is zeroed first; copy() returns one equal to v. (A workspace kept
+// per thread across engines measured slower on mnistfc and ACAS Xu CROWN, 0.40 -> 0.48 ms: malloc
+// hands back the memory a finished engine freed while it is still in cache.)
 struct Workspace {
+  static constexpr size_t kMinKept = 4096;               // doubles: 32 KiB
+  static constexpr size_t kMaxKeptBytes = size_t{64} << 20;  // all spares together
   std::vector<std::vector<double>> spare;
+  size_t kept_bytes = 0;
+
   std::vector<double> take(size_t n) {
-    for (size_t i = spare.size(); i-- > 0;)
-      if (spare[i].capacity() >= n) {
-        std::vector<double> v = std::move(spare[i]);
-        spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(i));
-        v.resize(n);
-        return v;
+    size_t best = spare.size();
+    for (size_t i = 0; i < spare.size(); ++i) {  // the smallest spare that needs no zeroing, else any that fits
+      const size_t have = spare[i].size(), cap = spare[i].capacity();
+      if (cap < n) continue;
+      const bool fits = have >= n;
+      if (best == spare.size()) {
+        best = i;
+        continue;
       }
-    return std::vector<double>(n);
+      const bool best_fits = spare[best].size() >= n;
+      if ((fits && !best_fits) || (fits == best_fits && cap < spare[best].capacity())) best = i;
+    }
+    if (best == spare.size()) return std::vector<double>(n);
+    std::vector<double> v = std::move(spare[best]);
+    spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(best));
+    kept_bytes -= v.capacity() * sizeof(double);
+    v.resize(n);
+    return v;
   }
   std::vector<double> copy(const std::vector<double>& v) {
     std::vector<double> out = take(v.size());
     std::copy(v.begin(), v.end(), out.begin());
     return out;
   }
-  // Keeps buffers of 32 KiB or more, at most 32 of them.
+  // Keeps buffers of 32 KiB or more, at most 32 of them and 64 MiB in all.
   void give(std::vector<double>&& v) {
-    if (v.capacity() >= 4096 && spare.size() < 32) spare.push_back(std::move(v));
+    const size_t bytes = v.capacity() * sizeof(double);
+    if (v.capacity() >= kMinKept && spare.size() < 32 && kept_bytes + bytes <= kMaxKeptBytes) {
+      kept_bytes += bytes;
+      spare.push_back(std::move(v));
+    }
     v = {};
   }
 };
@@ -108,8 +129,15 @@ struct ScaleCache {
 struct PassRows {
   int64_t rows = 0;
   std::vector<std::optional<std::vector<double>>> A;  // per node: rows x numel, row-major
+  // Per node, when known: the columns of A that may be nonzero (ascending); every other column is
+  // 0 in every row (stored as 0: a rule may ignore the list). Set by the one add_to that created
+  // the node's A; a second add_to or a beta term drops it.
+  std::vector<std::optional<std::vector<int64_t>>> support;
   std::vector<double> bias, mag, terms, slack;        // per row
   std::string failure;                                // non-empty: the pass has no bound
+  // The input's coefficients may be concretised as they are made, not stored (no record, no beta).
+  bool fuse_input = false;
+  const std::vector<int32_t>* uses = nullptr;  // per node: how many times it is a parent
   bool cut = false;  // rows concretised at a non-input node of more than one point (not linear in the input)
 };
 
@@ -137,8 +165,14 @@ struct RuleCtx {
   // max(|lo|, |hi|) of node id's box, element j.
   double absmax(int64_t id, int64_t j) const;
   // Adds coefficients (rows x numel(parent)) to the parent's pending A; an existing A is summed,
-  // its rounding (u |sum| |v| per element) entering slack.
-  void add_to(int64_t parent, std::vector<double>&& coeffs);
+  // its rounding (u |sum| |v| per element) entering slack. support: the columns of coeffs that may
+  // be nonzero (PassRows::support), if known.
+  void add_to(int64_t parent, std::vector<double>&& coeffs, std::optional<std::vector<int64_t>> support = std::nullopt);
+  // Node id's PassRows::support, or nullptr (any column may be nonzero).
+  const std::vector<int64_t>* support_of(int64_t id) const {
+    const auto& s = st.support[static_cast<size_t>(id)];
+    return s ? &*s : nullptr;
+  }
   void add_bias(int64_t r, double term) {
     st.bias[r] += term;
     st.mag[r] += std::fabs(term);
@@ -147,8 +181,10 @@ struct RuleCtx {
   void add_slack(int64_t r, double s) { st.slack[r] += s; }
   // The pass ends here for every row: A . v >= min over node id's box (its box starts the segment).
   bool concretize(int64_t id, const std::vector<double>& A);
-  // sum_j |A[r, j]| * scale[j] for each row, rounded up, added to slack (scale >= 0).
-  void slack_abs_dot(const std::vector<double>& A, const std::vector<double>& scale, double factor);
+  // sum_j |A[r, j]| * scale[j] for each row, rounded up, added to slack (scale >= 0). support: the
+  // columns of A that may be nonzero (the sum runs over them only; scale is read there only).
+  void slack_abs_dot(const std::vector<double>& A, const std::vector<double>& scale, double factor,
+                     const std::vector<int64_t>* support = nullptr);
   bool fail(std::string why) {
     if (st.failure.empty()) st.failure = std::move(why);
     return false;

@@ -1,0 +1,228 @@
+// CROWN's linear rule (src/bounds/crown_linear.h). docs/NUMERICS.md, "Linear bounds", has its error
+// terms; docs/PERF.md, "CROWN's sparse products", what the supports save.
+#include "bounds/crown_linear.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "bounds/crown_gemm.h"
+#include "bounds/crown_sums.h"
+
+namespace denote::crown {
+
+namespace {
+
+const DoubleBox* box_of(const RuleCtx& c, int64_t id) { return c.box[static_cast<size_t>(id)]; }
+
+// |W| xmax per leading block, and the scale of the error terms, into the entries of `scale` that
+// are NaN (not computed yet) among `outs` (null: all).
+void linear_scale(const RuleCtx& c, const LinearRecord<double>& rec, const DoubleBox& xb, int64_t lead,
+                  const std::vector<int64_t>* outs, std::vector<double>& scale) {
+  const int64_t out = rec.out_dim, in = rec.in_dim;
+  const double g_coef = gamma(static_cast<double>(out) + 1);
+  const double e_eval = c.err.u * (static_cast<double>(in) + 3) * 1.01;
+  std::vector<double> xm(static_cast<size_t>(lead * in));
+  for (size_t i = 0; i < xm.size(); ++i) xm[i] = std::max(std::fabs(xb.lo[i]), std::fabs(xb.hi[i]));
+  const UpSum up_sum_in(static_cast<double>(in));
+  auto one = [&](int64_t l, int64_t o) {
+    double& dst = scale[static_cast<size_t>(l * out + o)];
+    if (!std::isnan(dst)) return;
+    const double s = up_sum_in(abs_dot_nonzero(rec.weight.data() + o * in, xm.data() + l * in, in));
+    const double b = rec.bias.empty() ? 0.0 : std::fabs(rec.bias[static_cast<size_t>(o)]);
+    dst = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
+  };
+  for (int64_t l = 0; l < lead; ++l)
+    if (outs)
+      for (int64_t o : *outs) one(l, o);
+    else
+      for (int64_t o = 0; o < out; ++o) one(l, o);
+}
+
+// The linear node's error scales for the columns `outs` of A (null: all): kept across an
+// alpha-CROWN run's passes, else from the engine's cache when the parent box is unchanged,
+// computed where missing (NaN marks an entry not computed yet).
+const std::vector<double>& linear_scales(RuleCtx& c, const Node& n, const LinearRecord<double>& rec,
+                                         const DoubleBox& xb, int64_t lead, const std::vector<int64_t>* outs,
+                                         std::vector<double>& local) {
+  const size_t len = static_cast<size_t>(lead * rec.out_dim);
+  std::vector<double>* kept = c.scales ? &(*c.scales)[static_cast<size_t>(n.id)] : nullptr;
+  std::vector<double>& sc = kept ? *kept : local;
+  if (sc.size() != len) {
+    const std::vector<double>* cached = c.scale_cache ? c.scale_cache->find(n.id, xb) : nullptr;
+    if (cached && cached->size() == len)
+      sc = *cached;
+    else
+      sc.assign(len, NAN);
+  }
+  bool missing = false;
+  if (outs) {
+    for (int64_t o : *outs) missing = missing || std::isnan(sc[static_cast<size_t>(o)]);
+  } else {
+    for (double v : sc) missing = missing || std::isnan(v);
+  }
+  if (missing) {
+    linear_scale(c, rec, xb, lead, outs, sc);
+    if (c.scale_cache) c.scale_cache->store(n.id, xb, sc);
+  }
+  return sc;
+}
+
+// The elements of a box that are the point 0 (a relu's dead outputs) get no coefficient: one there
+// adds nothing, exactly, for the real network and its evaluation alike. The others, when they are
+// at most 3/4 of the elements (else nullopt: all).
+std::optional<std::vector<int64_t>> live_elements(const DoubleBox& b) {
+  std::vector<int64_t> live;
+  for (size_t j = 0; j < b.lo.size(); ++j)
+    if (b.lo[j] != 0 || b.hi[j] != 0) live.push_back(static_cast<int64_t>(j));
+  if (4 * live.size() > 3 * b.lo.size()) return std::nullopt;
+  return live;
+}
+
+// A W restricted to A's columns S (the others are 0) and W's columns L (null: all): the gathered
+// operands, as (rows x ks) times w (ks x nl).
+struct SupportProduct {
+  int64_t ks = 0, nl = 0;
+  const double* a = nullptr;
+  const double* b = nullptr;
+  std::vector<double> as, w;
+
+  SupportProduct(RuleCtx& c, int64_t rows, int64_t out, int64_t in, const double* A, const double* W,
+                 const std::vector<int64_t>* S, const std::vector<int64_t>* L)
+      : ks(S ? static_cast<int64_t>(S->size()) : out), nl(L ? static_cast<int64_t>(L->size()) : in), a(A), b(W) {
+    if (S) {
+      as = c.take(static_cast<size_t>(rows * ks));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < ks; ++k)
+          as[static_cast<size_t>(r * ks + k)] = A[r * out + (*S)[static_cast<size_t>(k)]];
+      a = as.data();
+    }
+    if (!S && !L) return;
+    w = c.take(static_cast<size_t>(ks * nl));
+    for (int64_t k = 0; k < ks; ++k) {
+      const double* row = W + (S ? (*S)[static_cast<size_t>(k)] : k) * in;
+      double* dst = w.data() + k * nl;
+      if (L)
+        for (int64_t l = 0; l < nl; ++l) dst[l] = row[(*L)[static_cast<size_t>(l)]];
+      else
+        std::copy(row, row + in, dst);
+    }
+    b = w.data();
+  }
+  // Rows [r0, r0 + n) of the product into out (n x nl).
+  void rows(int64_t r0, int64_t n, double* out) const { gemm_nn(n, nl, ks, a + r0 * ks, b, out); }
+  void give_back(RuleCtx& c) {
+    c.give(std::move(as));
+    c.give(std::move(w));
+  }
+};
+
+// pa = A W on the support (rows x in; the columns outside L set to 0).
+void product_on_support(RuleCtx& c, int64_t rows, int64_t out, int64_t in, const double* A, const double* W,
+                        const std::vector<int64_t>* S, const std::vector<int64_t>* L, double* pa) {
+  SupportProduct sp(c, rows, out, in, A, W, S, L);
+  if (!L) {
+    sp.rows(0, rows, pa);
+  } else {
+    std::vector<double> t = c.take(static_cast<size_t>(rows * sp.nl));
+    sp.rows(0, rows, t.data());
+    std::fill(pa, pa + rows * in, 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t l = 0; l < sp.nl; ++l)
+        pa[r * in + (*L)[static_cast<size_t>(l)]] = t[static_cast<size_t>(r * sp.nl + l)];
+    c.give(std::move(t));
+  }
+  sp.give_back(c);
+}
+
+// The input node behind node p through ops that keep the element order (reshape, flatten, detach),
+// when p and every node on the way feed only the next one and hold no coefficients yet (so the
+// input's coefficients would be exactly A W); -1 otherwise, or when the pass keeps coefficients.
+int64_t lone_input_behind(const RuleCtx& c, int64_t p) {
+  if (!c.st.fuse_input || !c.st.uses) return -1;
+  for (;;) {
+    if ((*c.st.uses)[static_cast<size_t>(p)] != 1 || c.st.A[static_cast<size_t>(p)]) return -1;
+    const Node& q = c.g.nodes[static_cast<size_t>(p)];
+    if (q.op == Op::Input) return p;
+    if (q.op != Op::Reshape && q.op != Op::Flatten && q.op != Op::Detach) return -1;
+    p = q.parents[0];
+  }
+}
+
+// The input's concretisation of pa = A W, computed a block of rows at a time and never stored whole
+// (mnistfc: 186 rows x 784 would be 1.2 MB written and read back): the same sums as the input's
+// rule_cut on the stored coefficients.
+void product_concretize(RuleCtx& c, int64_t rows, int64_t out, int64_t in, const double* A, const double* W,
+                        const std::vector<int64_t>* S, const std::vector<int64_t>* L, const DoubleBox& xb) {
+  SupportProduct sp(c, rows, out, in, A, W, S, L);
+  std::vector<double> lo, hi;
+  const double* plo = xb.lo.data();
+  const double* phi = xb.hi.data();
+  if (L) {
+    for (int64_t j : *L) lo.push_back(xb.lo[static_cast<size_t>(j)]), hi.push_back(xb.hi[static_cast<size_t>(j)]);
+    plo = lo.data(), phi = hi.data();
+  }
+  const int64_t block = 32;
+  std::vector<double> buf = c.take(static_cast<size_t>(std::min(rows, block) * sp.nl));
+  for (int64_t r0 = 0; r0 < rows; r0 += block) {
+    const int64_t n = std::min(block, rows - r0);
+    sp.rows(r0, n, buf.data());
+    for (int64_t i = 0; i < n; ++i)
+      concretize_row(buf.data() + i * sp.nl, plo, phi, sp.nl, c.st.bias[r0 + i], c.st.mag[r0 + i], c.st.terms[r0 + i]);
+  }
+  c.give(std::move(buf));
+  sp.give_back(c);
+}
+
+}  // namespace
+
+// ---- linear: A_parent = A W per leading block, bias A b; slack |A| (gamma_out |W| xmax + e (|W| xmax + |b|)).
+// With one leading block, only A's nonzero columns (PassRows::support) and the parent's elements
+// that are not the point 0 enter the product.
+bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  const auto* rec = find_record(c.payload.linear, n.id);
+  const int64_t p = n.parents[0];
+  const DoubleBox* xb = box_of(c, p);
+  if (!rec || !xb) return c.fail(fmt::format("node {}: linear without payload or parent box", n.id));
+  const int64_t out = rec->out_dim, in = rec->in_dim, lead = c.numel_of(p) / std::max<int64_t>(in, 1);
+  const int64_t rows = c.st.rows;
+  const std::vector<int64_t>* S = lead == 1 ? c.support_of(n.id) : nullptr;
+  if (S && 4 * static_cast<int64_t>(S->size()) > 3 * out) S = nullptr;  // dense enough: one plain product
+  std::optional<std::vector<int64_t>> L = lead == 1 ? live_elements(*xb) : std::nullopt;
+  const int64_t input = lead == 1 ? lone_input_behind(c, p) : -1;
+  const DoubleBox* ib = input >= 0 ? box_of(c, input) : nullptr;
+  std::vector<double> pa;
+  if (ib && static_cast<int64_t>(ib->lo.size()) == in) {
+    product_concretize(c, rows, out, in, A.data(), rec->weight.data(), S, L ? &*L : nullptr, *ib);
+  } else {
+    pa = c.take(static_cast<size_t>(rows * lead * in));  // every entry is written
+    if (S || L)
+      product_on_support(c, rows, out, in, A.data(), rec->weight.data(), S, L ? &*L : nullptr, pa.data());
+    else
+      gemm_nn(rows * lead, in, out, A.data(), rec->weight.data(), pa.data());
+  }
+  std::vector<double> local;
+  c.slack_abs_dot(A, linear_scales(c, n, *rec, *xb, lead, S, local), 1.0, S);
+  if (!rec->bias.empty())
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* a = A.data() + r * lead * out;
+      double sum = 0, mag = 0;
+      if (S) {
+        for (int64_t o : *S) {
+          const double t = a[o] * rec->bias[static_cast<size_t>(o)];
+          sum += t, mag += std::fabs(t);
+        }
+      } else {
+        for (int64_t l = 0; l < lead; ++l) dot_mag(a + l * out, rec->bias.data(), out, sum, mag);
+      }
+      c.st.bias[r] += sum;
+      c.st.mag[r] += mag;
+      c.st.terms[r] += static_cast<double>(S ? static_cast<int64_t>(S->size()) : lead * out);
+    }
+  if (!pa.empty()) c.add_to(p, std::move(pa), std::move(L));
+  return c.st.failure.empty();
+}
+
+}  // namespace denote::crown
