@@ -287,25 +287,40 @@ Status dispatch(Importer& im) {
 
 // A tensor's element word j: ints as two's complement in the width, bools 0/1, floats encoded
 // in their format from the exact double value (rounded to nearest-even when synthesized).
-Result<Word> host_word(const HostTensor& h, const DType& t, size_t j) {
+Result<Word> host_word(const HostTensor& h, const DType& t, const DType& f64, const DType& f32, size_t j) {
   if (!t.is_binary() && j >= h.ints.size()) return error_status("integer values are missing");
   if (t.is_bool()) return Word::of(h.ints[j] != 0 ? 1 : 0);
   if (t.is_int()) {
     const uint64_t bits = static_cast<uint64_t>(h.ints[j]);
     return Word::of(t.width >= 64 ? bits : bits & ((uint64_t{1} << t.width) - 1));
   }
-  const uint64_t b64 = std::bit_cast<uint64_t>(h.values[j]);
-  DENOTE_ASSIGN_OR_RETURN(DType f64, typed::parse_dtype("binary64"));
-  DENOTE_ASSIGN_OR_RETURN(typed::CastResult r, typed::cast_word(f64, t, Rounding::NearestEven, Word::of(b64)));
+  const double v = h.values[j];
+  if (t == f64) return Word::of(std::bit_cast<uint64_t>(v));
+  // binary32 holds a float tensor's values exactly: its bits, as the cast gives them (NaN excepted).
+  if (t == f32 && !std::isnan(v) && static_cast<double>(static_cast<float>(v)) == v)
+    return Word::of(std::bit_cast<uint32_t>(static_cast<float>(v)));
+  DENOTE_ASSIGN_OR_RETURN(typed::CastResult r,
+                          typed::cast_word(f64, t, Rounding::NearestEven, Word::of(std::bit_cast<uint64_t>(v))));
   return r.word;
 }
 
 Result<typed::TypedTensor> typed_from_host(const HostTensor& h) {
   DENOTE_ASSIGN_OR_RETURN(DType t, onnx_dtype(h.dtype));
+  DENOTE_ASSIGN_OR_RETURN(DType f64, typed::parse_dtype("binary64"));
+  DENOTE_ASSIGN_OR_RETURN(DType f32, typed::parse_dtype("binary32"));
+  if (typed::limb_count(t) == 1) {  // one limb an element: no Word each
+    std::vector<uint64_t> values;
+    values.reserve(h.values.size());
+    for (size_t j = 0; j < h.values.size(); ++j) {
+      DENOTE_ASSIGN_OR_RETURN(Word w, host_word(h, t, f64, f32, j));
+      values.push_back(w.low());
+    }
+    return typed::load_narrow(t, h.shape, std::move(values));
+  }
   std::vector<Word> ws;
   ws.reserve(h.values.size());
   for (size_t j = 0; j < h.values.size(); ++j) {
-    DENOTE_ASSIGN_OR_RETURN(Word w, host_word(h, t, j));
+    DENOTE_ASSIGN_OR_RETURN(Word w, host_word(h, t, f64, f32, j));
     ws.push_back(std::move(w));
   }
   return typed::load(t, h.shape, ws);

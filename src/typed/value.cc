@@ -93,6 +93,24 @@ Result<TypedTensor> load(const DType& t, const Shape& shape, std::span<const Wor
   return out;
 }
 
+Result<TypedTensor> load_narrow(const DType& t, const Shape& shape, std::vector<uint64_t> values) {
+  DENOTE_RETURN_IF_ERROR(supported(t));
+  if (limb_count(t) != 1)
+    return error_status(fmt::format("{} needs {} limbs an element, not one", dtype_name(t), limb_count(t)));
+  auto n = checked_numel(shape);
+  if (!n.ok()) return error_status(fmt::format("shape {}: {}", to_string(shape), n.message()));
+  if (static_cast<uint64_t>(*n) != values.size())
+    return error_status(fmt::format("shape {} has {} elements, got {} words", to_string(shape), *n, values.size()));
+  const int64_t width = bit_width(t);
+  const uint64_t high = width >= 64 ? 0 : ~uint64_t{0} << width;  // bits above the width
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i] & high) {
+      if (Status s = check_word(t, Word::of(values[i])); !s.ok())
+        return error_status(fmt::format("word {}: {}", i, s.message()));
+    }
+  return TypedTensor{t, shape, std::move(values)};
+}
+
 Word word_at(const TypedTensor& t, int64_t i) {
   const auto e = t.element(i);
   return Word::from_limbs(std::vector<uint64_t>(e.begin(), e.end()));

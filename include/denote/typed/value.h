@@ -52,6 +52,9 @@ struct TypedTensor {
 // Checks the dtype is supported, the shape's element count (overflow-checked) equals the word
 // count and every word's range; errors name the word index.
 Result<TypedTensor> load(const DType& t, const Shape& shape, std::span<const Word> words);
+// The same for a dtype of at most 64 bits (limb_count 1) from one value per element, without a
+// Word per element (the ONNX typed import's constants: 2^16 small allocations otherwise).
+Result<TypedTensor> load_narrow(const DType& t, const Shape& shape, std::vector<uint64_t> values);
 // The complete element words of a tensor.
 std::vector<Word> words(const TypedTensor& t);
 // Element i's word.
