@@ -34,6 +34,25 @@ double finish_row(const PassRows& st, int64_t r) {
   return std::isnan(v) ? -INFINITY : v;
 }
 
+// PassRows::unit_node: whether every row of the start's A is +-1 at one column of the support and
+// 0 elsewhere (a scan of the support's columns only: the others are 0).
+void mark_unit_rows(PassRows& st, int64_t start, const std::vector<int64_t>& support) {
+  const std::vector<double>& A = *st.A[static_cast<size_t>(start)];
+  const int64_t m = st.rows > 0 ? static_cast<int64_t>(A.size()) / st.rows : 0;
+  st.unit_col.assign(static_cast<size_t>(st.rows), -1);
+  st.unit_sign.assign(static_cast<size_t>(st.rows), 0.0);
+  for (int64_t r = 0; r < st.rows; ++r)
+    for (int64_t j : support) {
+      const double v = A[static_cast<size_t>(r * m + j)];
+      if (v == 0) continue;
+      if ((v != 1 && v != -1) || st.unit_col[static_cast<size_t>(r)] >= 0) return;
+      st.unit_col[static_cast<size_t>(r)] = j, st.unit_sign[static_cast<size_t>(r)] = v;
+    }
+  for (int64_t c : st.unit_col)
+    if (c < 0) return;
+  st.unit_node = start;
+}
+
 }  // namespace
 
 // Row r's coefficient of v_node[elem] moves by -beta sign (one rounding, |delta| <= u |new|, times
@@ -79,7 +98,10 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, bo
   st.support.resize(g.nodes.size());
   st.fuse_input = !record && !beta;
   st.uses = &uses_;
-  if (start_support) st.support[static_cast<size_t>(start)] = *start_support;
+  if (start_support) {
+    st.support[static_cast<size_t>(start)] = *start_support;
+    mark_unit_rows(st, start, *start_support);
+  }
   const std::vector<const DoubleBox*> box = ptrs();
   RuleCtx ctx{g, payload, box, err, st, alpha, scales, &ws, &scale_cache};
   PassResult out;
@@ -127,6 +149,29 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   // Per row: c = sum w mid, r = sum |w| rad, m = sum |w| mag (>= sum |w mid|), any order
   // (src/bounds/interval_matvec.h); rows of a lead that most elements use come in one product.
   const int64_t lead = static_cast<int64_t>(mid.size()) / in;
+  // Inputs whose box is the point 0 (dead relus) add exact zeros to the three sums: with one lead,
+  // the product runs over the others' columns when they are at most 3/4 (the error terms still
+  // count all `in` terms, as the evaluation sums them).
+  const double* w_all = rec->weight.data();
+  int64_t cols = in;
+  std::vector<double> w_live;
+  if (lead == 1) {
+    std::vector<int64_t> live;
+    for (int64_t i = 0; i < in; ++i)
+      if (xb->lo[static_cast<size_t>(i)] != 0 || xb->hi[static_cast<size_t>(i)] != 0) live.push_back(i);
+    if (!live.empty() && 4 * static_cast<int64_t>(live.size()) <= 3 * in) {
+      cols = static_cast<int64_t>(live.size());
+      w_live.resize(static_cast<size_t>(out * cols));
+      for (int64_t o = 0; o < out; ++o)
+        for (int64_t k = 0; k < cols; ++k)
+          w_live[static_cast<size_t>(o * cols + k)] = w_all[o * in + live[static_cast<size_t>(k)]];
+      for (int64_t k = 0; k < cols; ++k) {
+        const size_t i = static_cast<size_t>(live[static_cast<size_t>(k)]);
+        mid[static_cast<size_t>(k)] = mid[i], rad[static_cast<size_t>(k)] = rad[i], mag[static_cast<size_t>(k)] = mag[i];
+      }
+      w_all = w_live.data();
+    }
+  }
   std::vector<double> c(static_cast<size_t>(out)), r(c.size()), m(c.size());
   std::vector<int64_t> per_lead(static_cast<size_t>(lead), 0);
   for (int64_t e : elems) ++per_lead[static_cast<size_t>(e / out)];
@@ -137,15 +182,14 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   hi.resize(elems.size());
   for (size_t k = 0; k < elems.size(); ++k) {
     const int64_t l = elems[k] / out, o = elems[k] % out;
-    const double* x[3] = {mid.data() + l * in, rad.data() + l * in, mag.data() + l * in};
+    const double* x[3] = {mid.data() + l * cols, rad.data() + l * cols, mag.data() + l * cols};
     double cs, rs, ms;
     if (2 * per_lead[static_cast<size_t>(l)] >= out) {
-      if (cached != l)
-        bounds::interval_matvec(rec->weight.data(), out, in, x[0], x[1], x[2], c.data(), r.data(), m.data());
+      if (cached != l) bounds::interval_matvec(w_all, out, cols, x[0], x[1], x[2], c.data(), r.data(), m.data());
       cached = l;
       cs = c[static_cast<size_t>(o)], rs = r[static_cast<size_t>(o)], ms = m[static_cast<size_t>(o)];
     } else {
-      bounds::interval_matvec(rec->weight.data() + o * in, 1, in, x[0], x[1], x[2], &cs, &rs, &ms);
+      bounds::interval_matvec(w_all + o * cols, 1, cols, x[0], x[1], x[2], &cs, &rs, &ms);
     }
     const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
     const double cv = b + cs, xm = std::fabs(b) + ms;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "bounds/crown_fused.h"
 #include "bounds/crown_gemm.h"
 #include "bounds/crown_sums.h"
 
@@ -164,6 +165,12 @@ void product_concretize(RuleCtx& c, int64_t rows, int64_t out, int64_t in, const
     for (int64_t j : *L) lo.push_back(xb.lo[static_cast<size_t>(j)]), hi.push_back(xb.hi[static_cast<size_t>(j)]);
     plo = lo.data(), phi = hi.data();
   }
+  if (fused_fits(sp.ks, sp.nl)) {
+    product_concretize_rows(sp.a, rows, sp.ks, sp.b, sp.nl, plo, phi, c.st.bias.data(), c.st.mag.data(),
+                            c.st.terms.data());
+    sp.give_back(c);
+    return;
+  }
   const int64_t block = 32;
   std::vector<double> buf = c.take(static_cast<size_t>(std::min(rows, block) * sp.nl));
   for (int64_t r0 = 0; r0 < rows; r0 += block) {
@@ -178,6 +185,27 @@ void product_concretize(RuleCtx& c, int64_t rows, int64_t out, int64_t in, const
 
 }  // namespace
 
+// Rows that are signed unit vectors (PassRows::unit_node): row r of A W is +-W's row unit_col[r],
+// exact, and its bias term +-b there, exact; the slack is that column's error scale.
+void unit_rows_linear(RuleCtx& c, const LinearRecord<double>& rec, const std::vector<double>& scale,
+                      const std::vector<int64_t>* L, double* pa) {
+  const int64_t in = rec.in_dim, rows = c.st.rows;
+  const UpSum up_sum_1(1);
+  std::fill(pa, pa + rows * in, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = c.st.unit_col[static_cast<size_t>(r)];
+    const double s = c.st.unit_sign[static_cast<size_t>(r)];
+    const double* w = rec.weight.data() + o * in;
+    double* dst = pa + r * in;
+    if (L)
+      for (int64_t j : *L) dst[j] = s * w[j];
+    else
+      for (int64_t j = 0; j < in; ++j) dst[j] = s * w[j];
+    c.st.slack[r] += up_sum_1(scale[static_cast<size_t>(o)] * (1 + 2 * kU));
+    if (!rec.bias.empty()) c.add_bias(r, s * rec.bias[static_cast<size_t>(o)]);
+  }
+}
+
 // ---- linear: A_parent = A W per leading block, bias A b; slack |A| (gamma_out |W| xmax + e (|W| xmax + |b|)).
 // With one leading block, only A's nonzero columns (PassRows::support) and the parent's elements
 // that are not the point 0 enter the product.
@@ -191,6 +219,14 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const std::vector<int64_t>* S = lead == 1 ? c.support_of(n.id) : nullptr;
   if (S && 4 * static_cast<int64_t>(S->size()) > 3 * out) S = nullptr;  // dense enough: one plain product
   std::optional<std::vector<int64_t>> L = lead == 1 ? live_elements(*xb) : std::nullopt;
+  if (lead == 1 && c.st.unit_node == n.id && c.support_of(n.id)) {
+    std::vector<double> local;
+    const std::vector<double>& scale = linear_scales(c, n, *rec, *xb, lead, c.support_of(n.id), local);
+    std::vector<double> pa = c.take(static_cast<size_t>(rows * in));
+    unit_rows_linear(c, *rec, scale, L ? &*L : nullptr, pa.data());
+    c.add_to(p, std::move(pa), std::move(L));
+    return c.st.failure.empty();
+  }
   const int64_t input = lead == 1 ? lone_input_behind(c, p) : -1;
   const DoubleBox* ib = input >= 0 ? box_of(c, input) : nullptr;
   std::vector<double> pa;

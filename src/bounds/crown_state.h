@@ -135,6 +135,11 @@ struct PassRows {
   std::vector<std::optional<std::vector<int64_t>>> support;
   std::vector<double> bias, mag, terms, slack;        // per row
   std::string failure;                                // non-empty: the pass has no bound
+  // When every row of the start node's A is a signed unit vector (intermediate bounds' rows
+  // +e_j and -e_j): that node, and per row the column and the sign; unit_node -1 otherwise.
+  int64_t unit_node = -1;
+  std::vector<int64_t> unit_col;
+  std::vector<double> unit_sign;
   // The input's coefficients may be concretised as they are made, not stored (no record, no beta).
   bool fuse_input = false;
   const std::vector<int32_t>* uses = nullptr;  // per node: how many times it is a parent

@@ -1,0 +1,108 @@
+// CROWN's fused product and concretisation (src/bounds/crown_fused.h). Compiled with
+// -ffp-contract=off (CMakeLists.txt): the concretisation's products t = a lo / a hi must be rounded
+// as written (the pass bounds their sum by gamma(terms + 2) sum |t|), so only the coefficient
+// products, whose error the linear rule's slack covers for any evaluation order, use an explicit
+// fused multiply-add.
+#include "bounds/crown_fused.h"
+
+#include <cmath>
+#include <vector>
+
+#include "base/cpu.h"
+#include "bounds/crown_sums.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace denote::crown {
+
+namespace {
+
+// One coefficient a_j = sum_t as[t] w[t, j], in order, plain products and sums.
+double coefficient(const double* as, int64_t k, const double* w, int64_t m, int64_t j) {
+  double a = 0;
+  for (int64_t t = 0; t < k; ++t) a += as[t] * w[t * m + j];
+  return a;
+}
+
+void fused_base(const double* as, int64_t rows, int64_t k, const double* w, int64_t m, const double* lo,
+                const double* hi, double* sum, double* mag, double* terms) {
+  std::vector<double> a(static_cast<size_t>(m));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < m; ++j) a[static_cast<size_t>(j)] = coefficient(as + r * k, k, w, m, j);
+    concretize_row(a.data(), lo, hi, m, sum[r], mag[r], terms[r]);
+  }
+}
+
+#if defined(__x86_64__)
+// t = a * (a > 0 ? lo : hi), +0 where a == 0 (so 0 * inf adds nothing), NaN where a is NaN; then
+// sum += t, mag += |t|, count += (a != 0), in eight lanes.
+struct Lanes {
+  __m512d p, q, c;
+};
+__attribute__((target("avx512f"))) inline void concretize8(Lanes& L, __m512d a, const double* lo, const double* hi) {
+  const __mmask8 pos = _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_GT_OQ);
+  const __mmask8 nonzero = _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+  const __m512d x = _mm512_mask_blend_pd(pos, _mm512_loadu_pd(hi), _mm512_loadu_pd(lo));
+  const __m512d t = _mm512_maskz_mul_pd(nonzero, a, x);
+  L.p = _mm512_add_pd(L.p, t);
+  L.q = _mm512_add_pd(L.q, _mm512_abs_pd(t));
+  L.c = _mm512_mask_add_pd(L.c, nonzero, L.c, _mm512_set1_pd(1.0));
+}
+
+// Four accumulators of eight lanes: 32 coefficients of a row at a time, held in registers.
+__attribute__((target("avx512f"))) void fused_512(const double* as, int64_t rows, int64_t k, const double* w, int64_t m,
+                                                  const double* lo, const double* hi, double* sum, double* mag,
+                                                  double* terms) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* ar = as + r * k;
+    Lanes L{_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd()};
+    int64_t j = 0;
+    for (; j + 32 <= m; j += 32) {
+      __m512d v0 = _mm512_setzero_pd(), v1 = v0, v2 = v0, v3 = v0;
+      for (int64_t t = 0; t < k; ++t) {
+        const __m512d x = _mm512_set1_pd(ar[t]);
+        const double* wt = w + t * m + j;
+        v0 = _mm512_fmadd_pd(x, _mm512_loadu_pd(wt), v0);
+        v1 = _mm512_fmadd_pd(x, _mm512_loadu_pd(wt + 8), v1);
+        v2 = _mm512_fmadd_pd(x, _mm512_loadu_pd(wt + 16), v2);
+        v3 = _mm512_fmadd_pd(x, _mm512_loadu_pd(wt + 24), v3);
+      }
+      concretize8(L, v0, lo + j, hi + j);
+      concretize8(L, v1, lo + j + 8, hi + j + 8);
+      concretize8(L, v2, lo + j + 16, hi + j + 16);
+      concretize8(L, v3, lo + j + 24, hi + j + 24);
+    }
+    for (; j + 8 <= m; j += 8) {
+      __m512d v = _mm512_setzero_pd();
+      for (int64_t t = 0; t < k; ++t) v = _mm512_fmadd_pd(_mm512_set1_pd(ar[t]), _mm512_loadu_pd(w + t * m + j), v);
+      concretize8(L, v, lo + j, hi + j);
+    }
+    double s = _mm512_reduce_add_pd(L.p), g = _mm512_reduce_add_pd(L.q), n = _mm512_reduce_add_pd(L.c);
+    double tail[8];
+    const int64_t rest = m - j;
+    for (int64_t i = 0; i < rest; ++i) tail[i] = coefficient(ar, k, w, m, j + i);
+    concretize_row(tail, lo + j, hi + j, rest, s, g, n);
+    sum[r] += s;
+    mag[r] += g;
+    terms[r] += n;
+  }
+}
+#endif
+
+}  // namespace
+
+bool fused_fits(int64_t k, int64_t m) {
+  return k > 0 && k <= kMaxFusedTerms && m > 0 && k * m <= (int64_t{1} << 16);  // w: at most 512 KiB
+}
+
+void product_concretize_rows(const double* as, int64_t rows, int64_t k, const double* w, int64_t m, const double* lo,
+                             const double* hi, double* sum, double* mag, double* terms) {
+#if defined(__x86_64__)
+  if (have_avx512f()) return fused_512(as, rows, k, w, m, lo, hi, sum, mag, terms);
+#endif
+  fused_base(as, rows, k, w, m, lo, hi, sum, mag, terms);
+}
+
+}  // namespace denote::crown
