@@ -273,6 +273,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   }
   DoubleIbp& ibp = *reused;
   crown::Engine eng(g, payload, err, std::move(ibp.boxes));
+  eng.prepared = o.ibp;
   CrownResult res;
   res.notes = std::move(ibp.notes);
   res.output = output_id;

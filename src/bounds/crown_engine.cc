@@ -172,6 +172,14 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
       w_all = w_live.data();
     }
   }
+  // The same weights as floats, when the prepared model holds them exactly (half the bytes to read).
+  const float* wf = cols == in && prepared ? prepared->exact_f32_weights(id) : nullptr;
+  auto product = [&](int64_t row0, int64_t nrows, const double* const* x, double* cs, double* rs, double* ms) {
+    if (wf)
+      bounds::interval_matvec(wf + row0 * cols, nrows, cols, x[0], x[1], x[2], cs, rs, ms);
+    else
+      bounds::interval_matvec(w_all + row0 * cols, nrows, cols, x[0], x[1], x[2], cs, rs, ms);
+  };
   std::vector<double> c(static_cast<size_t>(out)), r(c.size()), m(c.size());
   std::vector<int64_t> per_lead(static_cast<size_t>(lead), 0);
   for (int64_t e : elems) ++per_lead[static_cast<size_t>(e / out)];
@@ -185,11 +193,11 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
     const double* x[3] = {mid.data() + l * cols, rad.data() + l * cols, mag.data() + l * cols};
     double cs, rs, ms;
     if (2 * per_lead[static_cast<size_t>(l)] >= out) {
-      if (cached != l) bounds::interval_matvec(w_all, out, cols, x[0], x[1], x[2], c.data(), r.data(), m.data());
+      if (cached != l) product(0, out, x, c.data(), r.data(), m.data());
       cached = l;
       cs = c[static_cast<size_t>(o)], rs = r[static_cast<size_t>(o)], ms = m[static_cast<size_t>(o)];
     } else {
-      bounds::interval_matvec(w_all + o * cols, 1, cols, x[0], x[1], x[2], &cs, &rs, &ms);
+      product(o, 1, x, &cs, &rs, &ms);
     }
     const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
     const double cv = b + cs, xm = std::fabs(b) + ms;

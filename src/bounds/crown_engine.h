@@ -74,6 +74,9 @@ class Engine {
   int64_t passes = 0, rows_total = 0, alpha_steps = 0;
   Workspace ws;  // coefficient buffers reused by every pass of this engine
   ScaleCache scale_cache;  // linear error scales, reused while their parent box is unchanged
+  // The model prepared for IBP (CrownOptions::ibp), whose float copies of f32-exact weights halve the
+  // one-step boxes' memory traffic; null: none.
+  const IbpPrepared* prepared = nullptr;
   // Hands a pass's recorded coefficients back to the workspace.
   void recycle(std::vector<std::vector<double>>& vs) {
     for (auto& v : vs) ws.give(std::move(v));

@@ -239,6 +239,12 @@ Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& 
 const Graph& IbpPrepared::graph() const { return *impl_->graph; }
 const Payload<double>& IbpPrepared::payload() const { return *impl_->payload; }
 std::string_view IbpPrepared::arith() const { return impl_->arith; }
+const float* IbpPrepared::exact_f32_weights(int64_t node) const {
+  const auto* p = std::get_if<Prepared<NativeEndpoints<float>>>(&impl_->p);
+  if (!p) return nullptr;
+  const auto it = p->dense.find(node);  // dense copies exist only for point (exactly float) weights
+  return it == p->dense.end() ? nullptr : it->second.w.data();
+}
 int64_t IbpPrepared::dense_linear_nodes() const {
   return std::visit([](const auto& p) { return static_cast<int64_t>(p.dense.size()); }, impl_->p);
 }

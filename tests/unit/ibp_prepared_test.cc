@@ -220,6 +220,30 @@ TEST(IbpPrepared, OnlyPointWeightsGoDense) {
   }
 }
 
+// The float weights a prepared f32 model hands to CROWN's one-step boxes are the payload's doubles
+// exactly, and exist only then (f32 preparation, every weight a float).
+TEST(IbpPrepared, ExactF32WeightsEqualThePayload) {
+  const Model acas = load(kAcas);
+  if (acas.graph.nodes.empty()) return;
+  auto p32 = IbpPrepared::prepare(acas.graph, acas.payload, "f32");
+  auto p64 = IbpPrepared::prepare(acas.graph, acas.payload, "f64");
+  ASSERT_TRUE(p32.ok() && p64.ok());
+  int64_t checked = 0;
+  for (const auto& [id, rec] : acas.payload.linear) {
+    const float* w = p32->exact_f32_weights(id);
+    ASSERT_NE(w, nullptr) << "node " << id;
+    for (size_t i = 0; i < rec.weight.size(); ++i) ASSERT_EQ(static_cast<double>(w[i]), rec.weight[i]) << "node " << id;
+    EXPECT_EQ(p64->exact_f32_weights(id), nullptr);
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_EQ(p32->exact_f32_weights(-1), nullptr);
+  const Model six = six_node_model();  // weights that are not floats
+  auto s32 = IbpPrepared::prepare(six.graph, six.payload, "f32");
+  ASSERT_TRUE(s32.ok());
+  for (const auto& [id, rec] : six.payload.linear) EXPECT_EQ(s32->exact_f32_weights(id), nullptr) << "node " << id;
+}
+
 // run_crown with a prepared model: the same bounds (up to the order of sums) as without, and a
 // model prepared for another payload, graph or arith is an error, not a silent mix.
 TEST(IbpPrepared, CrownUsesOnlyAMatchingPreparedModel) {
@@ -369,6 +393,23 @@ TEST(CrownCaches, WorkspaceReusesLargeBuffers) {
   std::vector<double> small(10);
   ws.give(std::move(small));  // too small to keep
   EXPECT_TRUE(ws.spare.empty());
+}
+
+// take() prefers a spare that already holds n elements (nothing to zero) over a larger capacity.
+TEST(CrownCaches, WorkspacePrefersABufferThatNeedsNoZeroing) {
+  crown::Workspace ws;
+  std::vector<double> roomy;
+  roomy.reserve(20000);
+  roomy.resize(5000);
+  std::vector<double> full(8000, 1.0);
+  const double* full_storage = full.data();
+  ws.give(std::move(roomy));
+  ws.give(std::move(full));
+  std::vector<double> t = ws.take(7000);
+  EXPECT_EQ(t.size(), 7000u);
+  EXPECT_EQ(t.data(), full_storage);
+  EXPECT_EQ(ws.spare.size(), 1u);
+  EXPECT_EQ(ws.kept_bytes, ws.spare[0].capacity() * sizeof(double));
 }
 
 }  // namespace

@@ -86,6 +86,9 @@ class IbpPrepared {
   std::string_view arith() const;
   // Linear nodes that run on the dense product (the others use the interval rule).
   int64_t dense_linear_nodes() const;
+  // A linear node's weights as floats (out x in, row-major), when the model was prepared for f32 and
+  // every weight is a float exactly (so the floats equal the payload's doubles); else nullptr.
+  const float* exact_f32_weights(int64_t node) const;
   struct Impl;
   const Impl& impl() const { return *impl_; }
 
