@@ -245,6 +245,15 @@ void relax_row_cols(const Lines& L, double* a, const double* al, const std::vect
   out[0] = st, out[1] = sa, out[2] = sc, out[3] = ss;
 }
 
+// Row r's four sums into the pass: bias terms, their magnitudes and count; the slack terms (2 per
+// element summed), rounded up.
+[[gnu::always_inline]] inline void add_row_sums(RuleCtx& c, int64_t r, const double sums[4], const UpSum& up_sum_2m) {
+  c.st.bias[r] += sums[0];
+  c.st.mag[r] += sums[1];
+  c.st.terms[r] += sums[2];
+  c.st.slack[r] += up_sum_2m(sums[3]);
+}
+
 template <bool HasAlpha>
 void relax_rows_cols(RuleCtx& c, const Lines& L, double* A, const double* alpha, int64_t m,
                      const std::vector<int64_t>& cols) {
@@ -252,10 +261,7 @@ void relax_rows_cols(RuleCtx& c, const Lines& L, double* A, const double* alpha,
   for (int64_t r = 0; r < c.st.rows; ++r) {
     double sums[4];
     relax_row_cols<HasAlpha>(L, A + r * m, HasAlpha ? alpha + r * m : nullptr, cols, sums);
-    c.st.bias[r] += sums[0];
-    c.st.mag[r] += sums[1];
-    c.st.terms[r] += sums[2];
-    c.st.slack[r] += up_sum_2m(sums[3]);
+    add_row_sums(c, r, sums, up_sum_2m);
   }
 }
 
@@ -266,10 +272,7 @@ template <bool HasAlpha>
   for (int64_t r = 0; r < c.st.rows; ++r) {
     double sums[4];
     relax_row<HasAlpha>(L, A + r * m, HasAlpha ? alpha + r * m : nullptr, m, sums);
-    c.st.bias[r] += sums[0];
-    c.st.mag[r] += sums[1];
-    c.st.terms[r] += sums[2];
-    c.st.slack[r] += up_sum_2m(sums[3]);
+    add_row_sums(c, r, sums, up_sum_2m);
   }
 }
 // Compiled for AVX2 where the CPU has it (no FMA: each product is rounded as written).
