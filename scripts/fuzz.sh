@@ -44,6 +44,6 @@ for t in "${targets[@]}"; do
   dict=()
   [[ -f "$root/fuzz/dict/$t.dict" ]] && dict=(-dict="$root/fuzz/dict/$t.dict")
   echo "== fuzz_$t (${seconds} s)"
-  "$build/bin/fuzz_$t" "$work" "$root/fuzz/corpus/$t" "${dict[@]}" -max_len=8192 -timeout=25 -rss_limit_mb=2048 \
+  "$build/bin/fuzz_$t" "$work" "$root/fuzz/corpus/$t" "${dict[@]}" -max_len=8192 -timeout=25 -rss_limit_mb=2048 -purge_allocator_interval=-1 \
     -max_total_time="$seconds" -artifact_prefix="$artifacts" -print_final_stats=1 "$@"
 done
