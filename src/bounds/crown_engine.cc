@@ -10,9 +10,8 @@
 namespace denote::crown {
 
 Engine::Engine(const Graph& g_, const Payload<double>& p, EvalErr e, std::vector<std::optional<DoubleBox>> b)
-    : g(g_), payload(p), err(e), boxes(std::move(b)), relu_children_(g_.nodes.size()) {
-  uses_.assign(g.nodes.size(), 0);
-  for (const Node& n : g.nodes) {
+    : g(g_), payload(p), err(e), boxes(std::move(b)), relu_children_(g_.nodes.size()), uses_(g_.nodes.size(), 0) {
+  for (const Node& n : g.nodes) {  // one index of the graph, built once per engine
     if (n.op == Op::Relu) relu_children_[static_cast<size_t>(n.parents[0])].push_back(n.id);
     for (int64_t p : n.parents) ++uses_[static_cast<size_t>(p)];
   }
@@ -155,22 +154,18 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   const double* w_all = rec->weight.data();
   int64_t cols = in;
   std::vector<double> w_live;
-  if (lead == 1) {
-    std::vector<int64_t> live;
-    for (int64_t i = 0; i < in; ++i)
-      if (xb->lo[static_cast<size_t>(i)] != 0 || xb->hi[static_cast<size_t>(i)] != 0) live.push_back(i);
-    if (!live.empty() && 4 * static_cast<int64_t>(live.size()) <= 3 * in) {
-      cols = static_cast<int64_t>(live.size());
-      w_live.resize(static_cast<size_t>(out * cols));
-      for (int64_t o = 0; o < out; ++o)
-        for (int64_t k = 0; k < cols; ++k)
-          w_live[static_cast<size_t>(o * cols + k)] = w_all[o * in + live[static_cast<size_t>(k)]];
-      for (int64_t k = 0; k < cols; ++k) {
-        const size_t i = static_cast<size_t>(live[static_cast<size_t>(k)]);
-        mid[static_cast<size_t>(k)] = mid[i], rad[static_cast<size_t>(k)] = rad[i], mag[static_cast<size_t>(k)] = mag[i];
-      }
-      w_all = w_live.data();
+  const auto live = lead == 1 ? live_elements(*xb) : std::nullopt;
+  if (live && !live->empty()) {
+    cols = static_cast<int64_t>(live->size());
+    w_live.resize(static_cast<size_t>(out * cols));
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t k = 0; k < cols; ++k)
+        w_live[static_cast<size_t>(o * cols + k)] = w_all[o * in + (*live)[static_cast<size_t>(k)]];
+    for (int64_t k = 0; k < cols; ++k) {  // in place: the k-th live index is >= k
+      const size_t i = static_cast<size_t>((*live)[static_cast<size_t>(k)]);
+      mid[static_cast<size_t>(k)] = mid[i], rad[static_cast<size_t>(k)] = rad[i], mag[static_cast<size_t>(k)] = mag[i];
     }
+    w_all = w_live.data();
   }
   // The same weights as floats, when the prepared model holds them exactly (half the bytes to read).
   const float* wf = cols == in && prepared ? prepared->exact_f32_weights(id) : nullptr;

@@ -71,17 +71,6 @@ const std::vector<double>& linear_scales(RuleCtx& c, const Node& n, const Linear
   return sc;
 }
 
-// The elements of a box that are the point 0 (a relu's dead outputs) get no coefficient: one there
-// adds nothing, exactly, for the real network and its evaluation alike. The others, when they are
-// at most 3/4 of the elements (else nullopt: all).
-std::optional<std::vector<int64_t>> live_elements(const DoubleBox& b) {
-  std::vector<int64_t> live;
-  for (size_t j = 0; j < b.lo.size(); ++j)
-    if (b.lo[j] != 0 || b.hi[j] != 0) live.push_back(static_cast<int64_t>(j));
-  if (4 * live.size() > 3 * b.lo.size()) return std::nullopt;
-  return live;
-}
-
 // A W restricted to A's columns S (the others are 0) and W's columns L (null: all): the gathered
 // operands, as (rows x ks) times w (ks x nl).
 struct SupportProduct {
@@ -183,8 +172,6 @@ void product_concretize(RuleCtx& c, int64_t rows, int64_t out, int64_t in, const
   sp.give_back(c);
 }
 
-}  // namespace
-
 // Rows that are signed unit vectors (PassRows::unit_node): row r of A W is +-W's row unit_col[r],
 // exact, and its bias term +-b there, exact; the slack is that column's error scale.
 void unit_rows_linear(RuleCtx& c, const LinearRecord<double>& rec, const std::vector<double>& scale,
@@ -205,6 +192,8 @@ void unit_rows_linear(RuleCtx& c, const LinearRecord<double>& rec, const std::ve
     if (!rec.bias.empty()) c.add_bias(r, s * rec.bias[static_cast<size_t>(o)]);
   }
 }
+
+}  // namespace
 
 // ---- linear: A_parent = A W per leading block, bias A b; slack |A| (gamma_out |W| xmax + e (|W| xmax + |b|)).
 // With one leading block, only A's nonzero columns (PassRows::support) and the parent's elements

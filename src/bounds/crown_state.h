@@ -126,6 +126,17 @@ struct ScaleCache {
   }
 };
 
+// The elements of a box that are not the point 0, when they are at most 3/4 of them (else nullopt:
+// all). A coefficient on a point-0 element (a dead relu's output: relu of a value <= 0 is +-0, for
+// the real network and its evaluation alike) adds exactly nothing, so products may skip it.
+inline std::optional<std::vector<int64_t>> live_elements(const DoubleBox& b) {
+  std::vector<int64_t> live;
+  for (size_t j = 0; j < b.lo.size(); ++j)
+    if (b.lo[j] != 0 || b.hi[j] != 0) live.push_back(static_cast<int64_t>(j));
+  if (4 * live.size() > 3 * b.lo.size()) return std::nullopt;
+  return live;
+}
+
 struct PassRows {
   int64_t rows = 0;
   std::vector<std::optional<std::vector<double>>> A;  // per node: rows x numel, row-major

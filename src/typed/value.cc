@@ -76,12 +76,20 @@ std::span<uint64_t> TypedTensor::element(int64_t i) {
   return std::span<uint64_t>(limbs).subspan(static_cast<size_t>(i) * l, l);
 }
 
-Result<TypedTensor> load(const DType& t, const Shape& shape, std::span<const Word> words) {
+namespace {
+// The dtype is supported and the shape holds exactly `count` elements.
+Status check_load(const DType& t, const Shape& shape, size_t count) {
   DENOTE_RETURN_IF_ERROR(supported(t));
   auto n = checked_numel(shape);
   if (!n.ok()) return error_status(fmt::format("shape {}: {}", to_string(shape), n.message()));
-  if (static_cast<uint64_t>(*n) != words.size())
-    return error_status(fmt::format("shape {} has {} elements, got {} words", to_string(shape), *n, words.size()));
+  if (static_cast<uint64_t>(*n) != count)
+    return error_status(fmt::format("shape {} has {} elements, got {} words", to_string(shape), *n, count));
+  return ok_status();
+}
+}  // namespace
+
+Result<TypedTensor> load(const DType& t, const Shape& shape, std::span<const Word> words) {
+  DENOTE_RETURN_IF_ERROR(check_load(t, shape, words.size()));
   const size_t l = limb_count(t);
   if (words.size() > 0 && l > (size_t{1} << 40) / words.size())
     return error_status(fmt::format("{} words of {} are too large to hold", words.size(), dtype_name(t)));
@@ -94,13 +102,9 @@ Result<TypedTensor> load(const DType& t, const Shape& shape, std::span<const Wor
 }
 
 Result<TypedTensor> load_narrow(const DType& t, const Shape& shape, std::vector<uint64_t> values) {
-  DENOTE_RETURN_IF_ERROR(supported(t));
+  DENOTE_RETURN_IF_ERROR(check_load(t, shape, values.size()));
   if (limb_count(t) != 1)
     return error_status(fmt::format("{} needs {} limbs an element, not one", dtype_name(t), limb_count(t)));
-  auto n = checked_numel(shape);
-  if (!n.ok()) return error_status(fmt::format("shape {}: {}", to_string(shape), n.message()));
-  if (static_cast<uint64_t>(*n) != values.size())
-    return error_status(fmt::format("shape {} has {} elements, got {} words", to_string(shape), *n, values.size()));
   const int64_t width = bit_width(t);
   const uint64_t high = width >= 64 ? 0 : ~uint64_t{0} << width;  // bits above the width
   for (size_t i = 0; i < values.size(); ++i)
