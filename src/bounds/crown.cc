@@ -300,7 +300,11 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   crown::PassResult pr;
   const bool record = (o.input_coefficients || o.relu_coefficients) && o.method != BoundMethod::Ibp;
   std::vector<std::vector<double>> scales(g.nodes.size());  // the boxes are final: kept for alpha-CROWN
-  if (known_err.ok()) pr = eng.pass(output_id, C, nr, /*one_step=*/cut_output, nullptr, record, nullptr, &scales);
+  crown::PassOptions po;
+  po.one_step = cut_output;
+  po.record = record;
+  po.scales = &scales;
+  if (known_err.ok()) pr = eng.pass(output_id, C, nr, po);
   else pr.lower.assign(static_cast<size_t>(nr), -INFINITY);  // IBP in a binary format: the box only
   if (cut_output) {
     // IBP: C folded into the output node's own rule (the one-step pass above, auto_LiRPA's IBP with

@@ -19,9 +19,10 @@ namespace {
 
 // Which node values the gradients read: a relu with slopes reads its parent at the unstable
 // elements; elementwise ops pass their needs to their parent element by element, every other op
-// needs all of its parents. need[n] empty: nothing (n's value is not computed); all ones: all;
-// crown_forward's linear rule computes only the marked outputs.
-std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start, const std::vector<std::vector<double>>& alpha,
+// needs all of its parents (a relu not the elements where it is dead). need[n] empty: nothing (n's value is not
+// computed); all ones: all; crown_forward's linear rule computes only the marked outputs.
+std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start,
+                                             const std::vector<std::vector<double>>& alpha,
                                              const std::vector<std::optional<DoubleBox>>& boxes,
                                              const std::vector<Engine::BetaTerm>& beta_terms) {
   std::vector<std::vector<char>> need(g.nodes.size());
@@ -44,10 +45,14 @@ std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start, cons
     if (v.empty() || std::find(v.begin(), v.end(), 1) == v.end()) continue;
     for (int64_t p : n.parents) {
       auto& pv = mark(p);
-      if (is_elementwise(n.op) && n.parents.size() == 1 && pv.size() == v.size())
-        for (size_t j = 0; j < v.size(); ++j) pv[j] = pv[j] || v[j];
-      else
+      if (is_elementwise(n.op) && n.parents.size() == 1 && pv.size() == v.size()) {
+        // A dead relu's lines have slope 0: its value does not read the parent's.
+        const DoubleBox* xb =
+            n.op == Op::Relu && boxes[static_cast<size_t>(p)] ? &*boxes[static_cast<size_t>(p)] : nullptr;
+        for (size_t j = 0; j < v.size(); ++j) pv[j] = pv[j] || (v[j] && !(xb && xb->hi[j] <= 0));
+      } else {
         std::fill(pv.begin(), pv.end(), 1);
+      }
     }
   }
   return need;
@@ -78,10 +83,10 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     auto& a = alpha[static_cast<size_t>(n.id)];
     a.assign(static_cast<size_t>(rows) * m, 0.0);
     for (size_t j = 0; j < m; ++j) {
-      const double init = relax_relu(xb->lo[j], xb->hi[j]).lo.a;
+      a[j] = relax_relu(xb->lo[j], xb->hi[j]).lo.a;
       any = any || (xb->lo[j] < 0 && xb->hi[j] > 0);
-      for (int64_t r = 0; r < rows; ++r) a[static_cast<size_t>(r) * m + j] = init;
     }
+    for (int64_t r = 1; r < rows; ++r) std::copy_n(a.begin(), m, a.begin() + static_cast<std::ptrdiff_t>(r * m));
     adam[static_cast<size_t>(n.id)].m.assign(a.size(), 0.0);
     adam[static_cast<size_t>(n.id)].v.assign(a.size(), 0.0);
   }
@@ -95,16 +100,30 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   std::vector<std::vector<double>> own(kept_scales ? 0 : g.nodes.size());  // the boxes stay fixed in this loop
   std::vector<std::vector<double>>& scales = kept_scales ? *kept_scales : own;
   std::vector<std::vector<double>> V(g.nodes.size());  // kept across steps: the buffers are reused
+  // The coefficients the gradients read: the relus' and those of the nodes whose forward rule reads them.
+  std::vector<char> keep(g.nodes.size(), 0);
+  for (const Node& n : g.nodes) keep[static_cast<size_t>(n.id)] = forward_reads_coefficients(n.op) ? 1 : 0;
+  PassOptions po;
+  po.alpha = &alpha;
+  po.record = true;
+  po.record_only = &keep;
+  po.beta = terms ? &beta : nullptr;
+  po.scales = &scales;
+  if (fuse_forward) {  // a fused first layer makes its forward values in the pass
+    po.vertex_need = &need;
+    po.vertex_values = &V;
+  }
   PassResult pr;
   for (int t = 0; t < o.alpha_iters; ++t) {
     ++alpha_steps;
     recycle(pr.A);
-    pr = pass(start, C, rows, false, &alpha, /*record=*/true, terms ? &beta : nullptr, &scales);
+    for (auto& v : V) v.clear();
+    pr = pass(start, C, rows, po);
     if (!pr.failure.empty()) break;
-    for (int64_t r = 0; r < rows; ++r) best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
+    for (int64_t r = 0; r < rows; ++r)
+      best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
     if (t + 1 == o.alpha_iters || above(best, stop_above)) break;
     // The relaxed network at the attaining point, rows at once.
-    for (auto& v : V) v.clear();
     PassRows st;
     st.rows = rows;
     const std::vector<const DoubleBox*> box = ptrs();
@@ -114,8 +133,9 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     for (const Node& n : g.nodes) {
       if (n.id > start) break;
       const auto& nd = need[static_cast<size_t>(n.id)];
-      if (pr.A[static_cast<size_t>(n.id)].empty() || nd.empty() || std::find(nd.begin(), nd.end(), 1) == nd.end())
-        continue;
+      if (!pr.reached[static_cast<size_t>(n.id)] || !V[static_cast<size_t>(n.id)].empty() || nd.empty() ||
+          std::find(nd.begin(), nd.end(), 1) == nd.end())
+        continue;  // not reached, made by the pass, or not needed
       if (!crown_forward(n.op)(fc, n)) {
         ok = false;
         break;
@@ -136,13 +156,13 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
         if (xb.lo[j] < 0 && xb.hi[j] > 0) open.push_back(j);
       for (size_t row = 0; row < static_cast<size_t>(rows); ++row)
         for (size_t j : open) {
-        const size_t i = row * m + j;
-        const double grad = Ar[i] >= 0 ? Ar[i] * X[i] : 0.0;
-        ad.m[i] = b1 * ad.m[i] + (1 - b1) * grad;
-        ad.v[i] = b2 * ad.v[i] + (1 - b2) * grad * grad;
-        const double step = lr * (ad.m[i] / c1) / (std::sqrt(ad.v[i] / c2) + 1e-8);
-        a[i] = std::clamp(a[i] + step, 0.0, 1.0);
-      }
+          const size_t i = row * m + j;
+          const double grad = Ar[i] >= 0 ? Ar[i] * X[i] : 0.0;
+          ad.m[i] = b1 * ad.m[i] + (1 - b1) * grad;
+          ad.v[i] = b2 * ad.v[i] + (1 - b2) * grad * grad;
+          const double step = lr * (ad.m[i] / c1) / (std::sqrt(ad.v[i] / c2) + 1e-8);
+          a[i] = std::clamp(a[i] + step, 0.0, 1.0);
+        }
     }
     beta_step(V, badam, beta, rows, o.beta_lr * lr / o.alpha_lr, c1, c2);
     lr *= o.alpha_decay;

@@ -77,15 +77,11 @@ void Engine::add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const
   }
 }
 
-PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step,
-                        const std::vector<std::vector<double>>* alpha, bool record, const std::vector<double>* beta,
-                        std::vector<std::vector<double>>* scales, const std::vector<int64_t>* start_support) {
-  return pass(start, ws.copy(C), rows, one_step, alpha, record, beta, scales, start_support);
+PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t rows, const PassOptions& o) {
+  return pass(start, ws.copy(C), rows, o);
 }
 
-PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, bool one_step,
-                        const std::vector<std::vector<double>>* alpha, bool record, const std::vector<double>* beta,
-                        std::vector<std::vector<double>>* scales, const std::vector<int64_t>* start_support) {
+PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, const PassOptions& o) {
   ++passes;
   rows_total += rows;
   PassRows st;
@@ -95,24 +91,31 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, bo
   st.mag = st.terms = st.slack = st.bias;
   st.A[static_cast<size_t>(start)] = std::move(C);
   st.support.resize(g.nodes.size());
-  st.fuse_input = !record && !beta;
+  // The input's coefficients are never stored when fused: not with beta terms, nor when they are
+  // recorded (unless the forward values they would serve are made in the pass).
+  st.fuse_input = !o.beta && (!o.record || o.vertex_values);
   st.uses = &uses_;
-  if (start_support) {
-    st.support[static_cast<size_t>(start)] = *start_support;
-    mark_unit_rows(st, start, *start_support);
+  st.vertex_need = o.vertex_need;
+  st.vertex_values = o.vertex_values;
+  if (o.start_support) {
+    st.support[static_cast<size_t>(start)] = *o.start_support;
+    mark_unit_rows(st, start, *o.start_support);
   }
   const std::vector<const DoubleBox*> box = ptrs();
-  RuleCtx ctx{g, payload, box, err, st, alpha, scales, &ws, &scale_cache};
+  RuleCtx ctx{g, payload, box, err, st, o.alpha, o.scales, &ws, &scale_cache};
   PassResult out;
-  if (record) out.A.resize(g.nodes.size());
+  if (o.record) out.A.resize(g.nodes.size()), out.reached.assign(g.nodes.size(), 0);
   (void)walk::reverse(g, "IR bounds", [&](const Node& n) {
     auto& slot = st.A[static_cast<size_t>(n.id)];
     if (n.id > start || !slot || !st.failure.empty()) return ok_status();
     std::vector<double> A = std::move(*slot);
     slot.reset();
-    if (beta) add_beta(ctx, n, A, *beta);
-    if (record) out.A[static_cast<size_t>(n.id)] = ws.copy(A);
-    const Rule rule = one_step && n.id != start ? nullptr : crown_rule(n.op);
+    if (o.beta) add_beta(ctx, n, A, *o.beta);
+    if (o.record) {
+      out.reached[static_cast<size_t>(n.id)] = 1;
+      if (!o.record_only || (*o.record_only)[static_cast<size_t>(n.id)]) out.A[static_cast<size_t>(n.id)] = ws.copy(A);
+    }
+    const Rule rule = o.one_step && n.id != start ? nullptr : crown_rule(n.op);
     if (rule)
       rule(ctx, n, std::move(A));
     else
@@ -137,7 +140,9 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   const auto& xb = boxes[static_cast<size_t>(n.parents[0])];
   if (!rec || !xb) return false;
   const int64_t in = rec->in_dim, out = rec->out_dim;
-  if (in <= 0 || out <= 0 || static_cast<int64_t>(rec->weight.size()) != in * out || xb->lo.size() % static_cast<size_t>(in) != 0) return false;
+  if (in <= 0 || out <= 0 || static_cast<int64_t>(rec->weight.size()) != in * out ||
+      xb->lo.size() % static_cast<size_t>(in) != 0)
+    return false;
   std::vector<double> mid(xb->lo.size()), rad(xb->lo.size()), mag(xb->lo.size());
   for (size_t i = 0; i < mid.size(); ++i) {
     if (!std::isfinite(xb->lo[i]) || !std::isfinite(xb->hi[i])) return false;
@@ -219,7 +224,11 @@ void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool 
   std::vector<int64_t> cols = elems;  // the rows' only nonzero columns
   std::sort(cols.begin(), cols.end());
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-  PassResult pr = pass(id, std::move(C), 2 * k, one_step, alpha, false, nullptr, nullptr, &cols);
+  PassOptions po;
+  po.one_step = one_step;
+  po.alpha = alpha;
+  po.start_support = &cols;
+  PassResult pr = pass(id, std::move(C), 2 * k, po);
   lo.assign(pr.lower.begin(), pr.lower.begin() + k);
   hi.resize(static_cast<size_t>(k));
   for (int64_t r = 0; r < k; ++r) hi[static_cast<size_t>(r)] = -pr.lower[static_cast<size_t>(k + r)];

@@ -15,9 +15,27 @@ namespace denote::crown {
 struct PassResult {
   std::vector<double> lower;  // per row: a lower bound of (C v_start)_r (-inf: none)
   std::string failure;        // why every row is -inf
-  // With record: the coefficients each reached node had (rows x numel; empty: not reached).
+  // With record: the coefficients each recorded node had (rows x numel; empty: not reached or
+  // not recorded), and per node whether the pass reached it.
   std::vector<std::vector<double>> A;
+  std::vector<char> reached;
   bool cut = false;  // some rows were concretised at a node that is not an input
+};
+
+// What a backward pass does besides bounding the rows of C (Engine::pass).
+struct PassOptions {
+  // Every parent of the start is cut at its box (the start's box from its parents' boxes, IBP-like
+  // but for any affine op).
+  bool one_step = false;
+  const std::vector<std::vector<double>>* alpha = nullptr;  // relu lower slopes per (node, row, element)
+  bool record = false;                                      // keep the coefficients each reached node had
+  const std::vector<char>* record_only = nullptr;           // with record: per node, whether to keep them (null: all)
+  const std::vector<double>* beta = nullptr;                // rows x beta_terms.size() multipliers >= 0 (null: none)
+  std::vector<std::vector<double>>* scales = nullptr;       // linear error scales kept across passes
+  const std::vector<int64_t>* start_support = nullptr;      // the columns of C that may be nonzero, ascending
+  // alpha-CROWN's forward values made in the pass (PassRows::vertex_values), or null.
+  const std::vector<std::vector<char>>* vertex_need = nullptr;
+  std::vector<std::vector<double>>* vertex_values = nullptr;
 };
 
 struct Adam {
@@ -28,23 +46,13 @@ class Engine {
  public:
   Engine(const Graph& g, const Payload<double>& p, EvalErr err, std::vector<std::optional<DoubleBox>> boxes);
 
-  // A backward pass from `start` with C (rows x numel(start)). one_step: every parent of the start
-  // is cut at its box (the start's box from its parents' boxes, IBP-like but for any affine op).
-  // beta: rows x beta_terms.size() multipliers >= 0 of the split constraints (null: none).
-  // start_support: the columns of C that may be nonzero, ascending (null: any).
-  PassResult pass(int64_t start, const std::vector<double>& C, int64_t rows, bool one_step = false,
-                  const std::vector<std::vector<double>>* alpha = nullptr, bool record = false,
-                  const std::vector<double>* beta = nullptr, std::vector<std::vector<double>>* scales = nullptr,
-                  const std::vector<int64_t>* start_support = nullptr);
+  // A backward pass from `start` with C (rows x numel(start)); PassOptions says what else it does.
+  PassResult pass(int64_t start, const std::vector<double>& C, int64_t rows, const PassOptions& o = {});
   // The same with C handed over (no copy; its buffer goes back to the workspace).
-  PassResult pass(int64_t start, std::vector<double>&& C, int64_t rows, bool one_step = false,
-                  const std::vector<std::vector<double>>* alpha = nullptr, bool record = false,
-                  const std::vector<double>* beta = nullptr, std::vector<std::vector<double>>* scales = nullptr,
-                  const std::vector<int64_t>* start_support = nullptr);
+  PassResult pass(int64_t start, std::vector<double>&& C, int64_t rows, const PassOptions& o = {});
   // lo/hi of the selected elements of node id by one pass with rows +e_j and -e_j.
-  void bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step,
-                      std::vector<double>& lo, std::vector<double>& hi,
-                      const std::vector<std::vector<double>>* alpha = nullptr);
+  void bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step, std::vector<double>& lo,
+                      std::vector<double>& hi, const std::vector<std::vector<double>>* alpha = nullptr);
   // Intersects node id's box with [lo, hi] on the given elements (replace: sets it, as auto_LiRPA).
   void tighten(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo,
                const std::vector<double>& hi, bool replace = false);
@@ -72,11 +80,15 @@ class Engine {
   EvalErr err;
   std::vector<std::optional<DoubleBox>> boxes;
   int64_t passes = 0, rows_total = 0, alpha_steps = 0;
-  Workspace ws;  // coefficient buffers reused by every pass of this engine
+  Workspace ws;            // coefficient buffers reused by every pass of this engine
   ScaleCache scale_cache;  // linear error scales, reused while their parent box is unchanged
   // The model prepared for IBP (CrownOptions::ibp), whose float copies of f32-exact weights halve the
   // one-step boxes' memory traffic; null: none.
   const IbpPrepared* prepared = nullptr;
+  // alpha-CROWN: a first linear layer fused with the input's concretisation makes its forward values
+  // in the pass (PassRows::vertex_values); false: the input's coefficients are stored and the
+  // forward rules run (the tests compare the two).
+  bool fuse_forward = true;
   // Hands a pass's recorded coefficients back to the workspace.
   void recycle(std::vector<std::vector<double>>& vs) {
     for (auto& v : vs) ws.give(std::move(v));

@@ -26,12 +26,18 @@ double coefficient(const double* as, int64_t k, const double* w, int64_t m, int6
   return a;
 }
 
+// The vertex a row attains: lo where its coefficient is >= 0, else hi.
+void vertex_of(const double* a, const double* lo, const double* hi, int64_t m, double* v) {
+  for (int64_t j = 0; j < m; ++j) v[j] = a[j] >= 0 ? lo[j] : hi[j];
+}
+
 void fused_base(const double* as, int64_t rows, int64_t k, const double* w, int64_t m, const double* lo,
-                const double* hi, double* sum, double* mag, double* terms) {
+                const double* hi, double* sum, double* mag, double* terms, double* vertex) {
   std::vector<double> a(static_cast<size_t>(m));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < m; ++j) a[static_cast<size_t>(j)] = coefficient(as + r * k, k, w, m, j);
     concretize_row(a.data(), lo, hi, m, sum[r], mag[r], terms[r]);
+    if (vertex) vertex_of(a.data(), lo, hi, m, vertex + r * m);
   }
 }
 
@@ -41,7 +47,12 @@ void fused_base(const double* as, int64_t rows, int64_t k, const double* w, int6
 struct Lanes {
   __m512d p, q, c;
 };
-__attribute__((target("avx512f"))) inline void concretize8(Lanes& L, __m512d a, const double* lo, const double* hi) {
+__attribute__((target("avx512f"))) inline void concretize8(Lanes& L, __m512d a, const double* lo, const double* hi,
+                                                           double* vertex) {
+  if (vertex) {
+    const __mmask8 nonneg = _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_GE_OQ);
+    _mm512_storeu_pd(vertex, _mm512_mask_blend_pd(nonneg, _mm512_loadu_pd(hi), _mm512_loadu_pd(lo)));
+  }
   const __mmask8 pos = _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_GT_OQ);
   const __mmask8 nonzero = _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_NEQ_UQ);
   const __m512d x = _mm512_mask_blend_pd(pos, _mm512_loadu_pd(hi), _mm512_loadu_pd(lo));
@@ -51,12 +62,22 @@ __attribute__((target("avx512f"))) inline void concretize8(Lanes& L, __m512d a, 
   L.c = _mm512_mask_add_pd(L.c, nonzero, L.c, _mm512_set1_pd(1.0));
 }
 
+// The lanes' sum, pairwise (any order: the sums are bounded a priori). Not _mm512_reduce_add_pd,
+// whose GCC 12 header trips -Wmaybe-uninitialized once inlined here.
+__attribute__((target("avx512f"))) inline double lane_sum(__m512d v) {
+  alignas(64) double x[8];
+  _mm512_store_pd(x, v);
+  return ((x[0] + x[4]) + (x[1] + x[5])) + ((x[2] + x[6]) + (x[3] + x[7]));
+}
+
 // Four accumulators of eight lanes: 32 coefficients of a row at a time, held in registers.
 __attribute__((target("avx512f"))) void fused_512(const double* as, int64_t rows, int64_t k, const double* w, int64_t m,
                                                   const double* lo, const double* hi, double* sum, double* mag,
-                                                  double* terms) {
+                                                  double* terms, double* vertex) {
   for (int64_t r = 0; r < rows; ++r) {
     const double* ar = as + r * k;
+    double* vr = vertex ? vertex + r * m : nullptr;
+    auto at = [vr](int64_t j) { return vr ? vr + j : nullptr; };
     Lanes L{_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd()};
     int64_t j = 0;
     for (; j + 32 <= m; j += 32) {
@@ -69,21 +90,22 @@ __attribute__((target("avx512f"))) void fused_512(const double* as, int64_t rows
         v2 = _mm512_fmadd_pd(x, _mm512_loadu_pd(wt + 16), v2);
         v3 = _mm512_fmadd_pd(x, _mm512_loadu_pd(wt + 24), v3);
       }
-      concretize8(L, v0, lo + j, hi + j);
-      concretize8(L, v1, lo + j + 8, hi + j + 8);
-      concretize8(L, v2, lo + j + 16, hi + j + 16);
-      concretize8(L, v3, lo + j + 24, hi + j + 24);
+      concretize8(L, v0, lo + j, hi + j, at(j));
+      concretize8(L, v1, lo + j + 8, hi + j + 8, at(j + 8));
+      concretize8(L, v2, lo + j + 16, hi + j + 16, at(j + 16));
+      concretize8(L, v3, lo + j + 24, hi + j + 24, at(j + 24));
     }
     for (; j + 8 <= m; j += 8) {
       __m512d v = _mm512_setzero_pd();
       for (int64_t t = 0; t < k; ++t) v = _mm512_fmadd_pd(_mm512_set1_pd(ar[t]), _mm512_loadu_pd(w + t * m + j), v);
-      concretize8(L, v, lo + j, hi + j);
+      concretize8(L, v, lo + j, hi + j, at(j));
     }
-    double s = _mm512_reduce_add_pd(L.p), g = _mm512_reduce_add_pd(L.q), n = _mm512_reduce_add_pd(L.c);
+    double s = lane_sum(L.p), g = lane_sum(L.q), n = lane_sum(L.c);
     double tail[8];
     const int64_t rest = m - j;
     for (int64_t i = 0; i < rest; ++i) tail[i] = coefficient(ar, k, w, m, j + i);
     concretize_row(tail, lo + j, hi + j, rest, s, g, n);
+    if (vr) vertex_of(tail, lo + j, hi + j, rest, vr + j);
     sum[r] += s;
     mag[r] += g;
     terms[r] += n;
@@ -98,11 +120,11 @@ bool fused_fits(int64_t k, int64_t m) {
 }
 
 void product_concretize_rows(const double* as, int64_t rows, int64_t k, const double* w, int64_t m, const double* lo,
-                             const double* hi, double* sum, double* mag, double* terms) {
+                             const double* hi, double* sum, double* mag, double* terms, double* vertex) {
 #if defined(__x86_64__)
-  if (have_avx512f()) return fused_512(as, rows, k, w, m, lo, hi, sum, mag, terms);
+  if (have_avx512f()) return fused_512(as, rows, k, w, m, lo, hi, sum, mag, terms, vertex);
 #endif
-  fused_base(as, rows, k, w, m, lo, hi, sum, mag, terms);
+  fused_base(as, rows, k, w, m, lo, hi, sum, mag, terms, vertex);
 }
 
 }  // namespace denote::crown

@@ -16,7 +16,9 @@ namespace denote::crown {
 inline constexpr int64_t kMaxFusedTerms = 32;
 bool fused_fits(int64_t k, int64_t m);
 
+// vertex (rows x m, or null): also the box vertex each row attains, a >= 0 ? lo : hi per element
+// (alpha-CROWN's forward values, src/bounds/crown_linear.cc).
 void product_concretize_rows(const double* as, int64_t rows, int64_t k, const double* w, int64_t m, const double* lo,
-                             const double* hi, double* sum, double* mag, double* terms);
+                             const double* hi, double* sum, double* mag, double* terms, double* vertex = nullptr);
 
 }  // namespace denote::crown

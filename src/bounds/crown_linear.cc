@@ -141,12 +141,58 @@ int64_t lone_input_behind(const RuleCtx& c, int64_t p) {
   }
 }
 
+// PassRows::vertex_values for a fused first layer: its needed outputs, their weight rows on the
+// product's columns (outs x nl), and where the values go (rows x out; bias added at the end).
+struct VertexOut {
+  std::vector<int64_t> outs;
+  std::vector<double> w;
+  std::vector<double>* values = nullptr;
+};
+
+std::optional<VertexOut> vertex_request(RuleCtx& c, const Node& n, const LinearRecord<double>& rec,
+                                        const std::vector<int64_t>* L) {
+  if (!c.st.vertex_values || !c.st.vertex_need) return std::nullopt;
+  const std::vector<char>& need = (*c.st.vertex_need)[static_cast<size_t>(n.id)];
+  if (need.empty()) return std::nullopt;  // no gradient reads this layer's values
+  const int64_t in = rec.in_dim, nl = L ? static_cast<int64_t>(L->size()) : in;
+  VertexOut v;
+  for (int64_t o = 0; o < rec.out_dim; ++o)
+    if (need[static_cast<size_t>(o)]) v.outs.push_back(o);
+  v.w = c.take(v.outs.size() * static_cast<size_t>(nl));
+  for (size_t t = 0; t < v.outs.size(); ++t) {
+    const double* row = rec.weight.data() + v.outs[t] * in;
+    for (int64_t l = 0; l < nl; ++l)
+      v.w[t * static_cast<size_t>(nl) + static_cast<size_t>(l)] = row[L ? (*L)[static_cast<size_t>(l)] : l];
+  }
+  v.values = &(*c.st.vertex_values)[static_cast<size_t>(n.id)];
+  v.values->assign(static_cast<size_t>(c.st.rows * rec.out_dim), 0.0);
+  return v;
+}
+
+// Rows [r0, r0 + n)'s vertices (n x nl) through the needed weight rows into the values.
+void vertex_values(RuleCtx& c, VertexOut& v, const LinearRecord<double>& rec, int64_t r0, int64_t n, int64_t nl,
+                   const double* vert) {
+  const int64_t k = static_cast<int64_t>(v.outs.size());
+  if (k == 0) return;
+  std::vector<double> y = c.take(static_cast<size_t>(n * k));
+  gemm_nt(n, k, nl, vert, v.w.data(), y.data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t o = v.outs[static_cast<size_t>(t)];
+      (*v.values)[static_cast<size_t>((r0 + i) * rec.out_dim + o)] =
+          (rec.bias.empty() ? 0.0 : rec.bias[static_cast<size_t>(o)]) + y[static_cast<size_t>(i * k + t)];
+    }
+  c.give(std::move(y));
+}
+
 // The input's concretisation of pa = A W, computed a block of rows at a time and never stored whole
 // (mnistfc: 186 rows x 784 would be 1.2 MB written and read back): the same sums as the input's
-// rule_cut on the stored coefficients.
-void product_concretize(RuleCtx& c, int64_t rows, int64_t out, int64_t in, const double* A, const double* W,
-                        const std::vector<int64_t>* S, const std::vector<int64_t>* L, const DoubleBox& xb) {
-  SupportProduct sp(c, rows, out, in, A, W, S, L);
+// rule_cut on the stored coefficients. With vertex: also the layer's forward values (VertexOut).
+void product_concretize(RuleCtx& c, const LinearRecord<double>& rec, int64_t rows, const double* A,
+                        const std::vector<int64_t>* S, const std::vector<int64_t>* L, const DoubleBox& xb,
+                        std::optional<VertexOut> vertex) {
+  const int64_t out = rec.out_dim, in = rec.in_dim;
+  SupportProduct sp(c, rows, out, in, A, rec.weight.data(), S, L);
   std::vector<double> lo, hi;
   const double* plo = xb.lo.data();
   const double* phi = xb.hi.data();
@@ -154,21 +200,31 @@ void product_concretize(RuleCtx& c, int64_t rows, int64_t out, int64_t in, const
     for (int64_t j : *L) lo.push_back(xb.lo[static_cast<size_t>(j)]), hi.push_back(xb.hi[static_cast<size_t>(j)]);
     plo = lo.data(), phi = hi.data();
   }
-  if (fused_fits(sp.ks, sp.nl)) {
-    product_concretize_rows(sp.a, rows, sp.ks, sp.b, sp.nl, plo, phi, c.st.bias.data(), c.st.mag.data(),
-                            c.st.terms.data());
-    sp.give_back(c);
-    return;
-  }
   const int64_t block = 32;
-  std::vector<double> buf = c.take(static_cast<size_t>(std::min(rows, block) * sp.nl));
+  const bool fused = fused_fits(sp.ks, sp.nl);
+  const size_t block_len = static_cast<size_t>(std::min(rows, block) * sp.nl);
+  std::vector<double> buf = fused ? std::vector<double>{} : c.take(block_len);
+  std::vector<double> vert = vertex ? c.take(block_len) : std::vector<double>{};
   for (int64_t r0 = 0; r0 < rows; r0 += block) {
     const int64_t n = std::min(block, rows - r0);
-    sp.rows(r0, n, buf.data());
-    for (int64_t i = 0; i < n; ++i)
-      concretize_row(buf.data() + i * sp.nl, plo, phi, sp.nl, c.st.bias[r0 + i], c.st.mag[r0 + i], c.st.terms[r0 + i]);
+    double* vb = vertex ? vert.data() : nullptr;
+    if (fused) {
+      product_concretize_rows(sp.a + r0 * sp.ks, n, sp.ks, sp.b, sp.nl, plo, phi, c.st.bias.data() + r0,
+                              c.st.mag.data() + r0, c.st.terms.data() + r0, vb);
+    } else {
+      sp.rows(r0, n, buf.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const double* a = buf.data() + i * sp.nl;
+        concretize_row(a, plo, phi, sp.nl, c.st.bias[r0 + i], c.st.mag[r0 + i], c.st.terms[r0 + i]);
+        if (vb)
+          for (int64_t l = 0; l < sp.nl; ++l) vb[i * sp.nl + l] = a[l] >= 0 ? plo[l] : phi[l];
+      }
+    }
+    if (vertex) vertex_values(c, *vertex, rec, r0, n, sp.nl, vb);
   }
   c.give(std::move(buf));
+  c.give(std::move(vert));
+  if (vertex) c.give(std::move(vertex->w));
   sp.give_back(c);
 }
 
@@ -220,7 +276,8 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const DoubleBox* ib = input >= 0 ? box_of(c, input) : nullptr;
   std::vector<double> pa;
   if (ib && static_cast<int64_t>(ib->lo.size()) == in) {
-    product_concretize(c, rows, out, in, A.data(), rec->weight.data(), S, L ? &*L : nullptr, *ib);
+    const std::vector<int64_t>* live = L ? &*L : nullptr;
+    product_concretize(c, *rec, rows, A.data(), S, live, *ib, vertex_request(c, n, *rec, live));
   } else {
     pa = c.take(static_cast<size_t>(rows * lead * in));  // every entry is written
     if (S || L)

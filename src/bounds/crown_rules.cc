@@ -523,12 +523,17 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
   const DoubleBox* yb = box_of(f.rc, n.id);
   const auto& X = f.V[static_cast<size_t>(p)];
   const auto& A = f.A[static_cast<size_t>(n.id)];
-  if (!xb || !yb || X.empty()) return false;
+  if (!xb || !yb) return false;
   const int64_t m = f.rc.numel_of(n.id);
   const Lines L = element_lines<O>(*xb, *yb, f.rc.err.u, f.rc.err.tiny);
+  // The parent's value is not computed where no gradient needs it (a dead relu's elements, slope
+  // 0): read as 0 there; with none computed, every slope must be 0.
+  if (X.empty())
+    for (int64_t j = 0; j < m; ++j)
+      if (L.la[j] != 0 || L.ua[j] != 0) return false;
   const std::vector<double>* alpha = O == Op::Relu ? alpha_of(f.rc, n.id) : nullptr;
   auto& V = f.V[static_cast<size_t>(n.id)];
-  V.resize(X.size());
+  V.resize(static_cast<size_t>(f.rc.st.rows * m));
   for (int64_t r = 0; r < f.rc.st.rows; ++r) {
     const double* al = alpha ? alpha->data() + r * m : nullptr;
     for (int64_t j = 0; j < m; ++j) {
@@ -539,7 +544,7 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
       }
       const bool below = lam >= 0;
       const double la = below ? (al && L.open[j] ? al[j] : L.la[j]) : L.ua[j];
-      V[r * m + j] = la * X[r * m + j] + (below ? L.lb[j] : L.ub[j]);
+      V[r * m + j] = (la != 0 ? la * X[r * m + j] : 0.0) + (below ? L.lb[j] : L.ub[j]);
     }
   }
   return true;
@@ -583,6 +588,11 @@ ForwardRule crown_forward(Op op) {
   };
   static_assert(std::size(kRules) == kNumOps);
   return kRules[static_cast<size_t>(op)];
+}
+
+bool forward_reads_coefficients(Op op) {
+  const ForwardRule f = crown_forward(op);
+  return f != &fwd_linear && f != &fwd_add && f != &fwd_sub && f != &fwd_affine;
 }
 
 }  // namespace denote::crown

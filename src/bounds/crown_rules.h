@@ -23,7 +23,8 @@ Rule crown_rule(Op op);
 // The relaxed network's forward values at the bound's attaining point, one row per spec row.
 struct ForwardCtx {
   const RuleCtx& rc;
-  // Per node: the coefficients the backward pass had there (rows x numel; empty: not reached).
+  // Per node: the coefficients the backward pass had there (rows x numel; empty: not reached, or
+  // not kept where forward_reads_coefficients is false).
   const std::vector<std::vector<double>>& A;
   std::vector<std::vector<double>>& V;  // per node: rows x numel
   // Per node, the elements whose values some gradient needs (empty: all); a linear node computes
@@ -33,5 +34,8 @@ struct ForwardCtx {
 using ForwardRule = bool (*)(ForwardCtx&, const Node&);
 // nullptr: alpha-CROWN has no gradient through the op (it keeps the CROWN slopes).
 ForwardRule crown_forward(Op op);
+// Whether the op's forward rule reads the node's coefficients (ForwardCtx::A): the rules of linear,
+// add, sub and the affine ops do not, so a pass need not keep them there.
+bool forward_reads_coefficients(Op op);
 
 }  // namespace denote::crown

@@ -24,7 +24,7 @@
 
 namespace denote::crown {
 
-inline constexpr double kU = DBL_EPSILON / 2;  // unit roundoff of the coefficient arithmetic (binary64)
+inline constexpr double kU = DBL_EPSILON / 2;            // unit roundoff of the coefficient arithmetic (binary64)
 inline constexpr double kEta = 4.9406564584124654e-324;  // smallest subnormal: an underflow's absolute error
 
 // One step down / up: a round-to-nearest result moved past the exact value it rounds
@@ -49,9 +49,9 @@ struct UpSum {
 
 // What the evaluation being enclosed rounds with: the a-priori error of its ops.
 struct EvalErr {
-  double u = kU;      // unit roundoff (f64: 2^-53, f32: 2^-24)
-  double tiny = 0;    // absolute error of an underflow (f64: 2^-1074, f32: 2^-149)
-  bool f32 = false;   // parameters are rounded to f32 before use
+  double u = kU;     // unit roundoff (f64: 2^-53, f32: 2^-24)
+  double tiny = 0;   // absolute error of an underflow (f64: 2^-1074, f32: 2^-149)
+  bool f32 = false;  // parameters are rounded to f32 before use
 };
 
 // Large coefficient buffers kept for reuse across the passes of one Engine (alpha-CROWN runs the
@@ -63,7 +63,7 @@ struct EvalErr {
 // per thread across engines measured slower on mnistfc and ACAS Xu CROWN, 0.40 -> 0.48 ms: malloc
 // hands back the memory a finished engine freed while it is still in cache.)
 struct Workspace {
-  static constexpr size_t kMinKept = 4096;               // doubles: 32 KiB
+  static constexpr size_t kMinKept = 4096;                   // doubles: 32 KiB
   static constexpr size_t kMaxKeptBytes = size_t{64} << 20;  // all spares together
   std::vector<std::vector<double>> spare;
   size_t kept_bytes = 0;
@@ -144,8 +144,8 @@ struct PassRows {
   // 0 in every row (stored as 0: a rule may ignore the list). Set by the one add_to that created
   // the node's A; a second add_to or a beta term drops it.
   std::vector<std::optional<std::vector<int64_t>>> support;
-  std::vector<double> bias, mag, terms, slack;        // per row
-  std::string failure;                                // non-empty: the pass has no bound
+  std::vector<double> bias, mag, terms, slack;  // per row
+  std::string failure;                          // non-empty: the pass has no bound
   // When every row of the start node's A is a signed unit vector (intermediate bounds' rows
   // +e_j and -e_j): that node, and per row the column and the sign; unit_node -1 otherwise.
   int64_t unit_node = -1;
@@ -154,6 +154,11 @@ struct PassRows {
   // The input's coefficients may be concretised as they are made, not stored (no record, no beta).
   bool fuse_input = false;
   const std::vector<int32_t>* uses = nullptr;  // per node: how many times it is a parent
+  // alpha-CROWN's forward values (src/bounds/crown_alpha.cc), where a first linear layer's input
+  // coefficients are fused: that layer's values at the input vertex each row's bound attains, for
+  // the outputs vertex_need[node] marks, into vertex_values[node] (rows x numel, 0 elsewhere).
+  const std::vector<std::vector<char>>* vertex_need = nullptr;
+  std::vector<std::vector<double>>* vertex_values = nullptr;
   bool cut = false;  // rows concretised at a non-input node of more than one point (not linear in the input)
 };
 
@@ -169,7 +174,7 @@ struct RuleCtx {
   // Per node: error scales that depend on the boxes only (the linear rule's |W| xmax terms), kept
   // across the passes of one alpha-CROWN run (the boxes do not change there); null: not kept.
   std::vector<std::vector<double>>* scales = nullptr;
-  Workspace* ws = nullptr;  // buffers to reuse (null: plain allocation)
+  Workspace* ws = nullptr;            // buffers to reuse (null: plain allocation)
   ScaleCache* scale_cache = nullptr;  // linear error scales by parent box (null: none)
 
   std::vector<double> take(size_t n) { return ws ? ws->take(n) : std::vector<double>(n); }

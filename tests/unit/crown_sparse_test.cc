@@ -3,7 +3,8 @@
 // point 0 (dead relus), and concretises its input's coefficients as it makes them when nothing
 // else feeds the input. Networks with mostly dead relus, an input behind reshape and flatten, and
 // an input with two consumers: the bounds contain exact and evaluated values, do not depend on the
-// weights of dead neurons, and equal the pass that stores the input's coefficients.
+// weights of dead neurons, and equal the pass that stores the input's coefficients; alpha-CROWN's
+// forward values made in that fused pass equal the forward rules' on the stored coefficients.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bounds/crown_engine.h"
 #include "denote/bounds/crown.h"
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
@@ -205,6 +207,61 @@ TEST(CrownSparse, StoredAndFusedInputCoefficientsAgreeOnMnistfc) {
       EXPECT_NEAR(fused->spec_lo[r], stored->spec_lo[r], 1e-12 * (1 + std::fabs(stored->spec_lo[r]))) << "row " << r;
       EXPECT_NEAR(fused->spec_hi[r], stored->spec_hi[r], 1e-12 * (1 + std::fabs(stored->spec_hi[r]))) << "row " << r;
     }
+    ++cases;
+  }
+  EXPECT_GE(cases, 1);
+}
+
+// alpha-CROWN with the first layer's forward values made in the fused pass (Engine::fuse_forward)
+// and with the input's coefficients stored and the forward rules run: the same slopes up to the
+// products' summation order, so the same bounds (the mnistfc goldens' nets and dead-relu nets).
+std::vector<double> alpha_rows(const Model& m, std::vector<std::optional<DoubleBox>> boxes, int64_t out,
+                               const SpecMatrix& spec, bool fuse) {
+  crown::Engine eng(m.graph, m.payload, crown::EvalErr{0x1p-24, 0x1p-149, true}, std::move(boxes));
+  eng.fuse_forward = fuse;
+  std::vector<double> C;
+  for (double sign : {1.0, -1.0})
+    for (double v : spec.c) C.push_back(sign * v);
+  CrownOptions o = with(BoundMethod::AlphaCrown, "f32");
+  o.alpha_iters = 20;
+  const int64_t rows = 2 * spec.rows;
+  return eng.optimise(out, C, rows, std::vector<double>(static_cast<size_t>(rows), -INFINITY), o);
+}
+
+void expect_fused_forward_agrees(const Model& m, const std::vector<DoubleBox>& in, int64_t out,
+                                 const SpecMatrix& spec) {
+  auto crown = run_crown(m.graph, m.payload, in, out, &spec, with(BoundMethod::Crown, "f32"));
+  ASSERT_TRUE(crown.ok()) << crown.message();
+  const std::vector<double> fused = alpha_rows(m, crown->boxes, out, spec, true);
+  const std::vector<double> stored = alpha_rows(m, crown->boxes, out, spec, false);
+  ASSERT_EQ(fused.size(), stored.size());
+  for (size_t r = 0; r < fused.size(); ++r) {
+    EXPECT_TRUE(std::isfinite(fused[r])) << "row " << r;
+    EXPECT_NEAR(fused[r], stored[r], 1e-9 * (1 + std::fabs(stored[r]))) << "row " << r;
+  }
+}
+
+TEST(CrownSparse, FusedForwardValuesAgreeWithTheForwardRules) {
+  for (uint64_t seed : {0x61u, 0x62u, 0x63u}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    const DeadNet d = dead_net(seed, false, 1.0);
+    expect_fused_forward_agrees(d.m, {d.box}, d.out, kSpec);
+  }
+  std::ifstream f(std::string(DENOTE_SOURCE_DIR) + "/tests/data/lirpa/crown_golden.json");
+  const nlohmann::json g = nlohmann::json::parse(f);
+  int cases = 0;
+  for (const auto& c : g["cases"]) {
+    if (c["name"].get<std::string>().rfind("mnistfc", 0) != 0) continue;
+    SCOPED_TRACE(c["name"].get<std::string>());
+    auto m = load_model_onnx_file(std::string(DENOTE_SOURCE_DIR) + "/" + c["network"].get<std::string>());
+    ASSERT_TRUE(m.ok()) << m.message();
+    const Shape shape = m->graph.nodes[static_cast<size_t>(m->graph.input_ids()[0])].out_shape;
+    SpecMatrix spec{0, 10, {}};
+    for (const auto& row : c["C"]) {
+      for (double v : row) spec.c.push_back(v);
+      ++spec.rows;
+    }
+    expect_fused_forward_agrees(*m, {DoubleBox{shape, c["input"]["lo"], c["input"]["hi"]}}, m->output_ids[0], spec);
     ++cases;
   }
   EXPECT_GE(cases, 1);
