@@ -109,6 +109,16 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   po.record_only = &keep;
   po.beta = terms ? &beta : nullptr;
   po.scales = &scales;
+  // C's nonzero columns: with them the pass sees unit rows (intermediate bounds' +-e_j) as such.
+  const int64_t cols = rows > 0 ? static_cast<int64_t>(C.size()) / rows : 0;
+  std::vector<int64_t> support;
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t r = 0; r < rows; ++r)
+      if (C[static_cast<size_t>(r * cols + j)] != 0) {
+        support.push_back(j);
+        break;
+      }
+  if (static_cast<int64_t>(C.size()) == rows * cols) po.start_support = &support;
   if (fuse_forward) {  // a fused first layer makes its forward values in the pass
     po.vertex_need = &need;
     po.vertex_values = &V;
