@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <map>
 #include <variant>
 
+#include "bounds/ibp_boxes.h"
 #include "bounds/ibp_dense.h"
 #include "bounds/ibp_rules.h"
 #include "denote/scalar/arith.h"
@@ -80,22 +80,24 @@ Result<IbpResult<Interval<typename E::Value>>> run_ibp_with(const Graph& g,
 }  // namespace
 
 template <class E>
-Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g, const Payload<Interval<typename E::Value>>& payload,
+Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g,
+                                                       const Payload<Interval<typename E::Value>>& payload,
                                                        std::span<const Tensor<Interval<typename E::Value>>> inputs,
                                                        IntervalContext<E>& ctx, const EvalOptions& options) {
   return run_ibp_with(g, payload, inputs, ctx, options, nullptr);
 }
 
-#define DENOTE_INSTANTIATE_IBP(E)                                                                               \
-  template Result<IbpResult<Interval<E::Value>>> run_ibp<E>(const Graph&, const Payload<Interval<E::Value>>&,   \
-                                                            std::span<const Tensor<Interval<E::Value>>>,        \
+#define DENOTE_INSTANTIATE_IBP(E)                                                                             \
+  template Result<IbpResult<Interval<E::Value>>> run_ibp<E>(const Graph&, const Payload<Interval<E::Value>>&, \
+                                                            std::span<const Tensor<Interval<E::Value>>>,      \
                                                             IntervalContext<E>&, const EvalOptions&);
 DENOTE_INSTANTIATE_IBP(NativeEndpoints<double>)
 DENOTE_INSTANTIATE_IBP(NativeEndpoints<float>)
 DENOTE_INSTANTIATE_IBP(BinaryEndpoints)
 
 Result<DoubleBox> box_around(const Tensor<double>& center, double eps) {
-  if (!(eps >= 0) || !std::isfinite(eps)) return error_status(fmt::format("IR bounds: eps must be a finite number >= 0, got {}", eps));
+  if (!(eps >= 0) || !std::isfinite(eps))
+    return error_status(fmt::format("IR bounds: eps must be a finite number >= 0, got {}", eps));
   DoubleBox b{center.shape, {}, {}};
   for (double c : center.data) {
     if (!std::isfinite(c)) return error_status(fmt::format("IR bounds: the center has a non-finite value {}", c));
@@ -129,10 +131,11 @@ struct Prepared {
   E endpoints;
   Payload<S> payload;
   DenseMap<E> dense;
+  bool boxes_fit = false;  // the double-array pass runs the graph (src/bounds/ibp_boxes.h)
 };
 
 template <class E>
-Result<Prepared<E>> prepare_in(E endpoints, const Payload<double>& payload) {
+Result<Prepared<E>> prepare_in(E endpoints, const Graph& g, const Payload<double>& payload) {
   using S = Interval<typename E::Value>;
   IntervalContext<E> ctx{endpoints};
   Prepared<E> p{std::move(endpoints), convert_payload<S>(payload, [&](double v) { return ctx.from_double(v); }), {}};
@@ -148,6 +151,7 @@ Result<Prepared<E>> prepare_in(E endpoints, const Payload<double>& payload) {
     if constexpr (ibp::kHardwareEndpoints<E>)
       if (auto d = ibp::make_dense(ctx, rec)) p.dense.emplace(id, std::move(*d));
   }
+  if constexpr (ibp::kHardwareEndpoints<E>) p.boxes_fit = ibp::boxes_pass_fits(g, p.dense);
   return p;
 }
 
@@ -155,6 +159,9 @@ template <class E>
 Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<const DoubleBox> inputs,
                                const EvalOptions& options) {
   using S = Interval<typename E::Value>;
+  if constexpr (ibp::kHardwareEndpoints<E>)
+    if (p.boxes_fit)
+      if (auto fast = ibp::boxes_pass(g, p.endpoints, p.payload, p.dense, inputs, options)) return std::move(*fast);
   IntervalContext<E> ctx{p.endpoints};
   std::vector<Tensor<S>> in;
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -218,9 +225,8 @@ struct IbpPrepared::Impl {
 Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& payload, std::string_view arith) {
   auto spec = parse_arith_name(arith, /*allow_real=*/false);
   if (!spec.ok())
-    return error_status(ErrorCode::kInvalidInput,
-                        "IR bounds: arith " + std::string(arith) + ": expected f64, f32 or a binary format (" +
-                            spec.message() + ")")
+    return error_status(ErrorCode::kInvalidInput, "IR bounds: arith " + std::string(arith) +
+                                                      ": expected f64, f32 or a binary format (" + spec.message() + ")")
         .with_field("arith");
   // The one arith dispatch (scalar/arith.h) picks the point context; its endpoints bound it.
   return visit_arith(*spec, [&](auto& point) -> Result<IbpPrepared> {
@@ -228,7 +234,7 @@ Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& 
     if constexpr (std::is_same_v<Point, RealContext>) {
       return error_status(ErrorCode::kInternal, "IR bounds: real arithmetic has no interval endpoints");
     } else {
-      DENOTE_ASSIGN_OR_RETURN(auto p, prepare_in(EndpointsFor<Point>::make(point), payload));
+      DENOTE_ASSIGN_OR_RETURN(auto p, prepare_in(EndpointsFor<Point>::make(point), g, payload));
       IbpPrepared out;
       out.impl_ = std::make_shared<const Impl>(Impl{&g, &payload, std::string(arith), std::move(p)});
       return out;
@@ -244,6 +250,9 @@ const float* IbpPrepared::exact_f32_weights(int64_t node) const {
   if (!p) return nullptr;
   const auto it = p->dense.find(node);  // dense copies exist only for point (exactly float) weights
   return it == p->dense.end() ? nullptr : it->second.w.data();
+}
+bool IbpPrepared::array_pass() const {
+  return std::visit([](const auto& p) { return p.boxes_fit; }, impl_->p);
 }
 int64_t IbpPrepared::dense_linear_nodes() const {
   return std::visit([](const auto& p) { return static_cast<int64_t>(p.dense.size()); }, impl_->p);

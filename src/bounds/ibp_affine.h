@@ -69,8 +69,8 @@ inline std::optional<std::vector<DInterval>> layernorm_exact(const std::vector<D
   const double delta = 1.15 * (md + 4) * fm.u * big, g = 0.55 * (md + 8) * fm.u + fm.fn_rel;
   const double delta_g = delta * (1 + g);
   if (!(delta_g <= sigma.lo / 4 && g <= 0.25)) return std::nullopt;
-  const double sn = 1.1 * (2 * delta_g / sigma.lo + 2 * bound * (delta_g / sigma.lo + g) + fm.u * (bound + 1)) +
-                    (md + 10) * fm.eta;
+  const double sn =
+      1.1 * (2 * delta_g / sigma.lo + 2 * bound * (delta_g / sigma.lo + g) + fm.u * (bound + 1)) + (md + 10) * fm.eta;
   std::vector<DInterval> out;
   out.reserve(m);
   for (size_t j = 0; j < m; ++j) {
@@ -81,7 +81,8 @@ inline std::optional<std::vector<DInterval>> layernorm_exact(const std::vector<D
     auto f = [&](double cv, const DInterval& k) {
       return dc.div(pt(cv), dc.sqrt(dc.add(dc.div(dc.mul(pt(cv), pt(cv)), pt(md)), k)));
     };
-    DInterval n{(c[j].lo < 0 ? f(c[j].lo, klo) : f(c[j].lo, khi)).lo, (c[j].hi > 0 ? f(c[j].hi, klo) : f(c[j].hi, khi)).hi};
+    DInterval n{(c[j].lo < 0 ? f(c[j].lo, klo) : f(c[j].lo, khi)).lo,
+                (c[j].hi > 0 ? f(c[j].hi, klo) : f(c[j].hi, khi)).hi};
     n = {std::max(n.lo, -bound), std::min(n.hi, bound)};
     if (gamma.empty()) {
       out.push_back(widen(n, sn));
@@ -182,16 +183,26 @@ inline LinearSums linear_sums(const MidRad* w, const MidRad* x, int64_t n) {
 // The box of one output from its sums and bias (nullopt when not finite), n terms: the centre is
 // off by gamma_n(double)·a; s.b and bias.r, computed in round to nearest, by (1 + gamma_(2n+4));
 // the evaluator's left fold and bias add in the endpoint format by gamma_(n+1)·a + u·(|c| + a + |b|).
-inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, double nd, const FormatModel& fm) {
+// The factors that depend on n and the format only (one computation per layer, same values).
+struct LinearOutTerms {
+  double g = 0, b_factor = 0, u_eval = 0, eta = 0;
+};
+inline LinearOutTerms linear_out_terms(double nd, const FormatModel& fm) {
   const double ud = std::numeric_limits<double>::epsilon() / 2;
-  const double g = nd * ud / (1 - nd * ud) + fm.gamma(nd + 1);
+  return {nd * ud / (1 - nd * ud) + fm.gamma(nd + 1), 1 + (2 * nd + 4) * ud * 1.01, fm.u * 1.01, (2 * nd + 8) * fm.eta};
+}
+inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, const LinearOutTerms& t) {
+  const double ud = std::numeric_limits<double>::epsilon() / 2;
   const double centre = s.c + bias.m;
-  const double radius = (s.b + bias.r) * (1 + (2 * nd + 4) * ud * 1.01) +
-                        1.01 * (g * s.a + fm.u * 1.01 * (std::fabs(s.c) + s.a + std::fabs(bias.m) + bias.r) +
+  const double radius = (s.b + bias.r) * t.b_factor +
+                        1.01 * (t.g * s.a + t.u_eval * (std::fabs(s.c) + s.a + std::fabs(bias.m) + bias.r) +
                                 2 * ud * (std::fabs(s.c) + std::fabs(bias.m))) +
-                        (2 * nd + 8) * fm.eta;
+                        t.eta;
   if (!std::isfinite(centre) || !std::isfinite(radius)) return std::nullopt;
   return DInterval{down(centre - radius), up(centre + radius)};
+}
+inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, double nd, const FormatModel& fm) {
+  return linear_out(s, bias, linear_out_terms(nd, fm));
 }
 
 template <class E>

@@ -26,7 +26,8 @@ struct DenseLinear {
 };
 
 template <class E>
-std::optional<DenseLinear<typename E::Value>> make_dense(const IntervalContext<E>& ctx, const LinearRecord<Interval<typename E::Value>>& rec) {
+std::optional<DenseLinear<typename E::Value>> make_dense(const IntervalContext<E>& ctx,
+                                                         const LinearRecord<Interval<typename E::Value>>& rec) {
   using V = typename E::Value;
   static_assert(std::is_same_v<V, float> || std::is_same_v<V, double>);
   if (rec.out_dim <= 0 || rec.in_dim <= 0 || static_cast<int64_t>(rec.weight.size()) != rec.out_dim * rec.in_dim ||
@@ -48,8 +49,32 @@ std::optional<DenseLinear<typename E::Value>> make_dense(const IntervalContext<E
   return d;
 }
 
+// The product for `lead` leading blocks: element i of block l is get(l * in + i) (a DInterval),
+// output o of block l goes to put(l * out + o, box); false (nothing more put) when a box is not
+// finite. Shared by the interval tensors' rule below and the double-array pass (ibp_boxes.h).
+template <class V, class Get, class Put>
+bool dense_linear_blocks(const DenseLinear<V>& d, const FormatModel& fm, size_t lead, Get get, Put put) {
+  const size_t in = static_cast<size_t>(d.in), out = static_cast<size_t>(d.out);
+  std::vector<double> mid(in), rad(in), mag(in), c(out), r(out), m(out);
+  const LinearOutTerms terms = linear_out_terms(static_cast<double>(in), fm);
+  for (size_t l = 0; l < lead; ++l) {
+    for (size_t i = 0; i < in; ++i) {
+      const MidRad v = mid_rad(get(l * in + i));
+      mid[i] = v.m, rad[i] = v.r, mag[i] = up(std::fabs(v.m) + v.r);
+    }
+    bounds::interval_matvec(d.w.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
+    for (size_t o = 0; o < out; ++o) {
+      const auto box = linear_out(LinearSums{c[o], m[o], r[o]}, d.bias[o], terms);
+      if (!box) return false;
+      put(l * out + o, *box);
+    }
+  }
+  return true;
+}
+
 template <class E>
-std::optional<Tensor<Interval<typename E::Value>>> dense_linear(const IntervalContext<E>& ctx, const DenseLinear<typename E::Value>& d,
+std::optional<Tensor<Interval<typename E::Value>>> dense_linear(const IntervalContext<E>& ctx,
+                                                                const DenseLinear<typename E::Value>& d,
                                                                 const Tensor<Interval<typename E::Value>>& x,
                                                                 const Shape& out_shape) {
   using S = Interval<typename E::Value>;
@@ -58,26 +83,14 @@ std::optional<Tensor<Interval<typename E::Value>>> dense_linear(const IntervalCo
   Shape expected = x.shape;
   expected.back() = d.out;
   if (expected != out_shape) return std::nullopt;
-  const size_t in = static_cast<size_t>(d.in), out = static_cast<size_t>(d.out);
-  const size_t lead = x.data.size() / in;
-  std::vector<double> mid(in), rad(in), mag(in), c(out), r(out), m(out);
-  const FormatModel fm = format_model(ctx.endpoints());
-  const double nd = static_cast<double>(in);
+  const size_t lead = x.data.size() / static_cast<size_t>(d.in);
   Tensor<S> y;
   y.shape = std::move(expected);
-  y.data.resize(lead * out);
-  for (size_t l = 0; l < lead; ++l) {
-    for (size_t i = 0; i < in; ++i) {
-      const MidRad v = mid_rad(to_d(ctx, x.data[l * in + i]));
-      mid[i] = v.m, rad[i] = v.r, mag[i] = up(std::fabs(v.m) + v.r);
-    }
-    bounds::interval_matvec(d.w.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
-    for (size_t o = 0; o < out; ++o) {
-      const auto box = linear_out(LinearSums{c[o], m[o], r[o]}, d.bias[o], nd, fm);
-      if (!box) return std::nullopt;
-      y.data[l * out + o] = ctx.make(box->lo, box->hi);
-    }
-  }
+  y.data.resize(lead * static_cast<size_t>(d.out));
+  const bool ok = dense_linear_blocks(
+      d, format_model(ctx.endpoints()), lead, [&](size_t i) { return to_d(ctx, x.data[i]); },
+      [&](size_t k, DInterval b) { y.data[k] = ctx.make(b.lo, b.hi); });
+  if (!ok) return std::nullopt;
   return y;
 }
 

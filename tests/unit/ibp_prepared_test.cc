@@ -188,6 +188,60 @@ TEST(IbpPrepared, BoxesContainF32EvaluationsAndMatchTheIntervalRule) {
   }
 }
 
+// The double-array pass (src/bounds/ibp_boxes.h) against the interval tensors with the same dense
+// products: the graph with one more node the pass does not have (tanh of the output) runs on the
+// interval tensors, and every other node's box is the same to the bit, in f32 and f64, also when
+// the boxes are not finite (the pass hands over to the tensors) and for an input box that is
+// refused.
+Graph with_tanh(const Graph& g, int64_t out) {
+  Graph h = g;
+  Node t;
+  t.id = static_cast<int64_t>(h.nodes.size());
+  t.parents = {out};
+  t.op = Op::Tanh;
+  t.out_shape = g.nodes[static_cast<size_t>(out)].out_shape;
+  h.nodes.push_back(t);
+  return h;
+}
+
+void expect_same_boxes(const Model& m, const std::string& arith, const DoubleBox& box) {
+  SCOPED_TRACE(arith);
+  const Graph h = with_tanh(m.graph, m.output_ids[0]);
+  auto arrays = IbpPrepared::prepare(m.graph, m.payload, arith);
+  auto tensors = IbpPrepared::prepare(h, m.payload, arith);
+  ASSERT_TRUE(arrays.ok() && tensors.ok());
+  EXPECT_TRUE(arrays->array_pass());
+  EXPECT_FALSE(tensors->array_pass());
+  auto a = run_ibp_double(*arrays, std::span<const DoubleBox>(&box, 1));
+  auto t = run_ibp_double(*tensors, std::span<const DoubleBox>(&box, 1));
+  ASSERT_EQ(a.ok(), t.ok());
+  if (!a.ok()) {
+    EXPECT_EQ(a.message(), t.message());
+    return;
+  }
+  for (size_t id = 0; id < m.graph.nodes.size(); ++id) {
+    ASSERT_EQ(a->boxes[id].has_value(), t->boxes[id].has_value()) << "node " << id;
+    EXPECT_EQ(a->notes[id], t->notes[id]) << "node " << id;
+    if (a->boxes[id]) EXPECT_TRUE(*a->boxes[id] == *t->boxes[id]) << "node " << id;
+  }
+}
+
+TEST(IbpPrepared, DoubleArrayPassEqualsTheIntervalTensorsBitForBit) {
+  for (const Net& net : {Net{kMnist, 0.03}, Net{kAcas, 0.05}}) {
+    SCOPED_TRACE(net.path);
+    const Model m = load(net.path);
+    ASSERT_FALSE(m.graph.nodes.empty());
+    for (uint64_t seed = 11; seed <= 13; ++seed)
+      for (const char* arith : {"f32", "f64"}) expect_same_boxes(m, arith, box_of(m, seed, net.eps));
+    DoubleBox huge = box_of(m, 14, net.eps);  // beyond f32's range: not finite after the first layer
+    huge.lo[0] = -1e300, huge.hi[0] = 1e300;
+    for (const char* arith : {"f32", "f64"}) expect_same_boxes(m, arith, huge);
+    DoubleBox crossed = box_of(m, 15, net.eps);  // refused with the same message
+    std::swap(crossed.lo[1], crossed.hi[1]);
+    expect_same_boxes(m, "f32", crossed);
+  }
+}
+
 // Only weights that are points of the endpoint format go dense: the six-node model's decimal
 // weights (0.1, ...) are points in f64 but intervals in f32, where the interval rule keeps them;
 // both give boxes that contain the f64 evaluation at the box's center.
@@ -338,7 +392,8 @@ TEST(CrownGemm, SparseAndDenseRowsWithinGammaOfTheExactProduct) {
       for (int64_t j = 0; j < n; ++j) {
         long double exact = 0, mag = 0;
         for (int64_t p = 0; p < k; ++p) {
-          const long double t = static_cast<long double>(a[static_cast<size_t>(i * k + p)]) * b[static_cast<size_t>(p * n + j)];
+          const long double t =
+              static_cast<long double>(a[static_cast<size_t>(i * k + p)]) * b[static_cast<size_t>(p * n + j)];
           exact += t;
           mag += std::fabs(t);
         }

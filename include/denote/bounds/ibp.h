@@ -86,6 +86,9 @@ class IbpPrepared {
   std::string_view arith() const;
   // Linear nodes that run on the dense product (the others use the interval rule).
   int64_t dense_linear_nodes() const;
+  // Whether run_ibp_double runs on plain double arrays (every node an input, reshape, flatten,
+  // detach, relu or dense linear node; f32 or f64): the same boxes bit for bit, faster.
+  bool array_pass() const;
   // A linear node's weights as floats (out x in, row-major), when the model was prepared for f32 and
   // every weight is a float exactly (so the floats equal the payload's doubles); else nullptr.
   const float* exact_f32_weights(int64_t node) const;
