@@ -118,7 +118,12 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
         support.push_back(j);
         break;
       }
-  if (static_cast<int64_t>(C.size()) == rows * cols) po.start_support = &support;
+  std::optional<UnitRows> unit;  // scanned once for the run's passes
+  if (static_cast<int64_t>(C.size()) == rows * cols) {
+    po.start_support = &support;
+    unit = find_unit_rows(C, rows, support);
+    po.unit_rows = unit ? &*unit : nullptr;
+  }
   if (fuse_forward) {  // a fused first layer makes its forward values in the pass
     po.vertex_need = &need;
     po.vertex_values = &V;

@@ -33,26 +33,25 @@ double finish_row(const PassRows& st, int64_t r) {
   return std::isnan(v) ? -INFINITY : v;
 }
 
-// PassRows::unit_node: whether every row of the start's A is +-1 at one column of the support and
-// 0 elsewhere (a scan of the support's columns only: the others are 0).
-void mark_unit_rows(PassRows& st, int64_t start, const std::vector<int64_t>& support) {
-  const std::vector<double>& A = *st.A[static_cast<size_t>(start)];
-  const int64_t m = st.rows > 0 ? static_cast<int64_t>(A.size()) / st.rows : 0;
-  st.unit_col.assign(static_cast<size_t>(st.rows), -1);
-  st.unit_sign.assign(static_cast<size_t>(st.rows), 0.0);
-  for (int64_t r = 0; r < st.rows; ++r)
+}  // namespace
+
+std::optional<UnitRows> find_unit_rows(const std::vector<double>& C, int64_t rows,
+                                       const std::vector<int64_t>& support) {
+  const int64_t m = rows > 0 ? static_cast<int64_t>(C.size()) / rows : 0;
+  UnitRows u{std::vector<int64_t>(static_cast<size_t>(rows), -1), std::vector<double>(static_cast<size_t>(rows), 0.0)};
+  for (int64_t r = 0; r < rows; ++r)
     for (int64_t j : support) {
-      const double v = A[static_cast<size_t>(r * m + j)];
+      const double v = C[static_cast<size_t>(r * m + j)];
       if (v == 0) continue;
-      if ((v != 1 && v != -1) || st.unit_col[static_cast<size_t>(r)] >= 0) return;
-      st.unit_col[static_cast<size_t>(r)] = j, st.unit_sign[static_cast<size_t>(r)] = v;
+      if ((v != 1 && v != -1) || u.col[static_cast<size_t>(r)] >= 0) return std::nullopt;
+      u.col[static_cast<size_t>(r)] = j, u.sign[static_cast<size_t>(r)] = v;
     }
-  for (int64_t c : st.unit_col)
-    if (c < 0) return;
-  st.unit_node = start;
+  for (int64_t c : u.col)
+    if (c < 0) return std::nullopt;
+  return u;
 }
 
-}  // namespace
+namespace {}  // namespace
 
 // Row r's coefficient of v_node[elem] moves by -beta sign (one rounding, |delta| <= u |new|, times
 // the element's magnitude into slack) and its bias by -beta margin.
@@ -99,7 +98,13 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
   st.vertex_values = o.vertex_values;
   if (o.start_support) {
     st.support[static_cast<size_t>(start)] = *o.start_support;
-    mark_unit_rows(st, start, *o.start_support);
+    std::optional<UnitRows> found;
+    if (!o.unit_rows) found = find_unit_rows(*st.A[static_cast<size_t>(start)], rows, *o.start_support);
+    if (const UnitRows* u = o.unit_rows ? o.unit_rows : found ? &*found : nullptr) {
+      st.unit_node = start;
+      st.unit_col = u->col;
+      st.unit_sign = u->sign;
+    }
   }
   const std::vector<const DoubleBox*> box = ptrs();
   RuleCtx ctx{g, payload, box, err, st, o.alpha, o.scales, &ws, &scale_cache};
@@ -186,6 +191,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   int64_t cached = -1;  // the lead whose rows c, r, m hold
   const double g_in = gamma(static_cast<double>(in) + 2);
   const double e_eval = err.u * (static_cast<double>(in) + 3) * 1.01;
+  const UpSum up_sum_in(static_cast<double>(in)), up_sum_in1(static_cast<double>(in) + 1);  // up_sum's values
   lo.resize(elems.size());
   hi.resize(elems.size());
   for (size_t k = 0; k < elems.size(); ++k) {
@@ -201,8 +207,8 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
     }
     const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
     const double cv = b + cs, xm = std::fabs(b) + ms;
-    const double e = up(up_sum(rs, static_cast<double>(in)) + g_in * up_sum(xm, static_cast<double>(in) + 1) +
-                        e_eval * up_sum(xm, static_cast<double>(in) + 1) + 4 * err.tiny + 8 * kEta);
+    const double xs = up_sum_in1(xm);
+    const double e = up(up_sum_in(rs) + g_in * xs + e_eval * xs + 4 * err.tiny + 8 * kEta);
     lo[k] = dn(cv - e);
     hi[k] = up(cv + e);
   }
@@ -224,10 +230,16 @@ void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool 
   std::vector<int64_t> cols = elems;  // the rows' only nonzero columns
   std::sort(cols.begin(), cols.end());
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+  UnitRows unit{std::vector<int64_t>(static_cast<size_t>(2 * k)), std::vector<double>(static_cast<size_t>(2 * k))};
+  for (int64_t r = 0; r < k; ++r) {
+    unit.col[static_cast<size_t>(r)] = unit.col[static_cast<size_t>(k + r)] = elems[static_cast<size_t>(r)];
+    unit.sign[static_cast<size_t>(r)] = 1, unit.sign[static_cast<size_t>(k + r)] = -1;
+  }
   PassOptions po;
   po.one_step = one_step;
   po.alpha = alpha;
   po.start_support = &cols;
+  po.unit_rows = &unit;
   PassResult pr = pass(id, std::move(C), 2 * k, po);
   lo.assign(pr.lower.begin(), pr.lower.begin() + k);
   hi.resize(static_cast<size_t>(k));

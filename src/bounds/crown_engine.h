@@ -22,6 +22,15 @@ struct PassResult {
   bool cut = false;  // some rows were concretised at a node that is not an input
 };
 
+// Rows of C that are signed unit vectors: row r is sign[r] at column col[r] and 0 elsewhere.
+struct UnitRows {
+  std::vector<int64_t> col;
+  std::vector<double> sign;
+};
+// C's rows (rows x m) as unit rows, when each has exactly one nonzero among the support's columns
+// (the others are 0) and it is +-1; nullopt otherwise.
+std::optional<UnitRows> find_unit_rows(const std::vector<double>& C, int64_t rows, const std::vector<int64_t>& support);
+
 // What a backward pass does besides bounding the rows of C (Engine::pass).
 struct PassOptions {
   // Every parent of the start is cut at its box (the start's box from its parents' boxes, IBP-like
@@ -33,6 +42,8 @@ struct PassOptions {
   const std::vector<double>* beta = nullptr;                // rows x beta_terms.size() multipliers >= 0 (null: none)
   std::vector<std::vector<double>>* scales = nullptr;       // linear error scales kept across passes
   const std::vector<int64_t>* start_support = nullptr;      // the columns of C that may be nonzero, ascending
+  // With start_support: C's rows as unit rows, known by the caller (null: found by a scan of C).
+  const UnitRows* unit_rows = nullptr;
   // alpha-CROWN's forward values made in the pass (PassRows::vertex_values), or null.
   const std::vector<std::vector<char>>* vertex_need = nullptr;
   std::vector<std::vector<double>>* vertex_values = nullptr;
