@@ -267,5 +267,17 @@ TEST(CrownSparse, FusedForwardValuesAgreeWithTheForwardRules) {
   EXPECT_GE(cases, 1);
 }
 
+// Unit rows are recognised only when every row is +-1 at one support column and 0 elsewhere.
+TEST(CrownSparse, UnitRowsOnlyWhenEveryRowIsASignedUnitVector) {
+  const std::vector<int64_t> support = {1, 3};
+  auto u = crown::find_unit_rows({0, 1, 0, 0, 0, 0, 0, -1}, 2, support);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->col, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(u->sign, (std::vector<double>{1, -1}));
+  EXPECT_FALSE(crown::find_unit_rows({0, 1, 0, 1, 0, 0, 0, -1}, 2, support));   // two nonzeros in a row
+  EXPECT_FALSE(crown::find_unit_rows({0, 0.5, 0, 0, 0, 0, 0, -1}, 2, support));  // not +-1
+  EXPECT_FALSE(crown::find_unit_rows({0, 0, 0, 0, 0, 0, 0, -1}, 2, support));    // an empty row
+}
+
 }  // namespace
 }  // namespace denote
