@@ -17,6 +17,7 @@
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
 #include "denote/ir/model.h"
+#include "denote/program/builder.h"
 #include "denote/program/examples.h"
 #include "denote/scalar/native.h"
 
@@ -240,6 +241,62 @@ TEST(IbpPrepared, DoubleArrayPassEqualsTheIntervalTensorsBitForBit) {
     std::swap(crossed.lo[1], crossed.hi[1]);
     expect_same_boxes(m, "f32", crossed);
   }
+}
+
+// Random MLPs with every op the double-array pass has: an input behind reshape, a normalisation
+// (input - const, then const + x), flatten and detach between layers, relus, f32-exact weights (dense
+// in f32 and f64) and decimal ones (dense in f64 only: in f32 the pass is not used).
+Model random_mlp(uint64_t seed, bool f32_exact) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  auto value = [&] { return f32_exact ? static_cast<double>(static_cast<float>(u(rng))) : u(rng) + 1e-9; };
+  GraphBuilder b;
+  const int64_t x = b.input({2, 3});
+  const int64_t r = b.add(Op::Reshape, {x}, ReshapeAttrs{{2, 3}, {6}}, Shape{6});
+  std::vector<double> c1(6), c2(6);
+  for (auto& v : c1) v = value();
+  for (auto& v : c2) v = value();
+  int64_t h = b.binary(Op::Add, b.constant({6}, c2), b.binary(Op::Sub, r, b.constant({6}, c1)));
+  int64_t width = 6;
+  for (int layer = 0; layer < 3; ++layer) {
+    const int64_t out = layer == 2 ? 3 : 5 + static_cast<int64_t>(rng() % 6);
+    std::vector<double> w(static_cast<size_t>(out * width)), bias(static_cast<size_t>(out));
+    for (auto& v : w) v = value();
+    for (auto& v : bias) v = value();
+    h = b.linear(h, out, w, bias);
+    if (layer < 2) h = b.unary(layer == 0 ? Op::Detach : Op::Relu, b.unary(Op::Relu, h));
+    width = out;
+  }
+  auto m = b.build({h});
+  EXPECT_TRUE(m.ok()) << m.message();
+  return m.ok() ? std::move(*m) : Model{};
+}
+
+TEST(IbpPrepared, DoubleArrayPassOnRandomMlps) {
+  int array_runs = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed)
+    for (bool exact : {true, false})
+      for (const char* arith : {"f32", "f64"}) {
+        SCOPED_TRACE(testing::Message() << "seed " << seed << " exact " << exact << " " << arith);
+        const Model m = random_mlp(seed, exact);
+        ASSERT_FALSE(m.graph.nodes.empty());
+        std::mt19937_64 rng(seed * 31);
+        std::uniform_real_distribution<double> u(-1, 1), e(0, 0.3);
+        DoubleBox box{Shape{2, 3}, {}, {}};
+        for (int i = 0; i < 6; ++i) {
+          const double c = u(rng), r = e(rng);
+          box.lo.push_back(c - r), box.hi.push_back(c + r);
+        }
+        auto prep = IbpPrepared::prepare(m.graph, m.payload, arith);
+        ASSERT_TRUE(prep.ok()) << prep.message();
+        if (!prep->array_pass()) {
+          EXPECT_TRUE(!exact && std::string(arith) == "f32");  // decimal weights are no f32 points
+          continue;
+        }
+        expect_same_boxes(m, arith, box);
+        ++array_runs;
+      }
+  EXPECT_EQ(array_runs, 36);
 }
 
 // Only weights that are points of the endpoint format go dense: the six-node model's decimal
