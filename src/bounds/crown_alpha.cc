@@ -8,6 +8,7 @@
 // row is kept, so the result is never looser than CROWN's.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "bounds/crown_engine.h"
 #include "bounds/crown_relax.h"
@@ -65,15 +66,33 @@ bool above(const std::vector<double>& best, const std::vector<double>* stop) {
   return false;
 }
 
-}  // namespace
+// C's nonzero columns (ascending) and, when every row is a signed unit vector on them, its unit rows:
+// found once for all of a run's passes (intermediate bounds' +-e_j take W's rows exactly).
+struct StartRows {
+  std::vector<int64_t> support;
+  std::optional<UnitRows> unit;
+  bool ok = false;  // C is rows x cols
+};
+StartRows start_rows(const std::vector<double>& C, int64_t rows) {
+  StartRows s;
+  const int64_t cols = rows > 0 ? static_cast<int64_t>(C.size()) / rows : 0;
+  s.ok = static_cast<int64_t>(C.size()) == rows * cols;
+  if (!s.ok) return s;
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t r = 0; r < rows; ++r)
+      if (C[static_cast<size_t>(r * cols + j)] != 0) {
+        s.support.push_back(j);
+        break;
+      }
+  s.unit = find_unit_rows(C, rows, s.support);
+  return s;
+}
 
-std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
-                                     std::vector<double> best, const CrownOptions& o,
-                                     const std::vector<double>* stop_above,
-                                     std::vector<std::vector<double>>* kept_scales) {
+// The slopes of every relu the start depends on (with a parent box): rows x m, each row CROWN's
+// adaptive choice, and zero Adam moments; whether some relu is unstable (has a slope to optimise).
+bool init_slopes(const Graph& g, const std::vector<std::optional<DoubleBox>>& boxes, int64_t start, int64_t rows,
+                 std::vector<std::vector<double>>& alpha, std::vector<Adam>& adam) {
   const std::vector<bool> anc = walk::ancestors(g, start);
-  std::vector<std::vector<double>> alpha(g.nodes.size());
-  std::vector<Adam> adam(g.nodes.size());
   bool any = false;
   for (const Node& n : g.nodes) {
     if (n.op != Op::Relu || !anc[static_cast<size_t>(n.id)] || n.id == start) continue;
@@ -90,6 +109,59 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     adam[static_cast<size_t>(n.id)].m.assign(a.size(), 0.0);
     adam[static_cast<size_t>(n.id)].v.assign(a.size(), 0.0);
   }
+  return any;
+}
+
+// One projected Adam step on a relu's slopes over its unstable elements: d bound / d alpha = A x where
+// the row uses the lower line (A >= 0), else 0.
+void adam_slopes(std::vector<double>& a, Adam& ad, const std::vector<double>& A, const std::vector<double>& X,
+                 const DoubleBox& xb, int64_t rows, double lr, double c1, double c2) {
+  const double b1 = 0.9, b2 = 0.999;
+  const size_t m = xb.lo.size();
+  std::vector<size_t> open;  // the unstable elements: the only ones with a slope to optimise
+  for (size_t j = 0; j < m; ++j)
+    if (xb.lo[j] < 0 && xb.hi[j] > 0) open.push_back(j);
+  for (size_t row = 0; row < static_cast<size_t>(rows); ++row)
+    for (size_t j : open) {
+      const size_t i = row * m + j;
+      const double grad = A[i] >= 0 ? A[i] * X[i] : 0.0;
+      ad.m[i] = b1 * ad.m[i] + (1 - b1) * grad;
+      ad.v[i] = b2 * ad.v[i] + (1 - b2) * grad * grad;
+      const double step = lr * (ad.m[i] / c1) / (std::sqrt(ad.v[i] / c2) + 1e-8);
+      a[i] = std::clamp(a[i] + step, 0.0, 1.0);
+    }
+}
+
+}  // namespace
+
+// The relaxed network at each row's attaining point, rows at once, into V: the nodes the pass
+// reached and a gradient needs, except those the pass made itself (the fused first layer).
+bool Engine::forward_values(int64_t start, int64_t rows, const std::vector<std::vector<double>>& alpha,
+                            const PassResult& pr, const std::vector<std::vector<char>>& need,
+                            std::vector<std::vector<double>>& V) const {
+  PassRows st;
+  st.rows = rows;
+  const std::vector<const DoubleBox*> box = ptrs();
+  RuleCtx rc{g, payload, box, err, st, &alpha};
+  ForwardCtx fc{rc, pr.A, V, &need};
+  for (const Node& n : g.nodes) {
+    if (n.id > start) break;
+    const auto& nd = need[static_cast<size_t>(n.id)];
+    if (!pr.reached[static_cast<size_t>(n.id)] || !V[static_cast<size_t>(n.id)].empty() || nd.empty() ||
+        std::find(nd.begin(), nd.end(), 1) == nd.end())
+      continue;  // not reached, made by the pass, or not needed
+    if (!crown_forward(n.op)(fc, n)) return false;
+  }
+  return true;
+}
+
+std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
+                                     std::vector<double> best, const CrownOptions& o,
+                                     const std::vector<double>* stop_above,
+                                     std::vector<std::vector<double>>* kept_scales) {
+  std::vector<std::vector<double>> alpha(g.nodes.size());
+  std::vector<Adam> adam(g.nodes.size());
+  const bool any = init_slopes(g, boxes, start, rows, alpha, adam);
   const size_t terms = beta_terms.size();
   std::vector<double> beta(static_cast<size_t>(rows) * terms, 0.0);
   Adam badam{beta, beta};
@@ -109,20 +181,10 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   po.record_only = &keep;
   po.beta = terms ? &beta : nullptr;
   po.scales = &scales;
-  // C's nonzero columns: with them the pass sees unit rows (intermediate bounds' +-e_j) as such.
-  const int64_t cols = rows > 0 ? static_cast<int64_t>(C.size()) / rows : 0;
-  std::vector<int64_t> support;
-  for (int64_t j = 0; j < cols; ++j)
-    for (int64_t r = 0; r < rows; ++r)
-      if (C[static_cast<size_t>(r * cols + j)] != 0) {
-        support.push_back(j);
-        break;
-      }
-  std::optional<UnitRows> unit;  // scanned once for the run's passes
-  if (static_cast<int64_t>(C.size()) == rows * cols) {
-    po.start_support = &support;
-    unit = find_unit_rows(C, rows, support);
-    po.unit_rows = unit ? &*unit : nullptr;
+  const StartRows sr = start_rows(C, rows);
+  if (sr.ok) {
+    po.start_support = &sr.support;
+    po.unit_rows = sr.unit ? &*sr.unit : nullptr;
   }
   if (fuse_forward) {  // a fused first layer makes its forward values in the pass
     po.vertex_need = &need;
@@ -138,46 +200,15 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     for (int64_t r = 0; r < rows; ++r)
       best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
     if (t + 1 == o.alpha_iters || above(best, stop_above)) break;
-    // The relaxed network at the attaining point, rows at once.
-    PassRows st;
-    st.rows = rows;
-    const std::vector<const DoubleBox*> box = ptrs();
-    RuleCtx rc{g, payload, box, err, st, &alpha};
-    ForwardCtx fc{rc, pr.A, V, &need};
-    bool ok = true;
-    for (const Node& n : g.nodes) {
-      if (n.id > start) break;
-      const auto& nd = need[static_cast<size_t>(n.id)];
-      if (!pr.reached[static_cast<size_t>(n.id)] || !V[static_cast<size_t>(n.id)].empty() || nd.empty() ||
-          std::find(nd.begin(), nd.end(), 1) == nd.end())
-        continue;  // not reached, made by the pass, or not needed
-      if (!crown_forward(n.op)(fc, n)) {
-        ok = false;
-        break;
-      }
-    }
-    if (!ok) break;
+    if (!forward_values(start, rows, alpha, pr, need, V)) break;
     const double c1 = 1 - std::pow(b1, t + 1), c2 = 1 - std::pow(b2, t + 1);
     for (const Node& n : g.nodes) {
       auto& a = alpha[static_cast<size_t>(n.id)];
       const auto& Ar = pr.A[static_cast<size_t>(n.id)];
       const auto& X = V[static_cast<size_t>(n.parents.empty() ? 0 : n.parents[0])];
       if (a.empty() || Ar.empty() || X.size() != a.size()) continue;
-      const auto& xb = *boxes[static_cast<size_t>(n.parents[0])];
-      const size_t m = xb.lo.size();
-      Adam& ad = adam[static_cast<size_t>(n.id)];
-      std::vector<size_t> open;  // the unstable elements: the only ones with a slope to optimise
-      for (size_t j = 0; j < m; ++j)
-        if (xb.lo[j] < 0 && xb.hi[j] > 0) open.push_back(j);
-      for (size_t row = 0; row < static_cast<size_t>(rows); ++row)
-        for (size_t j : open) {
-          const size_t i = row * m + j;
-          const double grad = Ar[i] >= 0 ? Ar[i] * X[i] : 0.0;
-          ad.m[i] = b1 * ad.m[i] + (1 - b1) * grad;
-          ad.v[i] = b2 * ad.v[i] + (1 - b2) * grad * grad;
-          const double step = lr * (ad.m[i] / c1) / (std::sqrt(ad.v[i] / c2) + 1e-8);
-          a[i] = std::clamp(a[i] + step, 0.0, 1.0);
-        }
+      adam_slopes(a, adam[static_cast<size_t>(n.id)], Ar, X, *boxes[static_cast<size_t>(n.parents[0])], rows, lr, c1,
+                  c2);
     }
     beta_step(V, badam, beta, rows, o.beta_lr * lr / o.alpha_lr, c1, c2);
     lr *= o.alpha_decay;

@@ -109,6 +109,8 @@ class Engine {
   std::vector<const DoubleBox*> ptrs() const;
   std::vector<std::vector<int64_t>> relu_children_;  // per node: the relu nodes it feeds
   std::vector<int32_t> uses_;                        // per node: how many times it is a parent
+  bool forward_values(int64_t start, int64_t rows, const std::vector<std::vector<double>>& alpha, const PassResult& pr,
+                      const std::vector<std::vector<char>>& need, std::vector<std::vector<double>>& V) const;
   void beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,
                  double lr, double c1, double c2) const;
   void add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const;
