@@ -2,10 +2,10 @@
 // then the specification's bounds by one backward pass with the rows [C; -C].
 #include "denote/bounds/crown.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "bounds/crown_engine.h"
 #include "bounds/crown_symbolic.h"
@@ -54,24 +54,15 @@ Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
   return c;
 }
 
-// The rows +e_j and -e_j of the given elements, and their bounds as a starting point.
-std::vector<double> unit_rows(const std::vector<int64_t>& elems, int64_t m) {
-  const int64_t k = static_cast<int64_t>(elems.size());
-  std::vector<double> C(static_cast<size_t>(2 * k * m), 0.0);
-  for (int64_t r = 0; r < k; ++r) {
-    C[static_cast<size_t>(r * m + elems[static_cast<size_t>(r)])] = 1;
-    C[static_cast<size_t>((k + r) * m + elems[static_cast<size_t>(r)])] = -1;
-  }
-  return C;
-}
-
 void optimise_elements(crown::Engine& eng, int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo,
                        std::vector<double>& hi, const CrownOptions& o) {
   const int64_t m = numel(eng.g.nodes[static_cast<size_t>(id)].out_shape);
   const size_t k = elems.size();
   std::vector<double> start(2 * k);
   for (size_t r = 0; r < k; ++r) start[r] = lo[r], start[k + r] = -hi[r];
-  const std::vector<double> best = eng.optimise(id, unit_rows(elems, m), static_cast<int64_t>(2 * k), start, o);
+  std::vector<double> C(2 * k * static_cast<size_t>(m));
+  crown::UnitRows::plus_minus(elems).fill(m, C.data());
+  const std::vector<double> best = eng.optimise(id, C, static_cast<int64_t>(2 * k), start, o);
   for (size_t r = 0; r < k; ++r) lo[r] = best[r], hi[r] = -best[k + r];
 }
 
@@ -97,7 +88,8 @@ struct SplitSet {
   bool infeasible = false;
 
   // Bounds [lo, hi] just computed for elems of node id that contradict a split: the subdomain is empty.
-  void check(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo, const std::vector<double>& hi) {
+  void check(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo,
+             const std::vector<double>& hi) {
     if (by_node.empty()) return;
     for (const auto& sp : by_node[static_cast<size_t>(id)]) {
       const auto it = std::find(elems.begin(), elems.end(), sp.elem);
@@ -114,8 +106,10 @@ struct SplitSet {
       double& l = b->lo[static_cast<size_t>(sp.elem)];
       double& h = b->hi[static_cast<size_t>(sp.elem)];
       if (sp.active ? h < -sp.margin : l > sp.margin) infeasible = true;
-      if (sp.active) l = std::max(l, -sp.margin);
-      else h = std::min(h, sp.margin);
+      if (sp.active)
+        l = std::max(l, -sp.margin);
+      else
+        h = std::min(h, sp.margin);
     }
     eng.refresh_children(id);
   }
@@ -161,9 +155,12 @@ void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions&
     std::vector<int64_t> elems;
     const DoubleBox& b = *eng.boxes[id];
     for (int64_t j = 0; j < m; ++j)
-      if (!c.relu_only[id] || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0)) elems.push_back(j);
-    if (first_layer(g, n)) elems.clear();
-    else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m)) elems = all;
+      if (!c.relu_only[id] || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0))
+        elems.push_back(j);
+    if (first_layer(g, n))
+      elems.clear();
+    else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m))
+      elems = all;
     if (!elems.empty()) {
       eng.bound_elements(n.id, elems, false, lo, hi);
       if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate) optimise_elements(eng, n.id, elems, lo, hi, o);
@@ -304,8 +301,10 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   po.one_step = cut_output;
   po.record = record;
   po.scales = &scales;
-  if (known_err.ok()) pr = eng.pass(output_id, C, nr, po);
-  else pr.lower.assign(static_cast<size_t>(nr), -INFINITY);  // IBP in a binary format: the box only
+  if (known_err.ok())
+    pr = eng.pass(output_id, C, nr, po);
+  else
+    pr.lower.assign(static_cast<size_t>(nr), -INFINITY);  // IBP in a binary format: the box only
   if (cut_output) {
     // IBP: C folded into the output node's own rule (the one-step pass above, auto_LiRPA's IBP with
     // C), or C at the output's box, whichever is tighter per row.
@@ -324,11 +323,15 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   }
   if (record) {
     const std::vector<int64_t> in_ids = g.input_ids();
-    const auto* a = in_ids.empty() || pr.A.size() <= static_cast<size_t>(in_ids[0]) ? nullptr
-                                                                                    : &pr.A[static_cast<size_t>(in_ids[0])];
-    const size_t nx = in_ids.empty() ? 0 : static_cast<size_t>(numel(g.nodes[static_cast<size_t>(in_ids[0])].out_shape));
-    if (a && a->size() >= static_cast<size_t>(k) * nx) res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
-    res.input_linear = !res.input_coef.empty() && !pr.cut && in_ids.size() == 1 && spec && o.method == BoundMethod::Crown;
+    const auto* a = in_ids.empty() || pr.A.size() <= static_cast<size_t>(in_ids[0])
+                        ? nullptr
+                        : &pr.A[static_cast<size_t>(in_ids[0])];
+    const size_t nx =
+        in_ids.empty() ? 0 : static_cast<size_t>(numel(g.nodes[static_cast<size_t>(in_ids[0])].out_shape));
+    if (a && a->size() >= static_cast<size_t>(k) * nx)
+      res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
+    res.input_linear =
+        !res.input_coef.empty() && !pr.cut && in_ids.size() == 1 && spec && o.method == BoundMethod::Crown;
     if (o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
   }
   std::vector<double> lower = pr.lower;
@@ -353,7 +356,8 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
 
 // Both enclose the same values, so they overlap; an element whose intersection would be empty
 // (only possible from a caller's mistake) keeps its box.
-void intersect_node_boxes(std::vector<std::optional<DoubleBox>>& boxes, const std::vector<std::optional<DoubleBox>>& other) {
+void intersect_node_boxes(std::vector<std::optional<DoubleBox>>& boxes,
+                          const std::vector<std::optional<DoubleBox>>& other) {
   for (size_t i = 0; i < boxes.size() && i < other.size(); ++i) {
     if (!boxes[i] || !other[i] || other[i]->lo.size() != boxes[i]->lo.size()) continue;
     DoubleBox& b = *boxes[i];

@@ -172,13 +172,10 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   std::vector<std::vector<double>> own(kept_scales ? 0 : g.nodes.size());  // the boxes stay fixed in this loop
   std::vector<std::vector<double>>& scales = kept_scales ? *kept_scales : own;
   std::vector<std::vector<double>> V(g.nodes.size());  // kept across steps: the buffers are reused
-  // The coefficients the gradients read: the relus' and those of the nodes whose forward rule reads them.
-  std::vector<char> keep(g.nodes.size(), 0);
-  for (const Node& n : g.nodes) keep[static_cast<size_t>(n.id)] = forward_reads_coefficients(n.op) ? 1 : 0;
   PassOptions po;
   po.alpha = &alpha;
   po.record = true;
-  po.record_only = &keep;
+  po.record_only = &forward_reads_;  // the coefficients the gradients read
   po.beta = terms ? &beta : nullptr;
   po.scales = &scales;
   const StartRows sr = start_rows(C, rows);

@@ -4,15 +4,23 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bounds/crown_linear.h"
 #include "bounds/interval_matvec.h"
 #include "eval/walk.h"
 
 namespace denote::crown {
 
 Engine::Engine(const Graph& g_, const Payload<double>& p, EvalErr e, std::vector<std::optional<DoubleBox>> b)
-    : g(g_), payload(p), err(e), boxes(std::move(b)), relu_children_(g_.nodes.size()), uses_(g_.nodes.size(), 0) {
+    : g(g_),
+      payload(p),
+      err(e),
+      boxes(std::move(b)),
+      relu_children_(g_.nodes.size()),
+      uses_(g_.nodes.size(), 0),
+      forward_reads_(g_.nodes.size(), 0) {
   for (const Node& n : g.nodes) {  // one index of the graph, built once per engine
     if (n.op == Op::Relu) relu_children_[static_cast<size_t>(n.parents[0])].push_back(n.id);
+    forward_reads_[static_cast<size_t>(n.id)] = forward_reads_coefficients(n.op) ? 1 : 0;
     for (int64_t p : n.parents) ++uses_[static_cast<size_t>(p)];
   }
 }
@@ -51,8 +59,6 @@ std::optional<UnitRows> find_unit_rows(const std::vector<double>& C, int64_t row
   return u;
 }
 
-namespace {}  // namespace
-
 // Row r's coefficient of v_node[elem] moves by -beta sign (one rounding, |delta| <= u |new|, times
 // the element's magnitude into slack) and its bias by -beta margin.
 void Engine::add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const {
@@ -84,6 +90,7 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
   ++passes;
   rows_total += rows;
   PassRows st;
+  std::optional<UnitRows> found;  // C's unit rows when the caller did not give them (st.unit points here)
   st.rows = rows;
   st.A.resize(g.nodes.size());
   st.bias.assign(static_cast<size_t>(rows), 0.0);
@@ -98,13 +105,9 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
   st.vertex_values = o.vertex_values;
   if (o.start_support) {
     st.support[static_cast<size_t>(start)] = *o.start_support;
-    std::optional<UnitRows> found;
     if (!o.unit_rows) found = find_unit_rows(*st.A[static_cast<size_t>(start)], rows, *o.start_support);
-    if (const UnitRows* u = o.unit_rows ? o.unit_rows : found ? &*found : nullptr) {
-      st.unit_node = start;
-      st.unit_col = u->col;
-      st.unit_sign = u->sign;
-    }
+    st.unit = o.unit_rows ? o.unit_rows : found ? &*found : nullptr;
+    if (st.unit) st.unit_node = start;
   }
   const std::vector<const DoubleBox*> box = ptrs();
   RuleCtx ctx{g, payload, box, err, st, o.alpha, o.scales, &ws, &scale_cache};
@@ -168,9 +171,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   if (live && !live->empty()) {
     cols = static_cast<int64_t>(live->size());
     w_live.resize(static_cast<size_t>(out * cols));
-    for (int64_t o = 0; o < out; ++o)
-      for (int64_t k = 0; k < cols; ++k)
-        w_live[static_cast<size_t>(o * cols + k)] = w_all[o * in + (*live)[static_cast<size_t>(k)]];
+    gather_weights(w_all, out, in, nullptr, &*live, w_live.data());
     for (int64_t k = 0; k < cols; ++k) {  // in place: the k-th live index is >= k
       const size_t i = static_cast<size_t>((*live)[static_cast<size_t>(k)]);
       mid[static_cast<size_t>(k)] = mid[i], rad[static_cast<size_t>(k)] = rad[i], mag[static_cast<size_t>(k)] = mag[i];
@@ -221,20 +222,12 @@ void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool 
   if (one_step && g.nodes[static_cast<size_t>(id)].op == Op::Linear && linear_one_step(id, elems, lo, hi)) return;
   const int64_t m = numel(g.nodes[static_cast<size_t>(id)].out_shape);
   const int64_t k = static_cast<int64_t>(elems.size());
+  const UnitRows unit = UnitRows::plus_minus(elems);
   std::vector<double> C = ws.take(static_cast<size_t>(2 * k * m));
-  std::fill(C.begin(), C.end(), 0.0);
-  for (int64_t r = 0; r < k; ++r) {
-    C[static_cast<size_t>(r * m + elems[static_cast<size_t>(r)])] = 1;
-    C[static_cast<size_t>((k + r) * m + elems[static_cast<size_t>(r)])] = -1;
-  }
+  unit.fill(m, C.data());
   std::vector<int64_t> cols = elems;  // the rows' only nonzero columns
   std::sort(cols.begin(), cols.end());
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-  UnitRows unit{std::vector<int64_t>(static_cast<size_t>(2 * k)), std::vector<double>(static_cast<size_t>(2 * k))};
-  for (int64_t r = 0; r < k; ++r) {
-    unit.col[static_cast<size_t>(r)] = unit.col[static_cast<size_t>(k + r)] = elems[static_cast<size_t>(r)];
-    unit.sign[static_cast<size_t>(r)] = 1, unit.sign[static_cast<size_t>(k + r)] = -1;
-  }
   PassOptions po;
   po.one_step = one_step;
   po.alpha = alpha;

@@ -22,11 +22,6 @@ struct PassResult {
   bool cut = false;  // some rows were concretised at a node that is not an input
 };
 
-// Rows of C that are signed unit vectors: row r is sign[r] at column col[r] and 0 elsewhere.
-struct UnitRows {
-  std::vector<int64_t> col;
-  std::vector<double> sign;
-};
 // C's rows (rows x m) as unit rows, when each has exactly one nonzero among the support's columns
 // (the others are 0) and it is +-1; nullopt otherwise.
 std::optional<UnitRows> find_unit_rows(const std::vector<double>& C, int64_t rows, const std::vector<int64_t>& support);
@@ -109,6 +104,7 @@ class Engine {
   std::vector<const DoubleBox*> ptrs() const;
   std::vector<std::vector<int64_t>> relu_children_;  // per node: the relu nodes it feeds
   std::vector<int32_t> uses_;                        // per node: how many times it is a parent
+  std::vector<char> forward_reads_;  // per node: whether its forward rule reads its coefficients (alpha-CROWN)
   bool forward_values(int64_t start, int64_t rows, const std::vector<std::vector<double>>& alpha, const PassResult& pr,
                       const std::vector<std::vector<char>>& need, std::vector<std::vector<double>>& V) const;
   void beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,

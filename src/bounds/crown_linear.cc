@@ -91,14 +91,7 @@ struct SupportProduct {
     }
     if (!S && !L) return;
     w = c.take(static_cast<size_t>(ks * nl));
-    for (int64_t k = 0; k < ks; ++k) {
-      const double* row = W + (S ? (*S)[static_cast<size_t>(k)] : k) * in;
-      double* dst = w.data() + k * nl;
-      if (L)
-        for (int64_t l = 0; l < nl; ++l) dst[l] = row[(*L)[static_cast<size_t>(l)]];
-      else
-        std::copy(row, row + in, dst);
-    }
+    gather_weights(W, out, in, S, L, w.data());
     b = w.data();
   }
   // Rows [r0, r0 + n) of the product into out (n x nl).
@@ -159,11 +152,7 @@ std::optional<VertexOut> vertex_request(RuleCtx& c, const Node& n, const LinearR
   for (int64_t o = 0; o < rec.out_dim; ++o)
     if (need[static_cast<size_t>(o)]) v.outs.push_back(o);
   v.w = c.take(v.outs.size() * static_cast<size_t>(nl));
-  for (size_t t = 0; t < v.outs.size(); ++t) {
-    const double* row = rec.weight.data() + v.outs[t] * in;
-    for (int64_t l = 0; l < nl; ++l)
-      v.w[t * static_cast<size_t>(nl) + static_cast<size_t>(l)] = row[L ? (*L)[static_cast<size_t>(l)] : l];
-  }
+  gather_weights(rec.weight.data(), rec.out_dim, in, &v.outs, L, v.w.data());
   v.values = &(*c.st.vertex_values)[static_cast<size_t>(n.id)];
   v.values->assign(static_cast<size_t>(c.st.rows * rec.out_dim), 0.0);
   return v;
@@ -228,7 +217,7 @@ void product_concretize(RuleCtx& c, const LinearRecord<double>& rec, int64_t row
   sp.give_back(c);
 }
 
-// Rows that are signed unit vectors (PassRows::unit_node): row r of A W is +-W's row unit_col[r],
+// Rows that are signed unit vectors (PassRows::unit): row r of A W is +-W's row unit->col[r],
 // exact, and its bias term +-b there, exact; the slack is that column's error scale.
 void unit_rows_linear(RuleCtx& c, const LinearRecord<double>& rec, const std::vector<double>& scale,
                       const std::vector<int64_t>* L, double* pa) {
@@ -236,8 +225,8 @@ void unit_rows_linear(RuleCtx& c, const LinearRecord<double>& rec, const std::ve
   const UpSum up_sum_1(1);
   std::fill(pa, pa + rows * in, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t o = c.st.unit_col[static_cast<size_t>(r)];
-    const double s = c.st.unit_sign[static_cast<size_t>(r)];
+    const int64_t o = c.st.unit->col[static_cast<size_t>(r)];
+    const double s = c.st.unit->sign[static_cast<size_t>(r)];
     const double* w = rec.weight.data() + o * in;
     double* dst = pa + r * in;
     if (L)
@@ -250,6 +239,20 @@ void unit_rows_linear(RuleCtx& c, const LinearRecord<double>& rec, const std::ve
 }
 
 }  // namespace
+
+void gather_weights(const double* W, int64_t out, int64_t in, const std::vector<int64_t>* rows,
+                    const std::vector<int64_t>* cols, double* dst) {
+  const int64_t nr = rows ? static_cast<int64_t>(rows->size()) : out;
+  const int64_t nc = cols ? static_cast<int64_t>(cols->size()) : in;
+  for (int64_t k = 0; k < nr; ++k) {
+    const double* row = W + (rows ? (*rows)[static_cast<size_t>(k)] : k) * in;
+    double* d = dst + k * nc;
+    if (cols)
+      for (int64_t l = 0; l < nc; ++l) d[l] = row[(*cols)[static_cast<size_t>(l)]];
+    else
+      std::copy(row, row + in, d);
+  }
+}
 
 // ---- linear: A_parent = A W per leading block, bias A b; slack |A| (gamma_out |W| xmax + e (|W| xmax + |b|)).
 // With one leading block, only A's nonzero columns (PassRows::support) and the parent's elements

@@ -13,4 +13,9 @@ namespace denote::crown {
 
 bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A);
 
+// W (out x in, row-major) restricted to the rows `rows` (null: all out) and the columns `cols` (null:
+// all in), into dst (rows x cols, row-major): the gathered operand of every product on a support.
+void gather_weights(const double* W, int64_t out, int64_t in, const std::vector<int64_t>* rows,
+                    const std::vector<int64_t>* cols, double* dst);
+
 }  // namespace denote::crown

@@ -467,8 +467,7 @@ bool fwd_linear(ForwardCtx& f, const Node& n) {
     const int64_t k = static_cast<int64_t>(outs.size());
     if (k * rows >= 64) {  // many: their weight rows gathered into one product
       std::vector<double> w(static_cast<size_t>(k * in)), y(static_cast<size_t>(rows * k));
-      for (int64_t t = 0; t < k; ++t)
-        std::copy_n(rec->weight.data() + outs[static_cast<size_t>(t)] * in, in, w.data() + t * in);
+      gather_weights(rec->weight.data(), out, in, &outs, nullptr, w.data());
       gemm_nt(rows, k, in, X.data(), w.data(), y.data());
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t t = 0; t < k; ++t) {

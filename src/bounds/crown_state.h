@@ -137,6 +137,27 @@ inline std::optional<std::vector<int64_t>> live_elements(const DoubleBox& b) {
   return live;
 }
 
+// Rows of C that are signed unit vectors: row r is sign[r] at column col[r] and 0 elsewhere.
+struct UnitRows {
+  std::vector<int64_t> col;
+  std::vector<double> sign;
+  // The rows +e_j, then -e_j, of the given elements (intermediate bounds' start rows).
+  static UnitRows plus_minus(const std::vector<int64_t>& elems) {
+    const size_t k = elems.size();
+    UnitRows u{std::vector<int64_t>(2 * k), std::vector<double>(2 * k)};
+    for (size_t r = 0; r < k; ++r) {
+      u.col[r] = u.col[k + r] = elems[r];
+      u.sign[r] = 1, u.sign[k + r] = -1;
+    }
+    return u;
+  }
+  // The rows as a dense rows x m matrix into C (every entry written).
+  void fill(int64_t m, double* C) const {
+    std::fill(C, C + static_cast<std::ptrdiff_t>(col.size()) * m, 0.0);
+    for (size_t r = 0; r < col.size(); ++r) C[static_cast<int64_t>(r) * m + col[r]] = sign[r];
+  }
+};
+
 struct PassRows {
   int64_t rows = 0;
   std::vector<std::optional<std::vector<double>>> A;  // per node: rows x numel, row-major
@@ -149,8 +170,7 @@ struct PassRows {
   // When every row of the start node's A is a signed unit vector (intermediate bounds' rows
   // +e_j and -e_j): that node, and per row the column and the sign; unit_node -1 otherwise.
   int64_t unit_node = -1;
-  std::vector<int64_t> unit_col;
-  std::vector<double> unit_sign;
+  const UnitRows* unit = nullptr;
   // The input's coefficients may be concretised as they are made, not stored (no record, no beta).
   bool fuse_input = false;
   const std::vector<int32_t>* uses = nullptr;  // per node: how many times it is a parent

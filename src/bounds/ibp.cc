@@ -159,13 +159,13 @@ template <class E>
 Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<const DoubleBox> inputs,
                                const EvalOptions& options) {
   using S = Interval<typename E::Value>;
+  for (size_t k = 0; k < inputs.size(); ++k) DENOTE_RETURN_IF_ERROR(check_box(inputs[k], k));
   if constexpr (ibp::kHardwareEndpoints<E>)
     if (p.boxes_fit)
       if (auto fast = ibp::boxes_pass(g, p.endpoints, p.payload, p.dense, inputs, options)) return std::move(*fast);
   IntervalContext<E> ctx{p.endpoints};
   std::vector<Tensor<S>> in;
   for (size_t k = 0; k < inputs.size(); ++k) {
-    DENOTE_RETURN_IF_ERROR(check_box(inputs[k], k));
     std::vector<S> data;
     data.reserve(inputs[k].lo.size());
     for (size_t i = 0; i < inputs[k].lo.size(); ++i) data.push_back(ctx.make(inputs[k].lo[i], inputs[k].hi[i]));

@@ -180,10 +180,8 @@ inline LinearSums linear_sums(const MidRad* w, const MidRad* x, int64_t n) {
   return {(c[0] + c[1]) + (c[2] + c[3]), (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])};
 }
 
-// The box of one output from its sums and bias (nullopt when not finite), n terms: the centre is
-// off by gamma_n(double)·a; s.b and bias.r, computed in round to nearest, by (1 + gamma_(2n+4));
-// the evaluator's left fold and bias add in the endpoint format by gamma_(n+1)·a + u·(|c| + a + |b|).
-// The factors that depend on n and the format only (one computation per layer, same values).
+// The factors of linear_out that depend on n (the terms per output) and the format only: computed
+// once per layer.
 struct LinearOutTerms {
   double g = 0, b_factor = 0, u_eval = 0, eta = 0;
 };
@@ -191,6 +189,9 @@ inline LinearOutTerms linear_out_terms(double nd, const FormatModel& fm) {
   const double ud = std::numeric_limits<double>::epsilon() / 2;
   return {nd * ud / (1 - nd * ud) + fm.gamma(nd + 1), 1 + (2 * nd + 4) * ud * 1.01, fm.u * 1.01, (2 * nd + 8) * fm.eta};
 }
+// The box of one output from its sums and bias (nullopt when not finite), n terms: the centre is
+// off by gamma_n(double)·a; s.b and bias.r, computed in round to nearest, by (1 + gamma_(2n+4));
+// the evaluator's left fold and bias add in the endpoint format by gamma_(n+1)·a + u·(|c| + a + |b|).
 inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, const LinearOutTerms& t) {
   const double ud = std::numeric_limits<double>::epsilon() / 2;
   const double centre = s.c + bias.m;
@@ -200,9 +201,6 @@ inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, con
                         t.eta;
   if (!std::isfinite(centre) || !std::isfinite(radius)) return std::nullopt;
   return DInterval{down(centre - radius), up(centre + radius)};
-}
-inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, double nd, const FormatModel& fm) {
-  return linear_out(s, bias, linear_out_terms(nd, fm));
 }
 
 template <class E>
@@ -221,8 +219,7 @@ Result<Tensor<Interval<typename E::Value>>> ibp_linear(IntervalContext<E>& ctx,
   std::vector<MidRad> w(rec->weight.size()), xm(x.data.size());
   for (size_t i = 0; i < w.size(); ++i) w[i] = mid_rad(to_d(ctx, rec->weight[i]));
   for (size_t i = 0; i < xm.size(); ++i) xm[i] = mid_rad(to_d(ctx, x.data[i]));
-  const FormatModel fm = format_model(ctx.endpoints());
-  const double nd = static_cast<double>(in);
+  const LinearOutTerms terms = linear_out_terms(static_cast<double>(in), format_model(ctx.endpoints()));
   const int64_t lead = numel(x.shape.begin(), x.shape.end() - 1);
   Tensor<S> y;
   y.shape = expected;
@@ -230,7 +227,7 @@ Result<Tensor<Interval<typename E::Value>>> ibp_linear(IntervalContext<E>& ctx,
   for (int64_t r = 0; r < lead; ++r)
     for (int64_t o = 0; o < out; ++o) {
       const LinearSums s = linear_sums(w.data() + o * in, xm.data() + r * in, in);
-      const auto box = linear_out(s, mid_rad(to_d(ctx, rec->bias[o])), nd, fm);
+      const auto box = linear_out(s, mid_rad(to_d(ctx, rec->bias[o])), terms);
       if (!box) return rules::eval_Linear(ctx, a);
       y.data[static_cast<size_t>(r * out + o)] = ctx.make(box->lo, box->hi);
     }

@@ -117,18 +117,14 @@ struct BoxesPass {
   }
 };
 
-// Every node's box by the double-array pass, or nullopt (the interval evaluation must run: an input
-// box with a NaN or the wrong size, a box that is not finite, any walker error).
+// Every node's box by the double-array pass, the input boxes already checked (ibp.cc's check_box: no
+// NaN, lo <= hi, sizes that fit their shapes), or nullopt: the interval evaluation must run (a box
+// that is not finite, any walker error such as the wrong number or shape of input boxes).
 template <class E>
 std::optional<DoubleIbp> boxes_pass(const Graph& g, const E& endpoints,
                                     const Payload<Interval<typename E::Value>>& payload,
                                     const std::map<int64_t, DenseLinear<typename E::Value>>& dense,
                                     std::span<const DoubleBox> inputs, const EvalOptions& options) {
-  for (const DoubleBox& b : inputs) {
-    if (b.lo.size() != b.hi.size() || b.lo.size() != static_cast<size_t>(numel(b.shape))) return std::nullopt;
-    for (size_t i = 0; i < b.lo.size(); ++i)
-      if (!(b.lo[i] <= b.hi[i])) return std::nullopt;  // NaN or crossed: the evaluation's error
-  }
   BoxesPass<E> pass{endpoints, payload, dense, format_model(endpoints)};
   walk::Config cfg;
   cfg.options = options;

@@ -20,6 +20,7 @@
 #include "denote/program/builder.h"
 #include "denote/program/examples.h"
 #include "denote/scalar/native.h"
+#include "ibp_random_graphs.h"
 
 #ifndef DENOTE_SOURCE_DIR
 #define DENOTE_SOURCE_DIR "."
@@ -243,16 +244,19 @@ TEST(IbpPrepared, DoubleArrayPassEqualsTheIntervalTensorsBitForBit) {
   }
 }
 
-// Random MLPs with every op the double-array pass has: an input behind reshape, a normalisation
-// (input - const, then const + x), flatten and detach between layers, relus, f32-exact weights (dense
-// in f32 and f64) and decimal ones (dense in f64 only: in f32 the pass is not used).
+// Random MLPs with every op the double-array pass has: an input behind reshape and flatten, a
+// normalisation (input - const, then const + x), detach between layers, relus, f32-exact weights
+// (dense in f32 and f64) and decimal ones (dense in f64 only: in f32 the pass is not used). The
+// boxes equal the interval tensors' to the bit and hold the exact (MPFR) value and the arithmetic's
+// own evaluation at the box's corners, midpoint and random points.
 Model random_mlp(uint64_t seed, bool f32_exact) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   auto value = [&] { return f32_exact ? static_cast<double>(static_cast<float>(u(rng))) : u(rng) + 1e-9; };
   GraphBuilder b;
-  const int64_t x = b.input({2, 3});
-  const int64_t r = b.add(Op::Reshape, {x}, ReshapeAttrs{{2, 3}, {6}}, Shape{6});
+  const int64_t x = b.input({6});
+  const int64_t r2 = b.add(Op::Reshape, {x}, ReshapeAttrs{{6}, {2, 3}}, Shape{2, 3});
+  const int64_t r = b.add(Op::Flatten, {r2}, ValueShapeAttrs{{2, 3}}, Shape{6});
   std::vector<double> c1(6), c2(6);
   for (auto& v : c1) v = value();
   for (auto& v : c2) v = value();
@@ -274,6 +278,7 @@ Model random_mlp(uint64_t seed, bool f32_exact) {
 
 TEST(IbpPrepared, DoubleArrayPassOnRandomMlps) {
   int array_runs = 0;
+  int64_t checks = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed)
     for (bool exact : {true, false})
       for (const char* arith : {"f32", "f64"}) {
@@ -282,7 +287,7 @@ TEST(IbpPrepared, DoubleArrayPassOnRandomMlps) {
         ASSERT_FALSE(m.graph.nodes.empty());
         std::mt19937_64 rng(seed * 31);
         std::uniform_real_distribution<double> u(-1, 1), e(0, 0.3);
-        DoubleBox box{Shape{2, 3}, {}, {}};
+        DoubleBox box{Shape{6}, {}, {}};
         for (int i = 0; i < 6; ++i) {
           const double c = u(rng), r = e(rng);
           box.lo.push_back(c - r), box.hi.push_back(c + r);
@@ -294,9 +299,32 @@ TEST(IbpPrepared, DoubleArrayPassOnRandomMlps) {
           continue;
         }
         expect_same_boxes(m, arith, box);
+        auto boxes = run_ibp_double(*prep, std::span<const DoubleBox>(&box, 1));
+        ASSERT_TRUE(boxes.ok()) << boxes.message();
+        ibp_test::Rng points(seed);
+        RealContext real(200);
+        F64Context f64;
+        F32Context f32;
+        for (int j = 0; j < 12; ++j) {
+          const std::vector<double> xs = ibp_test::box_point(points, box, j);
+          auto exact = ibp_test::eval_at(real, m, xs);
+          ASSERT_TRUE(exact.ok()) << exact.message();
+          ibp_test::expect_inside(real, *exact, *boxes, "mpfr", checks);
+          if (std::string(arith) == "f64") {
+            auto v = ibp_test::eval_at(f64, m, xs);
+            ASSERT_TRUE(v.ok());
+            ibp_test::expect_inside(f64, *v, *boxes, "f64", checks);
+          } else {
+            auto v = ibp_test::eval_at(f32, m, xs);
+            ASSERT_TRUE(v.ok());
+            ibp_test::expect_inside(f32, *v, *boxes, "f32", checks);
+          }
+          if (HasFatalFailure()) return;
+        }
         ++array_runs;
       }
   EXPECT_EQ(array_runs, 36);
+  EXPECT_GT(checks, 36 * 12 * 20);
 }
 
 // Only weights that are points of the endpoint format go dense: the six-node model's decimal
