@@ -43,13 +43,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<double> zero(ny, 0.0);
   for (const denote::VnnCase& c : p->cases) {
     check(c.lo_out.size() == nx && c.hi_out.size() == nx && c.lo_in.size() == nx && c.hi_in.size() == nx &&
-          c.lo_text.size() == nx && c.hi_text.size() == nx);
+          c.lo_text.size() == nx && c.hi_text.size() == nx && c.lo_strict.size() == nx && c.hi_strict.size() == nx);
     for (size_t i = 0; i < nx; ++i) {
       check(c.lo_out[i] <= c.lo_in[i] && c.hi_in[i] <= c.hi_out[i] && c.lo_out[i] <= c.hi_out[i]);
       check(denote::compare_exact(c.lo_out[i], c.lo_text[i]) <= 0);
       check(denote::compare_exact(c.lo_in[i], c.lo_text[i]) >= 0);
       check(denote::compare_exact(c.hi_in[i], c.hi_text[i]) <= 0);
       check(denote::compare_exact(c.hi_out[i], c.hi_text[i]) >= 0);
+      // The inward box excludes a strict bound's own decimal (issue 47: a witness on the excluded end).
+      if (c.lo_strict[i]) check(denote::compare_exact(c.lo_in[i], c.lo_text[i]) > 0);
+      if (c.hi_strict[i]) check(denote::compare_exact(c.hi_in[i], c.hi_text[i]) < 0);
     }
     for (const auto& conj : c.output) {
       check(!conj.empty());

@@ -137,13 +137,16 @@ Result<SplitSet> split_set(const Graph& g, const CrownOptions& o) {
 // Node by node: the one-step box from the parents' boxes, then CROWN on the elements that matter
 // (for relu consumers only the unstable ones), then alpha-CROWN on them; relu children follow.
 // Split nodes are clamped after each bound; an empty subdomain stops the walk.
-void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions& o, SplitSet& splits) {
+// Returns the node at which CrownOptions::deadline had passed, or -1 when the walk ended.
+int64_t intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions& o, SplitSet& splits) {
   const Graph& g = eng.g;
   const Consumers c = consumers(g, walk::ancestors(g, output));
   const bool lirpa = o.lirpa_compatible;
+  const bool timed = o.deadline != std::chrono::steady_clock::time_point::max();
   for (const Node& n : g.nodes) {
     const size_t id = static_cast<size_t>(n.id);
     if (!c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id]) continue;
+    if (timed && std::chrono::steady_clock::now() > o.deadline) return n.id;
     const int64_t m = numel(n.out_shape);
     std::vector<int64_t> all(static_cast<size_t>(m));
     for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
@@ -169,8 +172,9 @@ void intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions&
       splits.apply(eng, n.id);
     }
     eng.refresh_children(n.id, lirpa);
-    if (splits.infeasible) return;
+    if (splits.infeasible) return -1;
   }
+  return -1;
 }
 
 Status check_spec(const SpecMatrix& s, int64_t cols) {
@@ -269,19 +273,28 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     reused = std::move(fresh);
   }
   DoubleIbp& ibp = *reused;
+  // CROWN's slack terms need the error model; where it fails the bounds are IBP's (sound there).
+  std::string gap;
+  if (o.method != BoundMethod::Ibp || known_err.ok())
+    gap = crown_model_gap(o.ibp ? o.ibp->parameter_gap() : parameter_range_gap(payload, o.arith), ibp.boxes);
+  const bool linear = known_err.ok() && gap.empty();
   crown::Engine eng(g, payload, err, std::move(ibp.boxes));
   eng.prepared = o.ibp;
   CrownResult res;
   res.notes = std::move(ibp.notes);
   res.output = output_id;
   res.has_spec = spec != nullptr;
+  res.fallback = std::move(gap);
   for (size_t id = 0; id < splits.by_node.size(); ++id) splits.apply(eng, static_cast<int64_t>(id));
   if (o.splits)
     for (const auto& sp : *o.splits) eng.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
-  if (o.method != BoundMethod::Ibp && o.forward_intermediate && (!o.splits || o.splits->empty()))
-    crown::symbolic_bounds(eng);
-  if (o.method != BoundMethod::Ibp && o.intermediate_crown && !splits.infeasible)
-    intermediate_bounds(eng, output_id, o, splits);
+  const bool passes = linear && o.method != BoundMethod::Ibp;  // CROWN's passes, not only the one-step rule
+  if (passes && o.forward_intermediate && (!o.splits || o.splits->empty())) crown::symbolic_bounds(eng);
+  if (passes && o.intermediate_crown && !splits.infeasible)
+    if (const int64_t at = intermediate_bounds(eng, output_id, o, splits); at >= 0) {
+      const std::string what = fmt::format("IR bounds: the deadline passed during the intermediate bounds, at node {}", at);
+      return error_status(ErrorCode::kResource, what).with_node(at, what).with_field("deadline");
+    }
   const int64_t k = spec ? spec->rows : m;
   if (splits.infeasible) return empty_subdomain(std::move(res), std::move(eng), k);
   // The rows [C; -C] (C = identity without a spec), or C alone.
@@ -293,18 +306,18 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
       C[static_cast<size_t>(r * m + j)] = v;
       if (nr == 2 * k) C[static_cast<size_t>((k + r) * m + j)] = -v;
     }
-  const bool cut_output = o.method == BoundMethod::Ibp;
+  const bool cut_output = !passes;
   crown::PassResult pr;
-  const bool record = (o.input_coefficients || o.relu_coefficients) && o.method != BoundMethod::Ibp;
+  const bool record = (o.input_coefficients || o.relu_coefficients) && passes;
   std::vector<std::vector<double>> scales(g.nodes.size());  // the boxes are final: kept for alpha-CROWN
   crown::PassOptions po;
   po.one_step = cut_output;
   po.record = record;
   po.scales = &scales;
-  if (known_err.ok())
+  if (linear)
     pr = eng.pass(output_id, C, nr, po);
   else
-    pr.lower.assign(static_cast<size_t>(nr), -INFINITY);  // IBP in a binary format: the box only
+    pr.lower.assign(static_cast<size_t>(nr), -INFINITY);  // IBP in a binary format, or no error model: the box only
   if (cut_output) {
     // IBP: C folded into the output node's own rule (the one-step pass above, auto_LiRPA's IBP with
     // C), or C at the output's box, whichever is tighter per row.
@@ -335,14 +348,14 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     if (o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
   }
   std::vector<double> lower = pr.lower;
-  if (o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, nr, lower, o, o.stop_above, &scales);
+  if (passes && o.method == BoundMethod::AlphaCrown) lower = eng.optimise(output_id, C, nr, lower, o, o.stop_above, &scales);
   res.spec_lo.resize(static_cast<size_t>(k));
   res.spec_hi.resize(static_cast<size_t>(k));
   for (int64_t r = 0; r < k; ++r) {
     res.spec_lo[static_cast<size_t>(r)] = lower[static_cast<size_t>(r)];
     res.spec_hi[static_cast<size_t>(r)] = nr == 2 * k ? -lower[static_cast<size_t>(k + r)] : INFINITY;
   }
-  if (!spec && o.method != BoundMethod::Ibp) {
+  if (!spec && passes) {
     std::vector<int64_t> all(static_cast<size_t>(m));
     for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
     eng.tighten(output_id, all, res.spec_lo, res.spec_hi);
@@ -352,6 +365,19 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   res.rows = eng.rows_total;
   res.alpha_steps = eng.alpha_steps;
   return res;
+}
+
+std::string crown_model_gap(const std::string& parameter_gap, const std::vector<std::optional<DoubleBox>>& boxes) {
+  if (!parameter_gap.empty()) return "a parameter leaves the arithmetic's error model (" + parameter_gap + ")";
+  for (size_t id = 0; id < boxes.size(); ++id) {
+    if (!boxes[id]) continue;
+    const DoubleBox& b = *boxes[id];
+    for (size_t j = 0; j < b.lo.size(); ++j)
+      if (!std::isfinite(b.lo[j]) || !std::isfinite(b.hi[j]))
+        return fmt::format("node {} element {} has the box [{}, {}]: the evaluation may overflow there", id, j, b.lo[j],
+                           b.hi[j]);
+  }
+  return "";
 }
 
 // Both enclose the same values, so they overlap; an element whose intersection would be empty

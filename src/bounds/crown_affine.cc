@@ -112,7 +112,8 @@ bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A) {
     std::vector<double> scale(static_cast<size_t>(m));
     for (int64_t o = 0; o < m; ++o) {
       const double mo = up(mx->data[static_cast<size_t>(o)] * (1 + gamma(fan_in(c, n))));
-      scale[static_cast<size_t>(o)] = g_coef * mo + e_eval * up(mo + std::fabs(f0->data[static_cast<size_t>(o)])) + 4 * c.err.tiny;
+      scale[static_cast<size_t>(o)] = g_coef * mo + e_eval * up(mo + std::fabs(f0->data[static_cast<size_t>(o)])) +
+                                      (fan_in(c, n) + 4) * c.err.tiny;
     }
     c.slack_abs_dot(A, scale, 1.0);
     for (int64_t r = 0; r < c.st.rows; ++r) {

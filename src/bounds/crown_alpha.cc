@@ -7,6 +7,7 @@
 // Every evaluated bound is sound (any slope in [0, 1] is a valid lower line), and the best per
 // row is kept, so the result is never looser than CROWN's.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -188,7 +189,9 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     po.vertex_values = &V;
   }
   PassResult pr;
+  const bool timed = o.deadline != std::chrono::steady_clock::time_point::max();
   for (int t = 0; t < o.alpha_iters; ++t) {
+    if (t > 0 && timed && std::chrono::steady_clock::now() > o.deadline) break;  // the best bounds so far hold
     ++alpha_steps;
     recycle(pr.A);
     for (auto& v : V) v.clear();

@@ -209,7 +209,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
     const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
     const double cv = b + cs, xm = std::fabs(b) + ms;
     const double xs = up_sum_in1(xm);
-    const double e = up(up_sum_in(rs) + g_in * xs + e_eval * xs + 4 * err.tiny + 8 * kEta);
+    const double e = up(up_sum_in(rs) + g_in * xs + e_eval * xs + (static_cast<double>(in) + 4) * err.tiny + 8 * kEta);
     lo[k] = dn(cv - e);
     hi[k] = up(cv + e);
   }

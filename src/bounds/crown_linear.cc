@@ -33,7 +33,7 @@ void linear_scale(const RuleCtx& c, const LinearRecord<double>& rec, const Doubl
     if (!std::isnan(dst)) return;
     const double s = up_sum_in(abs_dot_nonzero(rec.weight.data() + o * in, xm.data() + l * in, in));
     const double b = rec.bias.empty() ? 0.0 : std::fabs(rec.bias[static_cast<size_t>(o)]);
-    dst = g_coef * s + e_eval * up(s + b) + c.err.tiny * 4;
+    dst = g_coef * s + e_eval * up(s + b) + c.err.tiny * (static_cast<double>(in) + 4);  // an underflow per operation
   };
   for (int64_t l = 0; l < lead; ++l)
     if (outs)

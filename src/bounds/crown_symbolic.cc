@@ -241,7 +241,7 @@ bool sym_linear(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& ou
       ol[w - 1] += b;
       ou[w - 1] += b;
       const double el = a[2 * w] + std::fabs(b), eu = a[2 * w + 1] + std::fabs(b), ev = a[2 * w + 2] + std::fabs(b);
-      const double eval = up(e_eval * sum_in(ev) + 4 * c.eng.err.tiny);
+      const double eval = up(e_eval * sum_in(ev) + (static_cast<double>(in) + 4) * c.eng.err.tiny);
       ol[w - 1] = dn(ol[w - 1] - up(err_in(sum_in(el)) + eval));
       ou[w - 1] = up(ou[w - 1] + up(err_in(sum_in(eu)) + eval));
     }

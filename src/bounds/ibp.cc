@@ -2,95 +2,18 @@
 #include "denote/bounds/ibp.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <map>
 #include <variant>
 
 #include "bounds/ibp_boxes.h"
 #include "bounds/ibp_dense.h"
-#include "bounds/ibp_rules.h"
+#include "bounds/ibp_pass.h"
 #include "denote/scalar/arith.h"
 
 namespace denote {
 
-namespace {
-
-// IBP is evaluation over the interval context, except that a node whose rule fails (no sound box)
-// or whose parent has no box gets a note instead of stopping the walk.
-template <class E>
-using DenseMap = std::map<int64_t, ibp::DenseLinear<typename E::Value>>;
-
-template <class E>
-struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>> {
-  using Base = detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>>;
-  std::vector<std::string>* notes;
-  const DenseMap<E>* dense = nullptr;  // IbpPrepared's linear nodes
-  Result<typename Base::Value> visit(const Node& n, std::span<const typename Base::Value* const> parents,
-                                     const Shape& out_shape, const typename Base::Value* supplied) {
-    if constexpr (ibp::kHardwareEndpoints<E>) {
-      if (dense && n.op == Op::Linear && parents.size() == 1)
-        if (auto it = dense->find(n.id); it != dense->end())
-          if (auto y = ibp::dense_linear(this->ctx, it->second, *parents[0], out_shape)) return std::move(*y);
-    }
-    return Base::visit(n, parents, out_shape, supplied);
-  }
-  Status on_error(const Node& n, const Status& s) {
-    // Running out of the memory budget is no property of the box: the run stops.
-    if (s.code() == ErrorCode::kResource) return s;
-    // A missing parent box is a short note; the rule errors keep their full text.
-    (*notes)[static_cast<size_t>(n.id)] = s.field() == "parents" ? s.detail() : s.message();
-    return ok_status();
-  }
-};
-
-template <class E>
-Result<IbpResult<Interval<typename E::Value>>> run_ibp_with(const Graph& g,
-                                                            const Payload<Interval<typename E::Value>>& payload,
-                                                            std::span<const Tensor<Interval<typename E::Value>>> inputs,
-                                                            IntervalContext<E>& ctx, const EvalOptions& options,
-                                                            const DenseMap<E>* dense) {
-  using S = Interval<typename E::Value>;
-  DENOTE_RETURN_IF_ERROR(check_well_formed(g));
-  const std::vector<int64_t> input_ids = g.input_ids();
-  if (inputs.size() != input_ids.size())
-    return error_status(fmt::format("IR bounds: expected {} input boxes, got {}", input_ids.size(), inputs.size()));
-  for (size_t k = 0; k < inputs.size(); ++k)
-    if (inputs[k].shape != g.nodes[input_ids[k]].out_shape ||
-        inputs[k].data.size() != static_cast<size_t>(numel(inputs[k].shape)))
-      return error_status(fmt::format("IR bounds: input box {} has shape {}, node {} declares {}", k,
-                                      to_string(inputs[k].shape), input_ids[k],
-                                      to_string(g.nodes[input_ids[k]].out_shape)))
-          .with_field("input");
-  IbpResult<S> out;
-  out.notes.resize(g.nodes.size());
-  IbpPass<E> pass{{ctx, payload, options, {}}, &out.notes, dense};
-  walk::Config cfg;
-  cfg.options = options;
-  cfg.structure_checked = true;
-  cfg.value_noun = "box";
-  ValueTable<S> table;
-  std::vector<bool> present;
-  DENOTE_RETURN_IF_ERROR(walk::forward(g, pass, inputs, cfg, table, present));
-  out.boxes.resize(g.nodes.size());
-  for (size_t i = 0; i < table.size(); ++i)
-    if (present[i]) out.boxes[i] = std::move(table[i]);
-  return out;
-}
-
-}  // namespace
-
-template <class E>
-Result<IbpResult<Interval<typename E::Value>>> run_ibp(const Graph& g,
-                                                       const Payload<Interval<typename E::Value>>& payload,
-                                                       std::span<const Tensor<Interval<typename E::Value>>> inputs,
-                                                       IntervalContext<E>& ctx, const EvalOptions& options) {
-  return run_ibp_with(g, payload, inputs, ctx, options, nullptr);
-}
-
-#define DENOTE_INSTANTIATE_IBP(E)                                                                             \
-  template Result<IbpResult<Interval<E::Value>>> run_ibp<E>(const Graph&, const Payload<Interval<E::Value>>&, \
-                                                            std::span<const Tensor<Interval<E::Value>>>,      \
-                                                            IntervalContext<E>&, const EvalOptions&);
 DENOTE_INSTANTIATE_IBP(NativeEndpoints<double>)
 DENOTE_INSTANTIATE_IBP(NativeEndpoints<float>)
 DENOTE_INSTANTIATE_IBP(BinaryEndpoints)
@@ -130,7 +53,7 @@ struct Prepared {
   using S = Interval<typename E::Value>;
   E endpoints;
   Payload<S> payload;
-  DenseMap<E> dense;
+  ibp::DenseMap<E> dense;
   bool boxes_fit = false;  // the double-array pass runs the graph (src/bounds/ibp_boxes.h)
 };
 
@@ -177,7 +100,7 @@ Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<c
     for (size_t i = 0; i < in[k].data.size(); ++i)
       if (ctx.is_nan(in[k].data[i]))
         return error_status(fmt::format("IR bounds: input box {}: element {} is not representable in the arith", k, i));
-  DENOTE_ASSIGN_OR_RETURN(auto r, run_ibp_with(g, p.payload, std::span<const Tensor<S>>(in), ctx, options, &p.dense));
+  DENOTE_ASSIGN_OR_RETURN(auto r, ibp::run_ibp_with(g, p.payload, std::span<const Tensor<S>>(in), ctx, options, &p.dense));
   DoubleIbp out;
   out.notes = std::move(r.notes);
   out.boxes.reserve(r.boxes.size());
@@ -220,7 +143,43 @@ struct IbpPrepared::Impl {
   const Payload<double>* payload = nullptr;
   std::string arith;
   std::variant<Prepared<NativeEndpoints<double>>, Prepared<NativeEndpoints<float>>, Prepared<BinaryEndpoints>> p;
+  std::string parameter_gap;
 };
+
+namespace {
+
+// The first parameter of `values` outside the model, as "node N field[i] = v", or "".
+std::string first_gap(const std::vector<double>& values, int64_t node, const char* field, bool f32) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (!std::isfinite(v))
+      return fmt::format("node {} {}[{}] = {} is not finite", node, field, i, v);
+    if (!f32) continue;
+    const float f = static_cast<float>(v);
+    const double a = std::fabs(v);
+    if (static_cast<double>(f) != v && (a < static_cast<double>(FLT_MIN) || a > static_cast<double>(FLT_MAX)))
+      return fmt::format("node {} {}[{}] = {:.17g} rounds to {:.9g} in binary32, outside its normal range", node, field,
+                         i, v, f);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string parameter_range_gap(const Payload<double>& p, std::string_view arith) {
+  const bool f32 = arith == "f32" || arith == "binary32";
+  std::string g;
+  auto scan = [&](const std::vector<double>& v, int64_t id, const char* field) {
+    if (g.empty()) g = first_gap(v, id, field, f32);
+  };
+  for (const auto& [id, r] : p.consts) scan(r.values, id, "value");
+  for (const auto& [id, r] : p.linear) scan(r.weight, id, "weight"), scan(r.bias, id, "bias");
+  for (const auto& [id, r] : p.conv) scan(r.weight, id, "weight"), scan(r.bias, id, "bias");
+  for (const auto& [id, r] : p.batch_norm)
+    scan(r.gamma, id, "gamma"), scan(r.beta, id, "beta"), scan(r.mean, id, "mean"), scan(r.var, id, "var");
+  for (const auto& [id, r] : p.layernorm) scan(r.gamma, id, "gamma"), scan(r.beta, id, "beta");
+  return g;
+}
 
 Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& payload, std::string_view arith) {
   auto spec = parse_arith_name(arith, /*allow_real=*/false);
@@ -236,7 +195,8 @@ Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& 
     } else {
       DENOTE_ASSIGN_OR_RETURN(auto p, prepare_in(EndpointsFor<Point>::make(point), g, payload));
       IbpPrepared out;
-      out.impl_ = std::make_shared<const Impl>(Impl{&g, &payload, std::string(arith), std::move(p)});
+      out.impl_ = std::make_shared<const Impl>(
+          Impl{&g, &payload, std::string(arith), std::move(p), parameter_range_gap(payload, arith)});
       return out;
     }
   });
@@ -251,6 +211,7 @@ const float* IbpPrepared::exact_f32_weights(int64_t node) const {
   const auto it = p->dense.find(node);  // dense copies exist only for point (exactly float) weights
   return it == p->dense.end() ? nullptr : it->second.w.data();
 }
+const std::string& IbpPrepared::parameter_gap() const { return impl_->parameter_gap; }
 bool IbpPrepared::array_pass() const {
   return std::visit([](const auto& p) { return p.boxes_fit; }, impl_->p);
 }

@@ -9,7 +9,8 @@
 // (the other c_k sum to -c_j, so var >= (c_j^2 + c_j^2 / (m-1)) / m = c_j^2 / (m-1)). Format part: the
 // evaluator's centred values are off by at most Delta = 1.15·(m+4)·u·max|x| (left-fold mean,
 // division by the width, subtraction), its sigma relatively by g = 0.55·(m+8)·u + f and absolutely
-// by Delta (the RMS of the errors), so with sigma' >= sigma/2 (required: Delta·(1+g) <= sigma/4,
+// by Delta (the RMS of the errors) while no sum overflows (m·max|x| and 4·m·max|x|^2 below the
+// format's largest value, else no box from this rule), so with sigma' >= sigma/2 (required: Delta·(1+g) <= sigma/4,
 // g <= 1/4):
 //   |n' - n| <= 1.1·(2·Delta'/sigma + 2·sqrt(m-1)·(Delta'/sigma + g) + u·(sqrt(m-1)+1)),  Delta' = Delta·(1+g)
 // and gamma/beta add |gamma|·that + 2.02·u·(|gamma|·(sqrt(m-1) + that) + |beta|).
@@ -63,6 +64,10 @@ inline std::optional<std::vector<DInterval>> layernorm_exact(const std::vector<D
     sq_lo = dc.add(sq_lo, pt(sq.back().lo));
     sq_hi = dc.add(sq_hi, pt(sq.back().hi));
   }
+  // The evaluator's sums (of x, of the squared centred values) stay below the format's overflow
+  // threshold, else its variance can be inf and its output 0 (binary16 at |x| = 300): no box here.
+  const double most = std::max(md * big, 4 * md * big * big) * 1.01;
+  if (!(most < fm.max_finite)) return std::nullopt;
   const DInterval sigma = dc.sqrt(dc.add(dc.div(dc.make(sq_lo.lo, sq_hi.hi), pt(md)), pt(eps)));
   if (!dc.take_error().empty() || !(sigma.lo > 0) || !std::isfinite(sigma.hi)) return std::nullopt;
   const double bound = up(std::sqrt(md - 1));
@@ -90,6 +95,7 @@ inline std::optional<std::vector<DInterval>> layernorm_exact(const std::vector<D
     }
     const double ga = std::max(std::fabs(gamma[j].lo), std::fabs(gamma[j].hi));
     const double ba = std::max(std::fabs(beta[j].lo), std::fabs(beta[j].hi));
+    if (!((ga * (bound + sn) + ba) * 1.01 < fm.max_finite)) return std::nullopt;  // gamma n + beta may overflow
     const double slack = ga * sn * (1 + fm.u) + 2.02 * fm.u * (ga * (bound + sn) + ba) + 2 * fm.eta;
     out.push_back(widen(dc.add(dc.mul(n, gamma[j]), beta[j]), slack));
   }

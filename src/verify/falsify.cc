@@ -6,6 +6,7 @@
 
 #include "denote/autodiff/grad.h"
 #include "denote/base/splitmix.h"
+#include "denote/bounds/interval_real.h"
 #include "denote/eval/eval.h"
 #include "verify/falsify.h"
 
@@ -33,17 +34,27 @@ std::vector<double> eval_point(const Model& m, const std::vector<double>& x, con
   return y.ok() ? y->data : std::vector<double>{};
 }
 
-std::vector<double> eval_exact(const Model& m, const std::vector<double>& x) {
-  RealContext ctx(256);
-  std::vector<RealContext::Scalar> d;
-  for (double v : x) d.push_back(ctx.from_double(v));
-  std::vector<Tensor<RealContext::Scalar>> in = {Tensor<RealContext::Scalar>(input_shape(m), std::move(d))};
-  const auto p = convert_payload<RealContext::Scalar>(m.payload, [&](double v) { return ctx.from_double(v); });
-  auto y = denote(m.graph, p, std::span<const Tensor<RealContext::Scalar>>(in), m.output_ids[0], ctx);
-  if (!y.ok()) return {};
-  std::vector<double> out;
-  for (const auto& v : y->data) out.push_back(ctx.to_double(v));
-  return out;
+// The real network's outputs at x, enclosed in MPFR intervals (IBP over MPFR endpoints at 256 bits);
+// false when some output has no box (an operation too close to call at this point).
+bool enclose_outputs(const Model& m, const std::vector<double>& x, std::vector<RealScalar>& lo,
+                     std::vector<RealScalar>& hi) {
+  const std::vector<Tensor<double>> in = {Tensor<double>(input_shape(m), x)};
+  const int64_t out = m.output_ids[0];
+  auto r = enclose_real(m.graph, m.payload, std::span<const Tensor<double>>(in), std::span<const int64_t>(&out, 1));
+  if (!r.ok() || !(*r)[0]) return false;
+  lo.clear(), hi.clear();
+  for (auto& v : (*r)[0]->data) lo.push_back(std::move(v.lo)), hi.push_back(std::move(v.hi));
+  return true;
+}
+
+// Every atom holds for the real network at x: its largest value over the enclosure of the outputs is
+// below the decimal right-hand side (exact comparison), so rounding can never make a tie look crossed.
+bool all_hold_real(const Model& m, const std::vector<VnnAtom>& conj, const std::vector<double>& x) {
+  std::vector<RealScalar> lo, hi;
+  if (!enclose_outputs(m, x, lo, hi)) return false;
+  for (const VnnAtom& a : conj)
+    if (!atom_holds_on_box(a, lo, hi)) return false;
+  return true;
 }
 
 // The point moved into the case's inward box and, for f32 networks, onto a float (the value an f32
@@ -100,10 +111,15 @@ using namespace verify_detail;
 
 namespace verify_detail {
 
+// Inside the file's box exactly: d_lo <= x_i <= d_hi, and d_lo < x_i (d_hi > x_i) where the bound is
+// strict; a NaN is never inside (compare_exact gives 2).
 bool in_exact_box(const VnnCase& c, const std::vector<double>& x) {
-  bool in = x.size() == c.lo_text.size();
-  for (size_t i = 0; in && i < x.size(); ++i)
-    in = compare_exact(x[i], c.lo_text[i]) >= 0 && compare_exact(x[i], c.hi_text[i]) <= 0;
+  bool in = x.size() == c.lo_text.size() && x.size() == c.hi_text.size();
+  for (size_t i = 0; in && i < x.size(); ++i) {
+    const int lo = compare_exact(x[i], c.lo_text[i]), hi = compare_exact(x[i], c.hi_text[i]);
+    const bool lo_strict = i < c.lo_strict.size() && c.lo_strict[i], hi_strict = i < c.hi_strict.size() && c.hi_strict[i];
+    in = (lo == 1 || (lo == 0 && !lo_strict)) && (hi == -1 || (hi == 0 && !hi_strict));
+  }
   return in;
 }
 
@@ -121,7 +137,7 @@ WitnessCheck check_point(const Model& m, const VnnCase& c, const std::vector<Vnn
     w.holds_arith = false;
     return w;
   }
-  w.holds_exact = all_hold(conj, eval_exact(m, x));
+  w.holds_exact = all_hold_real(m, conj, x);
   return w;
 }
 
@@ -134,7 +150,7 @@ WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<V
   if (!w.in_box) return w;
   w.y = eval_point(m, x, arith);
   w.holds_arith = all_hold(conj, w.y);
-  if (w.holds_arith) w.holds_exact = all_hold(conj, eval_exact(m, x));
+  if (w.holds_arith) w.holds_exact = all_hold_real(m, conj, x);
   return w;
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "denote/base/deadline.h"
 #include "denote/bounds/crown.h"
 #include "verify/combine.h"
 #include "verify/dense_chain.h"
@@ -86,10 +87,12 @@ struct Bounder {
   const VerifyOptions& o;
   std::vector<double> rhs;  // per atom: a lower bound above it proves the atom false
   const IbpPrepared* ibp = nullptr;  // the model prepared once for IBP (nullptr: run_crown prepares it)
+  Clock::time_point deadline = Clock::time_point::max();  // the instance's: long passes stop there
 
   CrownOptions options(const Domain& d, BoundMethod method) const {
     CrownOptions co;
     co.method = method;
+    co.deadline = deadline;
     co.arith = o.arith;
     co.prior = d.prior.get();
     co.input_coefficients = method == BoundMethod::Crown;
@@ -414,7 +417,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   }
   s.stats.bounds_s += since(tb);
   if (root.dec == Decision::Proven) return VerifyResult::Unsat;
-  if (root.dec == Decision::Error) return VerifyResult::Unknown;
+  if (root.dec == Decision::Error) return Clock::now() > deadline ? VerifyResult::Timeout : VerifyResult::Unknown;
   const auto t = Clock::now();
   VerifyResult r = VerifyResult::Unknown;
   if (const auto margins = relu_margins(s, root, bab.hook != nullptr))
@@ -424,6 +427,17 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   if (bab.hook) bab.hook->finish(job);
   s.stats.bab_s += since(t);
   return r;
+}
+
+// An undecided answer says when points satisfied the property in the network's arithmetic but not
+// for the exact real network (none of them is a witness: a sat needs both).
+void add_disagreement_note(VerifyOutcome& out, const std::string& arith) {
+  const int64_t n = out.stats.disagreements;
+  if (n == 0) return;
+  const std::string what = fmt::format(
+      "{} point{} satisfied the property in the {} evaluation but not for the exact real network (not witnesses)", n,
+      n == 1 ? "" : "s", arith);
+  out.note = out.note.empty() ? what : out.note + "; " + what;
 }
 
 Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
@@ -447,7 +461,7 @@ Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o)
 Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
   DENOTE_RETURN_IF_ERROR(check_model(m, p, o));
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  const auto deadline = deadline_after(start, o.timeout_s);
   VerifyOutcome out;
   VerifyStats& st = out.stats;
   const std::vector<VnnAtom> always;  // a case without an output condition
@@ -460,6 +474,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   auto finish = [&](VerifyResult r) {
     out.result = r;
     st.total_s = since(start);
+    if (r != VerifyResult::Sat && r != VerifyResult::Unsat) add_disagreement_note(out, o.arith);
     return out;
   };
   // The f32 payload once (every candidate point is evaluated in the network's arithmetic).
@@ -496,7 +511,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   std::vector<Bounder> bounders;
   bounders.reserve(jobs.size());
   for (const Job& j : jobs)
-    bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get()});
+    bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get(), deadline});
   std::vector<Bounded> roots(jobs.size());
   const auto tb = Clock::now();
   pool.run(static_cast<int>(jobs.size()), [&](int i) {
@@ -605,7 +620,7 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
   const JobRef j = find_job(p, job);
   DENOTE_RETURN_IF_ERROR(check_subdomain(p, job, j, box));
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  const auto deadline = deadline_after(start, o.timeout_s);
   VerifyOutcome out;
   out.stats.threads = std::max(1, o.threads);
   if (!j.conj) {  // no output condition: verify() decides such a case by its first point
@@ -618,7 +633,7 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   Search s{m, *j.c, *j.conj, o, out.stats, {}, p32.get(), deadline};
   const auto prep = prepared_ibp(m, o);
-  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get()};
+  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get(), deadline};
   WorkerPool pool(std::max(1, o.threads));
   Bab bab{s, b, pool, Domain{j.c->lo_out, j.c->hi_out, nullptr}, SplitMix64(o.seed ^ 0xbab ^ (static_cast<uint64_t>(job) << 32)),
           {}, false, 0, o.frontier, job};
@@ -626,6 +641,7 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
   const VerifyResult r = bab.search(deadline, out.stats.domains);
   out.result = r;
   if (r == VerifyResult::Sat) out.witness = s.found;
+  if (r != VerifyResult::Sat && r != VerifyResult::Unsat) add_disagreement_note(out, o.arith);
   out.stats.bab_s = out.stats.total_s = since(start);
   return out;
 }

@@ -589,6 +589,8 @@ Result<VnnProperty> Parser::build() {
     for (auto* vec : {&c.lo_out, &c.hi_out, &c.lo_in, &c.hi_in}) vec->resize(nx);
     c.lo_text.resize(nx);
     c.hi_text.resize(nx);
+    c.lo_strict.assign(nx, 0);
+    c.hi_strict.assign(nx, 0);
     for (int64_t v = 0; v < nx; ++v) {
       const Bound& l = bounds_[lo[v]];
       const Bound& h = bounds_[hi[v]];
@@ -599,6 +601,8 @@ Result<VnnProperty> Parser::build() {
       c.hi_in[v] = h.strict && hx ? std::nextafter(h.down, -INFINITY) : h.down;
       c.lo_text[v] = VnnDecimal{l.text, l.down, l.up};
       c.hi_text[v] = VnnDecimal{h.text, h.down, h.up};
+      c.lo_strict[v] = l.strict ? 1 : 0;
+      c.hi_strict[v] = h.strict ? 1 : 0;
     }
     p.cases.push_back(std::move(c));
   }

@@ -187,7 +187,7 @@ void directed_doubles(const Dec& d, double& down, double& up) {
 
 // Exactness argument. Let K = max(0, -d.exp), so that d * 10^K = D is an integer. Then
 //   sign(sum c_j y_j - d) = sign(sum c_j y_j 2^K 5^K - D).
-// Each c_j * y_j is a product of two doubles: exact in 106 bits. 5^K is exact in bits_of_pow5(K)
+// Each c_j * y_j is a product of a double and a p-bit number: exact in 53 + p bits (106 for doubles). 5^K is exact in bits_of_pow5(K)
 // bits (checked: mpfr_ui_pow_ui returns 0 when exact), and a product of an a-bit and a b-bit number
 // is exact in a + b bits; scaling by 2^K is exact. D has L = digits + d.exp + K decimal digits, so it
 // is exact in 4 L bits (log2 10 < 4). mpfr_sum rounds the exact sum of its exact operands correctly,
@@ -195,13 +195,25 @@ void directed_doubles(const Dec& d, double& down, double& up) {
 // range). A number lexeme has at most kMaxNumberChars characters and an exponent field within
 // +-kMaxExponentField, so K and L stay below a few thousand and every precision below 3 * 10^4 bits.
 int sign_of_products_minus(const std::vector<std::pair<double, double>>& products, const Dec& d) {
-  bool pos_inf = false, neg_inf = false;
-  std::vector<std::pair<double, double>> finite;
+  std::deque<Mp> ys;  // each double held exactly in 53 bits
+  std::vector<std::pair<double, mpfr_srcptr>> mp;
   for (const auto& [c, y] : products) {
-    if (std::isnan(c) || std::isnan(y)) return 2;
-    if (c == 0 || y == 0) continue;
-    if (std::isinf(c) || std::isinf(y)) {
-      ((c > 0) == (y > 0) ? pos_inf : neg_inf) = true;
+    Mp& v = ys.emplace_back(53);
+    mpfr_set_d(v.v, y, MPFR_RNDN);
+    mp.emplace_back(c, v.v);
+  }
+  return sign_of_products_minus_mp(mp, d);
+}
+
+// The same with MPFR factors: c_j * y_j is exact in 53 + prec(y_j) bits.
+int sign_of_products_minus_mp(const std::vector<std::pair<double, mpfr_srcptr>>& products, const Dec& d) {
+  bool pos_inf = false, neg_inf = false;
+  std::vector<std::pair<double, mpfr_srcptr>> finite;
+  for (const auto& [c, y] : products) {
+    if (std::isnan(c) || mpfr_nan_p(y)) return 2;
+    if (c == 0 || mpfr_zero_p(y)) continue;
+    if (std::isinf(c) || mpfr_inf_p(y)) {
+      ((c > 0) == (mpfr_sgn(y) > 0) ? pos_inf : neg_inf) = true;
       continue;
     }
     finite.emplace_back(c, y);
@@ -216,9 +228,8 @@ int sign_of_products_minus(const std::vector<std::pair<double, double>>& product
   std::deque<Mp> terms;  // Mp neither copies nor moves: a deque keeps them in place
   std::vector<mpfr_ptr> ptrs;
   for (const auto& [c, y] : finite) {
-    Mp* t = &terms.emplace_back(106 + p5);
-    mpfr_set_d(t->v, c, MPFR_RNDN);
-    mpfr_mul_d(t->v, t->v, y, MPFR_RNDN);
+    Mp* t = &terms.emplace_back(53 + mpfr_get_prec(y) + p5);
+    mpfr_mul_d(t->v, y, c, MPFR_RNDN);
     mpfr_mul(t->v, t->v, five.v, MPFR_RNDN);
     mpfr_mul_2si(t->v, t->v, static_cast<long>(k), MPFR_RNDN);
   }
@@ -381,21 +392,43 @@ int compare_exact(double x, const VnnDecimal& d) {
   return vnnlib::sign_of_products_minus({{1.0, x}}, dec);
 }
 
-bool atom_holds_exact(const VnnAtom& a, const std::vector<double>& y) {
-  if (y.size() != a.coef.size()) return false;
-  vnnlib::Dec rhs;
+namespace {
+
+// The atom's right-hand side as one exact decimal; false for an unreadable term.
+bool atom_rhs_exact(const VnnAtom& a, vnnlib::Dec& rhs) {
+  rhs = vnnlib::Dec{};
   for (const VnnDecimal& t : a.rhs_terms) {
     vnnlib::Dec term;
     if (vnnlib::parse_decimal(t.text, term) != vnnlib::DecParse::kOk) return false;
     rhs = vnnlib::add_dec(rhs, term);
   }
+  return true;
+}
+
+bool holds_with_sign(const VnnAtom& a, int s) { return s != 2 && (a.strict ? s < 0 : s <= 0); }
+
+}  // namespace
+
+bool atom_holds_exact(const VnnAtom& a, const std::vector<double>& y) {
+  vnnlib::Dec rhs;
+  if (y.size() != a.coef.size() || !atom_rhs_exact(a, rhs)) return false;
   std::vector<std::pair<double, double>> products;
   products.reserve(y.size());
   for (size_t j = 0; j < y.size(); ++j)
     if (a.coef[j] != 0) products.emplace_back(a.coef[j], y[j]);
-  const int s = vnnlib::sign_of_products_minus(products, rhs);
-  if (s == 2) return false;
-  return a.strict ? s < 0 : s <= 0;
+  return holds_with_sign(a, vnnlib::sign_of_products_minus(products, rhs));
+}
+
+bool atom_holds_on_box(const VnnAtom& a, const std::vector<RealScalar>& lo, const std::vector<RealScalar>& hi) {
+  vnnlib::Dec rhs;
+  if (lo.size() != a.coef.size() || hi.size() != a.coef.size() || !atom_rhs_exact(a, rhs)) return false;
+  // The largest c . y over the box takes hi_j where c_j > 0 and lo_j where c_j < 0.
+  std::vector<std::pair<double, mpfr_srcptr>> products;
+  for (size_t j = 0; j < lo.size(); ++j) {
+    if (mpfr_nan_p(lo[j].get()) || mpfr_nan_p(hi[j].get()) || mpfr_greater_p(lo[j].get(), hi[j].get())) return false;
+    if (a.coef[j] != 0) products.emplace_back(a.coef[j], (a.coef[j] > 0 ? hi[j] : lo[j]).get());
+  }
+  return holds_with_sign(a, vnnlib::sign_of_products_minus_mp(products, rhs));
 }
 
 }  // namespace denote

@@ -2,6 +2,8 @@
 // the exact sign of a sum of products minus a decimal (MPFR), and the tokenizer.
 #pragma once
 
+#include <mpfr.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +42,8 @@ void directed_doubles(const Dec& d, double& down, double& up);
 
 // sign(sum_j c_j * y_j - d), exactly: -1, 0, 1; 2 when a term is NaN or +inf and -inf both occur.
 int sign_of_products_minus(const std::vector<std::pair<double, double>>& products, const Dec& d);
+// The same with MPFR factors y_j (any precision; NaN and infinities as above).
+int sign_of_products_minus_mp(const std::vector<std::pair<double, mpfr_srcptr>>& products, const Dec& d);
 
 // X_<i> / Y_<j> (kind 'X' or 'Y'), the index without leading zeros and below 10^9.
 bool parse_var_name(std::string_view s, char& kind, int64_t& index);

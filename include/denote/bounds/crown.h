@@ -24,6 +24,7 @@
 //   // r->spec_lo[k] <= (C y)_k <= r->spec_hi[k]; r->boxes[i]: the box of node i
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -46,6 +47,10 @@ std::string_view bound_method_name(BoundMethod m);
 
 struct CrownOptions {
   BoundMethod method = BoundMethod::Crown;
+  // A deadline (default: none): intermediate bounds check it between nodes and run_crown returns a
+  // kResource error naming the node when it has passed; alpha-CROWN stops its iterations there
+  // (keeping the best bounds so far, which hold).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // The arithmetic whose evaluation the bounds must also enclose: "f64" or "f32" (IBP runs with
   // these endpoints; the a-priori error terms use its unit roundoff).
   std::string arith = "f64";
@@ -149,7 +154,16 @@ struct CrownResult {
   bool infeasible = false;
   // Counters: backward passes, rows propagated, alpha iterations run.
   int64_t passes = 0, rows = 0, alpha_steps = 0;
+  // Why the linear passes did not run and the bounds are IBP's ("" when they ran): the evaluation's
+  // error model that CROWN's slack terms rest on does not hold (crown_model_gap).
+  std::string fallback;
 };
+
+// Where CROWN's evaluation error model (relative error u and an underflow's absolute error per
+// operation, parameters rounded relatively) fails for the arithmetic: a parameter outside it
+// (parameter_range_gap, include/denote/bounds/ibp.h), or a node box that is not finite (the
+// evaluation may overflow to inf there, e.g. 2x on [1e38, 3e38] in f32). "" where it holds.
+std::string crown_model_gap(const std::string& parameter_gap, const std::vector<std::optional<DoubleBox>>& boxes);
 
 // Errors: a malformed graph, input boxes as for run_ibp_double, an unknown arith (not f64/f32),
 // an output id that is not a node, a spec whose column count is not the output's element count or

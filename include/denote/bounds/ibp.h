@@ -92,12 +92,21 @@ class IbpPrepared {
   // A linear node's weights as floats (out x in, row-major), when the model was prepared for f32 and
   // every weight is a float exactly (so the floats equal the payload's doubles); else nullptr.
   const float* exact_f32_weights(int64_t node) const;
+  // parameter_range_gap(payload, arith), computed once by prepare().
+  const std::string& parameter_gap() const;
   struct Impl;
   const Impl& impl() const { return *impl_; }
 
  private:
   std::shared_ptr<const Impl> impl_;
 };
+
+// Where rounding the parameters into the arithmetic leaves the relative error model that linear
+// bounds (CROWN) rest on: a parameter that is not exactly a value of the format and rounds outside
+// its normal range (f32: 1e-46 -> 0, 1e-45 -> 2^-149, 3.5e38 -> inf), or a non-finite parameter.
+// "" where the model holds (always for f64 parameters that are finite); else what and where. IBP
+// is sound either way (its endpoints round each parameter outward).
+std::string parameter_range_gap(const Payload<double>& payload, std::string_view arith);
 
 // run_ibp_double on a prepared model: the same boxes up to the order of the linear sums (both sound).
 Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const DoubleBox> inputs,

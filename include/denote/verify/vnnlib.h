@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "denote/base/status.h"
+#include "denote/scalar/real_context.h"
 
 namespace denote {
 
@@ -40,9 +41,12 @@ struct VnnAtom {
 
 struct VnnCase {
   // The input box: lo_out/hi_out round outward (for bounding), lo_in/hi_in inward (a witness inside
-  // [lo_in, hi_in] is inside the exact decimal box; lo_in > hi_in when no double lies in the box). The decimal texts for exact re-checks.
+  // [lo_in, hi_in] is inside the exact decimal box, strict bounds excluded; lo_in > hi_in when no
+  // double lies in the box). The decimal texts and strictness for exact re-checks: a bound from
+  // (> X_i d) or (< X_i d) is strict, and a witness equal to d is outside the box.
   std::vector<double> lo_out, hi_out, lo_in, hi_in;
   std::vector<VnnDecimal> lo_text, hi_text;
+  std::vector<uint8_t> lo_strict, hi_strict;  // 1 where the bound is strict
   std::vector<std::vector<VnnAtom>> output;  // DNF; empty outer vector: no output condition (always true)
 };
 
@@ -72,5 +76,8 @@ int compare_exact(double x, const VnnDecimal& d);
 // Whether the atom holds at outputs y, exactly (sum coef * y compared with the decimal sum by MPFR
 // at enough precision to be exact); false for a NaN, a wrong-size y, inf - inf, or an unreadable term.
 bool atom_holds_exact(const VnnAtom& a, const std::vector<double>& y);
+// Whether the atom holds at every y with lo[j] <= y[j] <= hi[j] (an enclosure of the real network's
+// outputs, e.g. from enclose_real), exactly; false for NaN or empty intervals and wrong sizes.
+bool atom_holds_on_box(const VnnAtom& a, const std::vector<RealScalar>& lo, const std::vector<RealScalar>& hi);
 
 }  // namespace denote
