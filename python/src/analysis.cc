@@ -97,6 +97,9 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
                   const BoundArgs& a, const EvalOptions& options) {
   const std::optional<BoundMethod> method = parse_bound_method(a.method);
   if (!method) raise_invalid("method " + a.method + ": expected ibp, crown or alpha-crown", "method");
+  // As the CLI's --alpha-iters: 1 to 100000 (a negative count once ran no step and 10^9 ran for hours).
+  if (a.alpha_iters < 1 || a.alpha_iters > 100000)
+    raise_invalid(fmt::format("alpha_iters {}: expected 1 to 100000", a.alpha_iters), "alpha_iters");
   const Model& m = self.model();
   const std::vector<DoubleBox> boxes = boxes_of(self, lo, hi);
   const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);

@@ -1,5 +1,6 @@
 // torchlean.ir.v1 reader. Attribute fields are read per AttrKind (the op table says which kind an
 // op carries) from the record's field list (json_attrs.h); payload fields per payload record form.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -240,13 +241,33 @@ Result<Model> read_model_json(std::string_view text) {
   return m;
 }
 
+// Model, tensor and word files: a regular file of at most 2 GiB (protobuf's own limit for ONNX), read
+// with that bound too (a file that grows while read is refused, not read to the end). /dev/zero, a
+// pipe or a directory is an error naming the path, not gigabytes read and a misleading parse error.
 Result<std::string> read_text_file(const std::string& path) {
+  constexpr std::uintmax_t kMaxBytes = std::uintmax_t{2} << 30;
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) return error_status("cannot open file '" + path + "'");
+  if (!std::filesystem::is_regular_file(st))
+    return error_status(ErrorCode::kInvalidInput, "'" + path + "' is not a regular file; expected a file");
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxBytes)
+    return error_status(ErrorCode::kResource,
+                        fmt::format("file '{}' has {} bytes; expected at most {} bytes", path, size, kMaxBytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) return error_status("cannot open file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string text;
+  text.reserve(ec ? 0 : static_cast<size_t>(size));
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxBytes)
+      return error_status(ErrorCode::kResource, fmt::format("file '{}' grew past {} bytes while read", path, kMaxBytes));
+  }
   if (in.bad()) return error_status("error reading file '" + path + "'");
-  return ss.str();
+  return text;
 }
 
 Result<Model> load_model_file(const std::string& path) {

@@ -97,7 +97,9 @@ Result<NpyArray> parse_npy(std::string_view b) {
   } else {
     return npy_error(header_start, "unsupported dtype " + descr + " (expected '<f8' or '<f4', little-endian float)");
   }
-  if (fortran != "False") return npy_error(header_start, "Fortran-order arrays are not supported (expected C order)");
+  if (fortran == "True") return npy_error(header_start, "Fortran-order arrays are not supported (expected C order)");
+  if (fortran != "False")
+    return npy_error(header_start, "fortran_order is " + fortran.substr(0, 40) + "; expected True or False");
   DENOTE_ASSIGN_OR_RETURN(out.tensor.shape, parse_shape_tuple(shape_text, header_start));
   auto counted = checked_numel(out.tensor.shape);
   if (!counted.ok()) return npy_error(header_start, counted.message());

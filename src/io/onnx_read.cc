@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "denote/check/check.h"
+#include "denote/io/json.h"
 #include "denote/io/onnx.h"
 #include "onnx_import.h"
 
@@ -417,6 +419,26 @@ MapFn find_mapper(std::string_view op_type) {
   return it == mapper_table().end() ? nullptr : it->second;
 }
 
+// Every fixed symbolic dim (--onnx-dim NAME=VALUE) names a symbolic dim of some graph input: a typo
+// would otherwise be ignored and the dim read as 1 or refused with another message.
+Status check_fixed_dims(const onnx::GraphProto& g, const OnnxImportOptions& options) {
+  if (options.dims.empty()) return ok_status();
+  std::set<std::string> names;
+  for (const auto& v : g.input())
+    for (const auto& d : v.type().tensor_type().shape().dim())
+      if (d.has_dim_param()) names.insert(d.dim_param());
+  for (const auto& [name, value] : options.dims)
+    if (!names.count(name)) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "'" : ", '") + n + "'";
+      return error_status(ErrorCode::kInvalidInput,
+                          fmt::format("onnx: --onnx-dim {}={}: no graph input has a symbolic dim '{}' (the model's: {})",
+                                      name, value, name, known.empty() ? "none" : known))
+          .with_field("onnx-dim");
+    }
+  return ok_status();
+}
+
 Result<std::unique_ptr<Importer>> import_graph(std::string_view bytes, const OnnxImportOptions& options,
                                                MapFn dispatch, const std::set<std::string>& extra_ops) {
   onnx::ModelProto mp;
@@ -428,6 +450,7 @@ Result<std::unique_ptr<Importer>> import_graph(std::string_view bytes, const Onn
   const onnx::GraphProto& g = mp.graph();
   DENOTE_RETURN_IF_ERROR(check_ops(g, extra_ops));
   DENOTE_RETURN_IF_ERROR(check_names(g));
+  DENOTE_RETURN_IF_ERROR(check_fixed_dims(g, options));
   auto im = std::make_unique<Importer>(opset, options);
   im->typed = dispatch != nullptr;
   im->count_uses(g);
@@ -446,11 +469,8 @@ Result<Model> read_model_onnx(std::string_view bytes, const OnnxImportOptions& o
 }
 
 Result<Model> load_model_onnx_file(const std::string& path, const OnnxImportOptions& options) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return error_status("cannot open file '" + path + "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  auto m = read_model_onnx(ss.str(), options);
+  DENOTE_ASSIGN_OR_RETURN(std::string bytes, read_text_file(path));  // bounded, regular files only
+  auto m = read_model_onnx(bytes, options);
   if (!m.ok()) return m.status().with_prefix(path + ": ");
   return m;
 }

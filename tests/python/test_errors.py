@@ -44,6 +44,9 @@ BAD_RUNS = [
     (lambda m: m.jvp(X, tangents=np.zeros(2)), denote.Error, None),
     (lambda m: denote.verify(m, "/nonexistent.vnnlib"), denote.ParseError, None),
     (lambda m: denote.verify(m, "/nonexistent.vnnlib", timeout=-1), denote.InvalidInputError, "timeout"),
+    (lambda m: denote.verify(m, "/nonexistent.vnnlib", timeout=float("nan")), denote.InvalidInputError, "timeout"),
+    (lambda m: m.bounds(X, X, method="alpha-crown", alpha_iters=-1), denote.InvalidInputError, "alpha_iters"),
+    (lambda m: m.bounds(X, X, method="alpha-crown", alpha_iters=10**9), denote.InvalidInputError, "alpha_iters"),
 ]
 
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "denote/io/json.h"
+#include "denote/io/npy.h"
 #include "denote/program/examples.h"
 #include "unit/cli_run.h"
 
@@ -227,6 +228,21 @@ std::string six_node_file() {
   const auto path = temp_dir() / "six.json";
   std::ofstream(path) << write_model_json(six_node_model());
   return path.string();
+}
+
+// A NaN or an infinity input has no value in e2m1fn (no NaN, no inf): an error naming the input, not
+// a silent 0 (issue 47).
+TEST(CliRunArith, InputsWithoutAValueInTheFormatAreErrors) {
+  const std::string model = six_node_file();
+  for (double v : {static_cast<double>(NAN), static_cast<double>(INFINITY), -static_cast<double>(INFINITY)}) {
+    const std::string npy = (temp_dir() / "special_input.npy").string();
+    ASSERT_TRUE(write_npy_file(npy, Tensor<double>({4}, {0.5, v, 0, 0})).ok());
+    CliRun r = run_cli("run " + model + " --input @" + npy + " --arith e2m1fn");
+    EXPECT_EQ(r.code, 1) << v << r.out;
+    EXPECT_NE(r.err.find("input 0"), std::string::npos) << r.err;
+  }
+  CliRun ok = run_cli("run " + model + " --input '[0.5,1,0,0]' --arith e2m1fn");
+  EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
 TEST(CliRunArith, BinaryFormatsRoundingAndFlagsInJson) {

@@ -149,6 +149,8 @@ TEST(Npy, RejectsBrokenHeaders) {
     return parse_npy(out + h);
   };
   EXPECT_EQ(with_header("{'fortran_order': False, 'shape': (0,), }").message(), ".npy: at byte 10: header has no 'descr' entry");
+  EXPECT_EQ(with_header("{'descr': '<f8', 'fortran_order': Maybe, 'shape': (0,), }").message(),
+            ".npy: at byte 10: fortran_order is Maybe; expected True or False");
   EXPECT_EQ(with_header("{'descr': '<f8', 'fortran_order': False, 'shape': 3, }").message(),
             ".npy: at byte 10: shape must be a tuple, got 3");
   EXPECT_EQ(with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (2, x), }").message(),

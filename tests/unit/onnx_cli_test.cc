@@ -138,6 +138,12 @@ TEST(OnnxCli, SymbolicDimsReadAsOneOrFixedByOnnxDim) {
   EXPECT_NE(e.err.find("dim 1 is symbolic ('W')"), std::string::npos) << e.err;
   EXPECT_EQ(run_cli("check " + path + " --onnx-dim W=3").code, 0);
   EXPECT_EQ(run_cli("check " + path + " --onnx-dim W").code, 2);
+  // A name no graph input has is an error listing the model's symbolic dims (was silently ignored).
+  CliRun typo = run_cli("check " + path + " --onnx-dim w=3");
+  EXPECT_EQ(typo.code, 1);
+  EXPECT_NE(typo.err.find("--onnx-dim w=3: no graph input has a symbolic dim 'w' (the model's: 'W', 'unk__17')"),
+            std::string::npos)
+      << typo.err;
 }
 
 }  // namespace

@@ -193,7 +193,9 @@ void add_bounds(CLI::App& app, Command& cmd) {
   auto lb = std::make_shared<LinearBoundOptions>();
   add_box_options(sub, *o);
   sub->add_option("--method", *method, "bounding method: ibp (default), crown or alpha-crown (linear bounds)");
-  sub->add_option("--spec", lb->spec, "matrix C (JSON [[...], ...] or @file.npy, one row per linear function of the output): bound C y");
+  auto spec_given = std::make_shared<bool>(false);
+  sub->add_option("--spec", lb->spec, "matrix C (JSON [[...], ...] or @file.npy, one row per linear function of the output): bound C y")
+      ->each([spec_given](const std::string&) { *spec_given = true; });
   sub->add_option("--alpha-iters", lb->alpha_iters, "alpha-crown: bound evaluations of the slope optimisation (default 20)")
       ->each([lb](const std::string&) { lb->alpha_iters_given = true; });
   sub->add_flag("--all-nodes", o->all_nodes, "print every node's box, not only the output nodes'");
@@ -203,9 +205,10 @@ void add_bounds(CLI::App& app, Command& cmd) {
                   "crown/alpha-crown: intermediate bounds by crown (default), forward (forward linear bounds in the "
                   "input, for inputs of at most 64 elements), forward+crown (both) or ibp");
   sub->add_flag("--outputs-only", lb->outputs_only, "print the output nodes' boxes only (the default)");
-  sub->callback([&cmd, o, method, lb] {
-    cmd.run = [o, method, lb] {
+  sub->callback([&cmd, o, method, lb, spec_given] {
+    cmd.run = [o, method, lb, spec_given] {
       if (lb->outputs_only && o->all_nodes) return usage_error("--outputs-only and --all-nodes exclude each other");
+      if (*spec_given && lb->spec.empty()) return usage_error("--spec '': expected a matrix (JSON [[...], ...] or @file.npy)");
       return run_bounds(*o, *method, *lb);
     };
   });

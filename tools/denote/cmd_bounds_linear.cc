@@ -28,6 +28,7 @@ Result<SpecMatrix> parse_spec(const std::string& text, int64_t cols) {
   } else {
     return error_status(fmt::format("--spec: expected a matrix (rows x {}), got shape {}", cols, to_string(t.shape)));
   }
+  if (s.rows == 0) return error_status("--spec: the matrix has 0 rows; expected at least one row to bound");
   if (s.cols != cols)
     return error_status(fmt::format("--spec: rows have {} entries, the output has {} elements", s.cols, cols));
   for (size_t i = 0; i < t.data.size(); ++i)

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -95,21 +96,55 @@ namespace {
 
 Result<VerifyOutcome> run_one(const std::string& model_path, const std::string& prop_path, double timeout,
                               const VerifyCliOptions& o) {
+  // The load (model, property and its normal form) counts against the instance's timeout: what is
+  // left goes to verify(); nothing left is a timeout with the load's time.
+  const auto start = std::chrono::steady_clock::now();
   auto in = load_instance(model_path, prop_path);
   if (!in.ok()) return in.status();
-  return verify(in->model, in->property, verify_options(o, timeout));
+  const double loaded = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!(timeout > loaded)) {
+    VerifyOutcome out;
+    out.result = VerifyResult::Timeout;
+    out.stats.total_s = loaded;
+    out.note = fmt::format("loading the model and the property took {:.3f} s of the {} s timeout", loaded, timeout);
+    return out;
+  }
+  auto r = verify(in->model, in->property, verify_options(o, timeout - loaded));
+  if (r.ok()) r->stats.total_s += loaded;
+  return r;
+}
+
+}  // namespace
+
+namespace {
+
+// Writes the whole text and closes the file, checking every step (a full disk or /dev/full fails at
+// the flush, not at the write).
+Status write_whole_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return error_status("--out " + path + ": cannot open the file for writing");
+  f << text;
+  f.flush();
+  f.close();
+  if (!f) return error_status(fmt::format("--out {}: writing {} bytes failed (disk full or not writable)", path, text.size()));
+  return ok_status();
+}
+
+// Standard output flushed and checked (`denote verify ... > /dev/full` is an error, not exit 0).
+int finish_stdout(const std::string& text) {
+  std::cout << text;
+  std::cout.flush();
+  if (!std::cout) return fail("cannot write the result to standard output");
+  return kExitOk;
 }
 
 }  // namespace
 
 int print_outcome(const VerifyCliOptions& o, const VerifyOutcome& r) {
   const std::string text = result_text(r);
-  if (!o.out.empty()) {
-    std::ofstream f(o.out);
-    if (!(f << text)) return fail("--out " + o.out + ": cannot write the file");
-  }
-  std::cout << (o.json ? result_json(r) + "\n" : text);
-  return kExitOk;
+  if (!o.out.empty())
+    if (Status w = write_whole_file(o.out, text); !w.ok()) return fail(w.message());
+  return finish_stdout(o.json ? result_json(r) + "\n" : text);
 }
 
 namespace {
@@ -122,25 +157,79 @@ int verify_one(const VerifyCliOptions& o) {
 
 }  // namespace
 
+namespace {
+
+constexpr std::uintmax_t kMaxCsvBytes = 64u << 20;
+
+std::string trim(std::string_view v) {
+  const size_t a = v.find_first_not_of(" \t\r");
+  if (a == std::string_view::npos) return "";
+  return std::string(v.substr(a, v.find_last_not_of(" \t\r") - a + 1));
+}
+
+// A field without its surrounding blanks and, if quoted, without the quotes ("" inside is ").
+std::string field(std::string_view v) {
+  std::string t = trim(v);
+  if (t.size() < 2 || t.front() != '"' || t.back() != '"') return t;
+  std::string out;
+  for (size_t i = 1; i + 1 < t.size(); ++i) {
+    out += t[i];
+    if (t[i] == '"' && t[i + 1] == '"') ++i;
+  }
+  return out;
+}
+
+// Splits at commas outside double quotes.
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"') quoted = !quoted;
+    if (ch == ',' && !quoted) out.emplace_back();
+    else out.back() += ch;
+  }
+  for (auto& f : out) f = field(f);
+  return out;
+}
+
+// A number of seconds: the whole field (no trailing text such as `5abc`), > 0 (inf allowed: no limit).
+bool parse_seconds(const std::string& t, double& out) {
+  if (t.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size() && out > 0;
+}
+
+}  // namespace
+
 Result<std::vector<Instance>> read_csv(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) return error_status("--instances " + path + ": cannot open the file");
+  if (!std::filesystem::is_regular_file(st))
+    return error_status("--instances " + path + ": not a regular file; expected a CSV file of onnx,vnnlib,timeout lines");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxCsvBytes)
+    return error_status(fmt::format("--instances {}: file of {} bytes; expected at most {} bytes", path, size, kMaxCsvBytes));
   std::ifstream f(path);
   if (!f) return error_status("--instances " + path + ": cannot open the file");
   std::vector<Instance> out;
   std::string line;
   for (int n = 1; std::getline(f, line); ++n) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::stringstream ss(line);
-    Instance in;
-    std::string t;
-    if (!std::getline(ss, in.onnx, ',') || !std::getline(ss, in.vnnlib, ',') || !std::getline(ss, t))
-      return error_status(fmt::format("{}:{}: expected onnx,vnnlib,timeout", path, n));
-    char* end = nullptr;
-    in.timeout = std::strtod(t.c_str(), &end);
-    if (end == t.c_str() || !(in.timeout > 0))
-      return error_status(fmt::format("{}:{}: timeout '{}': expected a number of seconds > 0", path, n, t));
+    if (trim(line).empty()) continue;
+    const std::vector<std::string> v = split_csv(line);
+    if (v.size() != 3 || v[0].empty() || v[1].empty())
+      return error_status(fmt::format("{}:{}: expected onnx,vnnlib,timeout (3 fields), got {} field{}", path, n,
+                                      v.size(), v.size() == 1 ? "" : "s"));
+    Instance in{v[0], v[1], 0};
+    if (!parse_seconds(v[2], in.timeout)) {
+      // A header row (`onnx,vnnlib,timeout`): a first line whose timeout field is a word.
+      if (out.empty() && n == 1 && std::isalpha(static_cast<unsigned char>(v[2][0]))) continue;
+      return error_status(fmt::format("{}:{}: timeout '{}': expected a number of seconds > 0", path, n, v[2]));
+    }
     out.push_back(std::move(in));
   }
+  if (f.bad()) return error_status("--instances " + path + ": error reading the file");
   return out;
 }
 
@@ -174,25 +263,24 @@ int print_campaign(const VerifyCliOptions& o, const std::vector<Instance>& list,
     csv += instance_line(list[i], rs[i]);
     std::cerr << rs[i].error;
   }
-  if (!o.out.empty()) {
-    std::ofstream f(o.out);
-    if (!(f << csv)) return fail("--out " + o.out + ": cannot write the file");
-  }
+  if (!o.out.empty())
+    if (Status w = write_whole_file(o.out, csv); !w.ok()) return fail(w.message());
+  std::string text;
   if (o.json) {
     std::string c;
     for (const auto& [k, v] : counts) c += fmt::format("{}\"{}\": {}", c.empty() ? "" : ", ", k, v);
-    std::cout << fmt::format(
+    text = fmt::format(
         "{{\"instances\": {}, \"counts\": {{{}}}, \"total_s\": {}, \"stages_s\": {{\"falsify\": {}, \"bounds\": {}, "
         "\"bab\": {}}}}}\n",
         list.size(), c, json_number(total), json_number(falsify), json_number(bounds), json_number(bab));
   } else {
-    std::cout << csv;
-    for (const auto& [k, v] : counts) std::cout << fmt::format("{}: {}\n", k, v);
-    std::cout << fmt::format("total: {} instances, {:.2f} s of instance time ({})\n", list.size(), total, workers);
-    std::cout << fmt::format("stages: falsification {:.2f} s, whole-box bounds {:.2f} s, branch and bound {:.2f} s\n",
-                             falsify, bounds, bab);
+    text = csv;
+    for (const auto& [k, v] : counts) text += fmt::format("{}: {}\n", k, v);
+    text += fmt::format("total: {} instances, {:.2f} s of instance time ({})\n", list.size(), total, workers);
+    text += fmt::format("stages: falsification {:.2f} s, whole-box bounds {:.2f} s, branch and bound {:.2f} s\n",
+                        falsify, bounds, bab);
   }
-  return kExitOk;
+  return finish_stdout(text);
 }
 
 namespace {
@@ -208,21 +296,31 @@ int verify_csv(const VerifyCliOptions& o) {
   std::atomic<size_t> next{0}, done{0};
   std::mutex progress;
   const bool tty = ::isatty(STDERR_FILENO);
+  // The journal: every decided line is appended to --out (flushed) as it is decided, so a killed
+  // campaign keeps what it decided; at the end --out is rewritten in the CSV's order.
+  std::ofstream journal;
+  if (!o.out.empty()) {
+    journal.open(o.out, std::ios::binary | std::ios::trunc);
+    if (!journal) return fail("--out " + o.out + ": cannot open the file for writing");
+  }
+  bool journal_failed = false;
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       const Instance& in = (*list)[i];
       results[i] = run_instance(o, root, in);
       const size_t k = ++done;
-      if (tty) {
-        std::lock_guard<std::mutex> lock(progress);
+      std::lock_guard<std::mutex> lock(progress);
+      if (journal.is_open() && !(journal << instance_line(in, results[i]) << std::flush)) journal_failed = true;
+      if (tty)
         std::fprintf(stderr, "\r[%zu/%zu] %s %s: %s   ", k, n, in.onnx.c_str(), in.vnnlib.c_str(), results[i].result.c_str());
-      }
     }
   };
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, o.jobs); ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
   if (tty) std::fprintf(stderr, "\n");
+  if (journal.is_open()) journal.close();
+  if (journal_failed) return fail("--out " + o.out + ": writing a decided line failed (disk full or not writable)");
   return print_campaign(o, *list, results, fmt::format("{} jobs", o.jobs));
 }
 
@@ -277,8 +375,9 @@ void add_verify(CLI::App& app, Command& cmd) {
       if (o->jobs < 1 || o->jobs > 256) return usage_error(fmt::format("--jobs {}: expected 1 to 256", o->jobs));
       if (o->threads < 0 || o->threads > 256)
         return usage_error(fmt::format("--threads {}: expected 1 to 256 (0: the default)", o->threads));
-      if (!(o->rank_grace >= 0))
-        return usage_error(fmt::format("--rank-grace {}: expected a number of seconds >= 0", o->rank_grace));
+      if (!(o->rank_grace > 0))
+        return usage_error(fmt::format("--rank-grace {}: expected a number of seconds > 0", o->rank_grace));
+      if (!o->root.empty() && o->instances.empty()) return usage_error("--root applies to --instances only");
       if (!o->instances.empty() && !o->model.empty()) return usage_error("--instances replaces MODEL PROP.vnnlib");
       if (o->instances.empty() && (o->model.empty() || o->property.empty()))
         return usage_error("verify needs MODEL PROP.vnnlib or --instances FILE.csv");

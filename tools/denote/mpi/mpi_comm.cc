@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "denote/base/deadline.h"
 #include "verify_cli.h"
 
 namespace denote::cli {
@@ -211,8 +212,7 @@ Watchdog::~Watchdog() {
 void Watchdog::arm(double seconds, std::string what) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    until_ = std::chrono::steady_clock::now() +
-             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    until_ = deadline_after(std::chrono::steady_clock::now(), seconds);
     what_ = std::move(what);
   }
   cv_.notify_all();

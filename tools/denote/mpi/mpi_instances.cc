@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "denote/base/deadline.h"
 #include "cli.h"
 #include "mpi/mpi_comm.h"
 #include "verify_cli.h"
@@ -80,8 +81,7 @@ void hand_out(Comm& comm, Board& b, std::vector<Peer>& peers, int w, double grac
   m.i64(static_cast<int64_t>(*i)).str(in.onnx).str(in.vnnlib).f64(in.timeout);
   comm.send(w, kTagInstance, m);
   Peer& p = peers[static_cast<size_t>(w)];
-  p = Peer{State::Busy, *i, Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                              std::chrono::duration<double>(in.timeout + grace))};
+  p = Peer{State::Busy, *i, deadline_after(Clock::now(), in.timeout + grace)};
 }
 
 void on_message(Board& b, std::vector<Peer>& peers, const Message& msg) {
