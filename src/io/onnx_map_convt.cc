@@ -43,8 +43,20 @@ Status map_conv_transpose(Importer& im) {
   if (out_shape.size() == d + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
   if (pads.empty()) pads.assign(2 * d, 0);
   if (pads.size() != 2 * d) return im.fail(fmt::format("pads has {} entries, expected {}", pads.size(), 2 * d));
+  for (int64_t v : out_shape)
+    if (v < 0) return im.fail(fmt::format("output_shape has a negative entry {}", v));
   for (size_t i = 0; i < d; ++i) {
     if (stride[i] < 1 || dil[i] < 1) return im.fail("strides and dilations must be >= 1");
+    // Every extent below (spread input, padding, output) stays within the synthesized-constant cap.
+    const int64_t cap = kMaxSynthesizedElements;
+    if (stride[i] > cap || dil[i] > cap || out_pad[i] > cap || kernel[i] > cap || pads[i] > cap || pads[i + d] > cap ||
+        pads[i] < -cap || pads[i + d] < -cap || (in[2 + i] - 1) * stride[i] + (kernel[i] - 1) * dil[i] + out_pad[i] > cap)
+      return im.fail(fmt::format("spatial axis {}: strides {}, dilations {}, kernel {} and pads give more than {} "
+                                 "elements", i, stride[i], dil[i], kernel[i], cap));
+    // ONNX: output_padding must be less than the stride or the dilation of its axis.
+    if (out_pad[i] < 0 || (out_pad[i] >= stride[i] && out_pad[i] >= dil[i]))
+      return im.fail(fmt::format("output_padding {} on spatial axis {}: expected 0 <= output_padding < max(stride {}, "
+                                 "dilation {})", out_pad[i], i, stride[i], dil[i]));
     const int64_t full = stride[i] * (in[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1;
     int64_t target = -1;
     if (!out_shape.empty()) target = out_shape.size() == d ? out_shape[i] : -1;

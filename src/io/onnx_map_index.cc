@@ -27,6 +27,17 @@ std::vector<int64_t> iota_from(int64_t from, int64_t to) {
   return v;
 }
 
+// Slice and Pad name each axis at most once (ONNX: "repeated axes are not allowed").
+Status check_distinct_axes(Importer& im, const std::vector<int64_t>& axes, size_t rank, const char* op) {
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axes) {
+    DENOTE_ASSIGN_OR_RETURN(int64_t axis, norm_axis(im, a, rank, "axes"));
+    if (seen[static_cast<size_t>(axis)]) return im.fail(fmt::format("{} axes name axis {} twice", op, axis));
+    seen[static_cast<size_t>(axis)] = true;
+  }
+  return ok_status();
+}
+
 // ---- Slice: per axis the ONNX clamping rules, then the index list start, start+step, ...
 Status map_slice(Importer& im) {
   DENOTE_ASSIGN_OR_RETURN(Val x, operand(im, 0));
@@ -50,6 +61,7 @@ Status map_slice(Importer& im) {
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     return im.fail("starts, ends, axes and steps must have the same length");
+  DENOTE_RETURN_IF_ERROR(check_distinct_axes(im, axes, static_cast<size_t>(r), "Slice"));
   for (size_t k = 0; k < starts.size(); ++k) {
     DENOTE_ASSIGN_OR_RETURN(int64_t axis, norm_axis(im, axes[k], static_cast<size_t>(r), "axes"));
     const int64_t d = x.shape[static_cast<size_t>(axis)], step = steps[k];
@@ -254,10 +266,16 @@ Status map_pad(Importer& im) {
   if (pads.size() != 2 * axes.size()) return im.fail(fmt::format("pads has {} entries, expected {}", pads.size(), 2 * axes.size()));
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     return im.fail("mode '" + mode + "' is not supported");
+  DENOTE_RETURN_IF_ERROR(check_distinct_axes(im, axes, r, "Pad"));
   for (size_t k = 0; k < axes.size(); ++k) {
     DENOTE_ASSIGN_OR_RETURN(int64_t axis, norm_axis(im, axes[k], r, "axes"));
     const int64_t d = x.shape[static_cast<size_t>(axis)], before = pads[k], after = pads[k + axes.size()];
-    if (d + before + after < 0) return im.fail("pads crop more than the axis holds");
+    int64_t len = 0;
+    if (__builtin_add_overflow(d, before, &len) || __builtin_add_overflow(len, after, &len) ||
+        len > kMaxSynthesizedElements)
+      return im.fail(fmt::format("pads {} and {} on axis {} of length {} give more than {} elements", before, after,
+                                 axis, d, kMaxSynthesizedElements));
+    if (len < 0) return im.fail("pads crop more than the axis holds");
     if (mode != "constant" && d == 0 && before + after > 0) return im.fail("cannot " + mode + "-pad an empty axis");
     if (mode == "reflect" && d > 1 && (before > d - 1 || after > d - 1)) {
       // numpy reflects repeatedly; ONNX (1.12 reference: numpy.pad) does the same
@@ -278,6 +296,10 @@ Status map_tile(Importer& im) {
   for (size_t a = 0; a < reps->size(); ++a) {
     const int64_t d = x.shape[a], k = (*reps)[a];
     if (k < 0) return im.fail("repeats must be >= 0");
+    int64_t len = 0;
+    if (__builtin_mul_overflow(d, k, &len) || len > kMaxSynthesizedElements)
+      return im.fail(fmt::format("repeats {} of axis {} (length {}) give more than {} elements", k, a, d,
+                                 kMaxSynthesizedElements));
     std::vector<int64_t> idx;
     for (int64_t t = 0; t < k; ++t)
       for (int64_t i = 0; i < d; ++i) idx.push_back(i);

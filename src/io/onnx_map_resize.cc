@@ -158,12 +158,27 @@ Status map_resize(Importer& im) {
     if (const HostTensor* sz = im.const_input(3)) s.sizes = sz->ints;
   }
   if (s.mode != "nearest" && s.mode != "linear" && s.mode != "cubic") return im.fail("mode '" + s.mode + "' is not supported");
+  static constexpr std::string_view kCtms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                               "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  if (s.ctm == "half_pixel_symmetric") return im.fail("coordinate_transformation_mode 'half_pixel_symmetric' is not supported");
+  if (std::find(std::begin(kCtms), std::end(kCtms), s.ctm) == std::end(kCtms))
+    return im.fail("coordinate_transformation_mode '" + s.ctm +
+                   "' is unknown; expected half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
+                   "tf_half_pixel_for_nn or tf_crop_and_resize");
+  static constexpr std::string_view kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  if (std::find(std::begin(kNearest), std::end(kNearest), s.nearest) == std::end(kNearest))
+    return im.fail("nearest_mode '" + s.nearest + "' is unknown; expected round_prefer_floor, round_prefer_ceil, floor or ceil");
   if (s.ctm == "tf_crop_and_resize" && s.roi.size() != 2 * r) return im.fail("tf_crop_and_resize needs a roi of 2 * rank values");
   if (!s.sizes.empty() && s.sizes.size() != r) return im.fail("sizes must have one entry per axis");
   if (s.sizes.empty() && s.scales.size() != r) return im.fail("scales must have one entry per axis");
   Val v{std::nullopt, x, in};
   for (size_t a = 0; a < r; ++a) {
-    const int64_t out = s.sizes.empty() ? static_cast<int64_t>(s.scales[a] * static_cast<double>(in[a])) : s.sizes[a];
+    // The output extent and the axis' weight table (out x in) stay within the synthesized-constant cap.
+    const double want = s.sizes.empty() ? s.scales[a] * static_cast<double>(in[a]) : static_cast<double>(s.sizes[a]);
+    if (!(want * static_cast<double>(std::max<int64_t>(in[a], 1)) <= static_cast<double>(kMaxSynthesizedElements)))
+      return im.fail(fmt::format("axis {}: the output extent {} times the input extent {} exceeds {} weights", a, want,
+                                 in[a], kMaxSynthesizedElements));
+    const int64_t out = s.sizes.empty() ? static_cast<int64_t>(want) : s.sizes[a];
     const double scale = s.sizes.empty() ? s.scales[a] : static_cast<double>(out) / static_cast<double>(in[a]);
     if (out < 0 || in[a] == 0 || !(scale > 0)) return im.fail(fmt::format("axis {}: bad scale or size", a));
     const AxisWeights aw = axis_weights(s, a, in[a], out, scale, r);
