@@ -114,8 +114,12 @@ TEST(CliGrad, ErrorsAndExitCodes) {
   CliRun tan = run_cli("jvp " + path + " --input '[0.3,-0.2,0.1,0.4]'");
   EXPECT_EQ(tan.code, 1);
   EXPECT_NE(tan.err.find("missing --tangent for input node 0"), std::string::npos) << tan.err;
+  // An id the model lacks depends on the model (exit 1); a malformed one is usage (exit 2).
   CliRun out = run_cli("grad " + path + " --input '[0.3,-0.2,0.1,0.4]' --output 99");
-  EXPECT_EQ(out.code, 2);
+  EXPECT_EQ(out.code, 1);
+  EXPECT_NE(out.err.find("--output '99': expected a node id below"), std::string::npos) << out.err;
+  EXPECT_EQ(run_cli("jvp " + path + " --input '[0.3,-0.2,0.1,0.4]' --tangent '[1,0,0,0]' --output 999").code, 1);
+  EXPECT_EQ(run_cli("grad " + path + " --input '[0.3,-0.2,0.1,0.4]' --output x1").code, 2);
   CliRun arith = run_cli("grad " + path + " --input '[0.3,-0.2,0.1,0.4]' --arith f16x");
   EXPECT_EQ(arith.code, 2);
   // A gradient that must pass through a random mask's keep probability.

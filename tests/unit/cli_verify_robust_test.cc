@@ -123,6 +123,21 @@ TEST(CliVerifyRobust, BoundsSpecMustHaveRows) {
   EXPECT_NE(zero.err.find("--spec: the matrix has 0 rows"), std::string::npos) << zero.err;
 }
 
+// MPFR inputs and parameters count against --max-memory before they are made (run, grad, jvp, bench).
+TEST(CliVerifyRobust, RealPrecisionWithinTheBudget) {
+  const std::string acas = std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx";
+  const std::string in = " --input '[[[[0.6,-0.5,-0.5,0.45,-0.5]]]]' --arith real --precision 1000000 --max-memory 200M";
+  for (const std::string& cmd : {"run " + acas + in, "grad " + acas + in, "bench " + acas + in + " --repeat 1",
+                                 "jvp " + acas + in + " --tangent '[[[[1,0,0,0,0]]]]'"}) {
+    CliRun r = run_cli(cmd);
+    EXPECT_EQ(r.code, 1) << cmd << r.err;
+    EXPECT_NE(r.err.find("--arith real --precision 1000000: the"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("above the --max-memory budget of 209715200 bytes"), std::string::npos) << r.err;
+  }
+  CliRun ok = run_cli("run " + acas + " --input '[[[[0.6,-0.5,-0.5,0.45,-0.5]]]]' --arith real --precision 300");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
 TEST(CliVerifyRobust, UsageErrors) {
   const std::string inst = kTest + "test_unsat.onnx " + kTest + "test_prop.vnnlib";
   CliRun root = run_cli("verify " + inst + " --root /tmp");

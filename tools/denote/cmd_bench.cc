@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "real_budget.h"
 #include "denote/eval/eval.h"
 #include "denote/scalar/arith.h"
 #include "run_plan.h"
@@ -120,6 +121,7 @@ int run_bench(const BenchOptions& o) {
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
   const auto& inputs = loaded->inputs;
+  if (Status s = check_real_budget(m, inputs, *spec, *budget); !s.ok()) return fail(s.message());
   EvalOptions options;
   set_max_bytes(options, *budget);
   Result<Timings> t = error_status("unreachable");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "real_budget.h"
 #include "denote/autodiff/grad.h"
 #include "denote/io/text.h"
 #include "denote/scalar/arith.h"
@@ -196,10 +197,12 @@ int run_command(const DiffCliOptions& o, bool is_jvp) {
   if (!kernels) return usage_error(fmt::format("--kernels '{}': expected exact or openblas", o.kernels.substr(0, 40)));
   auto m = load_checked_model(o.path);
   if (!m.ok()) return fail(m.message());
+  // A malformed id is a usage error; an id the model does not have depends on the model: exit 1.
   auto output = pick_output(*m, o.output);
-  if (!output.ok()) return usage_error(output.message());
+  if (!output.ok()) return !o.output.empty() && parse_node_id(o.output) ? fail(output.message()) : usage_error(output.message());
   auto inputs = parse_inputs(m->graph, o.inputs);
   if (!inputs.ok()) return fail(inputs.message());
+  if (Status s = check_real_budget(*m, *inputs, *spec, *budget); !s.ok()) return fail(s.message());
   GradOptions options;
   options.wrt = *wrt;
   options.kernels = *kernels;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "real_budget.h"
 #include "run_typed.h"
 #include "denote/eval/eval.h"
 #include "denote/io/text.h"
@@ -146,6 +147,7 @@ int run(const RunOptions& o) {
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
   const auto& inputs = loaded->inputs;
+  if (Status s = check_real_budget(m, inputs, *spec, *budget); !s.ok()) return fail(s.message());
   EvalOptions options;
   set_max_bytes(options, *budget);
   Result<Evaluated> e = error_status("unreachable");
