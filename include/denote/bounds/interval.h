@@ -217,6 +217,9 @@ class IntervalContext {
   Scalar neg(const Scalar& a) const { return {e_.neg(a.hi), e_.neg(a.lo)}; }
   Scalar mul(const Scalar& a, const Scalar& b) const {
     if ((any_inf(a) && has_zero(b)) || (any_inf(b) && has_zero(a))) return fail(kNanNote + "inf * 0)");
+    // A point factor (every weight): two products, the same endpoints as the four below.
+    if (is_point(b)) return point_mul(a, b.lo);
+    if (is_point(a)) return point_mul(b, a.lo);
     const T lo = min4(e_.mul(a.lo, b.lo, Dir::Down), e_.mul(a.lo, b.hi, Dir::Down), e_.mul(a.hi, b.lo, Dir::Down),
                       e_.mul(a.hi, b.hi, Dir::Down));
     const T hi = max4(e_.mul(a.lo, b.lo, Dir::Up), e_.mul(a.lo, b.hi, Dir::Up), e_.mul(a.hi, b.lo, Dir::Up),
@@ -313,6 +316,14 @@ class IntervalContext {
   bool neg_inf(const Scalar& a) const { return e_.is_inf(a.lo) && e_.less(a.lo, e_.zero()); }
   bool any_inf(const Scalar& a) const { return pos_inf(a) || neg_inf(a); }
   bool has_zero(const Scalar& a) const { return !e_.less(e_.zero(), a.lo) && !e_.less(a.hi, e_.zero()); }
+  bool is_point(const Scalar& a) const { return !e_.less(a.lo, a.hi) && !e_.less(a.hi, a.lo) && !e_.is_nan(a.lo); }
+  // a * [p, p]: min and max of a.lo p and a.hi p, each rounded outward (by p's sign; p = 0 gives the
+  // products' signed zeros, ordered as min/max would).
+  Scalar point_mul(const Scalar& a, const T& p) const {
+    const T l1 = e_.mul(a.lo, p, Dir::Down), l2 = e_.mul(a.hi, p, Dir::Down);
+    const T h1 = e_.mul(a.lo, p, Dir::Up), h2 = e_.mul(a.hi, p, Dir::Up);
+    return check({min2(l1, l2), max2(h1, h2)});
+  }
   Scalar fail(const std::string& what) const {
     if (error_.empty()) error_ = "interval: " + what;
     return {e_.zero(), e_.zero()};
