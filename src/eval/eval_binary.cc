@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "denote/scalar/binary_fast.h"
-#include "plan/thread_pool.h"
+#include "base/thread_pool.h"
 #include "scalar/binary_fast_fold.h"
 
 namespace denote {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "denote/plan/compiled.h"
-#include "thread_pool.h"
+#include "base/thread_pool.h"
 
 namespace denote {
 

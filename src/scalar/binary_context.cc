@@ -7,7 +7,7 @@
 
 #include "denote/scalar/binary_functions.h"
 #include "denote/scalar/binary_tables.h"
-#include "plan/thread_pool.h"
+#include "base/thread_pool.h"
 
 namespace denote {
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Fails when the folder-level include graph of denote has a cycle.
+"""Fails when the folder-level include graph of denote has a cycle or an edge against the declared order.
 
 Each folder under include/denote/ and src/ is a layer; a file in folder A that includes
-"denote/B/..." (or a src-relative "../B/..." header) makes an edge A -> B. The intended order,
-lowest first (a layer includes only layers listed before it, and itself):
+"denote/B/..." (or a quoted header that resolves next to it or on the library's -I src path, as the
+compiler resolves it) makes an edge A -> B. The declared order, lowest first (a layer includes only
+layers listed before it, and itself), ORDER below:
 
-  base < scalar < tensor < ir < ops < check < eval < typed < bounds < program < plan < providers < io
+  base < scalar < tensor < ir < ops < check < eval < typed < autodiff < bounds < program < plan
+       < providers < io < verify
 
 (scalar: contexts and formats, needing only base; tensor: Shape and Tensor<S>; ir: op table,
 attrs, graph, payload; ops: the per-family rules; check: verification and shape inference over
@@ -13,14 +15,18 @@ the rules; program: the GraphBuilder and example graphs, which check as they bui
 registry, planner, executor, naming no provider; providers: register themselves through a list
 the build generates.)
 
-The test checks for cycles only (a cycle means two layers cannot be built or understood apart);
-it prints each cycle found as "a -> b -> a" with one include line per edge as evidence.
+It prints each cycle found as "a -> b -> a" and each edge against the order (an upward include, or
+a folder the order does not name) with the include line as evidence. `--print-order` prints the
+order and the edges that hold it up, the text docs/ARCHITECTURE.md carries.
 
-Usage: include_cycles.py <repo root>
+Usage: include_cycles.py <repo root> [--print-order]
 """
 import os
 import re
 import sys
+
+ORDER = ["base", "scalar", "tensor", "ir", "ops", "check", "eval", "typed", "autodiff", "bounds", "program", "plan",
+         "providers", "io", "verify"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 
@@ -38,9 +44,12 @@ def target_folder(root, path, inc):
     if inc.startswith("denote/"):
         parts = inc.split("/")
         return parts[1] if len(parts) > 2 else None
-    resolved = os.path.normpath(os.path.join(os.path.dirname(path), inc))
-    if os.path.exists(resolved):
-        return folder_of(root, resolved)
+    # A quoted include resolves like the compiler: next to the including file first, then on the
+    # library's -I src path ("plan/thread_pool.h" from src/scalar/ is an edge scalar -> plan).
+    for base in (os.path.dirname(path), os.path.join(root, "src")):
+        resolved = os.path.normpath(os.path.join(base, inc))
+        if os.path.exists(resolved):
+            return folder_of(root, resolved)
     return None
 
 
@@ -138,18 +147,45 @@ def find_cycles(edges):
     return cycles
 
 
+def order_violations(edges):
+    """Edges from a layer to a later one in ORDER, or touching a folder ORDER does not name."""
+    pos = {f: i for i, f in enumerate(ORDER)}
+    out = []
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            if a not in pos or b not in pos:
+                out.append(f"{a} -> {b}: '{a if a not in pos else b}' is not in the declared order ({edges[a][b]})")
+            elif pos[b] > pos[a]:
+                out.append(f"{a} -> {b}: {b} is above {a} in the declared order ({edges[a][b]})")
+    return out
+
+
+def print_order(edges):
+    print("  " + " < ".join(ORDER))
+    for a in reversed(ORDER):
+        below = sorted((b for b in edges.get(a, {})), key=ORDER.index)
+        if below:
+            print(f"  {a:9} includes {', '.join(below)}")
+
+
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else "."
+    root = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "."
     edges = edges_of(root)
-    cycles = find_cycles(edges)
-    if not cycles:
-        print("include graph: no cycles between folders")
+    if "--print-order" in sys.argv:
+        print_order(edges)
         return 0
+    cycles = find_cycles(edges)
+    violations = order_violations(edges)
     for cycle in cycles:
         print("include cycle: " + " -> ".join(cycle))
         for a, b in zip(cycle, cycle[1:]):
             print("  " + edges[a][b])
-    return 1
+    for v in violations:
+        print("include order: " + v)
+    if cycles or violations:
+        return 1
+    print("include graph: no cycles between folders; every include follows the declared order")
+    return 0
 
 
 if __name__ == "__main__":

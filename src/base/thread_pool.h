@@ -1,5 +1,6 @@
-// Internal: the compiled plan's thread pool. parallel_for(n, fn) runs fn(chunk, worker) for every
-// chunk in [0, n) on the calling thread (worker 0) and the pool's workers (1 .. threads - 1); chunks
+// Internal: a thread pool (the compiled plan's steps, the binary-format context's tensor kernels; in
+// base/ so that scalar/ and eval/ use it without including plan/). parallel_for(n, fn) runs fn(chunk,
+// worker) for every chunk in [0, n) on the calling thread (worker 0) and the pool's workers (1 .. threads - 1); chunks
 // are claimed dynamically, but each chunk's work is fixed, so results never depend on which thread
 // ran it. Workers spin briefly between jobs (a plan's steps follow each other within microseconds),
 // then sleep.
