@@ -1,6 +1,7 @@
 // Model.bounds (IBP, CROWN, alpha-CROWN), Model.grad / Model.jvp (reverse and forward mode),
 // Model.plan (the kernel plan) and denote.verify (a VNN-LIB property). The GIL is released while the
 // library computes.
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "common.h"
@@ -248,8 +249,14 @@ py::object plan(const PyModel& self, const std::string& provider, const std::str
   policy.device = device;
   check(parse_provider_policy(provider, policy).with_field("provider"));
   check(parse_assurance(assurance, policy).with_field("assurance"));
+  const Environment env = detect_environment();
+  if (std::find(env.devices.begin(), env.devices.end(), device) == env.devices.end()) {
+    std::string present;
+    for (const auto& d : env.devices) present += (present.empty() ? "" : ", ") + d;
+    raise_invalid(fmt::format("device '{}': expected a device present here ({})", device.substr(0, 40), present), "device");
+  }
   CapsuleRegistry registered = unwrap(standard_registry());
-  GraphKernelPlan p = unwrap(plan_graph(self.model().graph, registered.available(detect_environment()), policy));
+  GraphKernelPlan p = unwrap(plan_graph(self.model().graph, registered.available(env), policy));
   return report ? py::object(py::str(plan_report(p))) : json_to_python(plan_json(p));
 }
 

@@ -44,9 +44,24 @@ std::optional<py::dtype> numpy_dtype(const typed::DType& t) {
   return std::nullopt;
 }
 
+// Why numpy could not take `obj`: a MemoryError propagates as itself, a torch tensor that requires
+// grad gets its own text; anything else is not an array.
+[[noreturn]] void not_an_array(const py::handle& obj, const std::string& what) {
+  PyErr_Clear();
+  // pybind11's ensure() cleared numpy's own exception: convert once more to see it (failures only).
+  try {
+    py::module_::import("numpy").attr("asarray")(obj);
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_MemoryError) || e.matches(PyExc_KeyboardInterrupt)) throw;
+  }
+  if (py::hasattr(obj, "requires_grad") && py::bool_(obj.attr("requires_grad")))
+    raise_invalid(what + ": a torch tensor that requires grad; pass tensor.detach() (Model.grad computes gradients)");
+  raise_invalid(what + ": expected a numpy array (or nested lists of numbers)");
+}
+
 py::array contiguous(const py::handle& obj, const std::string& what) {
   py::array a = py::array::ensure(obj, py::array::c_style);
-  if (!a) raise_invalid(what + ": expected a numpy array (or nested lists of numbers)");
+  if (!a) not_an_array(obj, what);
   return a;
 }
 
@@ -83,10 +98,7 @@ py::array_t<S, py::array::c_style | py::array::forcecast> float_array(const py::
   }
   using Array = py::array_t<S, py::array::c_style | py::array::forcecast>;
   Array a = Array::ensure(obj);
-  if (!a) {
-    PyErr_Clear();
-    raise_invalid(label.str() + ": expected a numpy array (or nested lists of numbers)");
-  }
+  if (!a) not_an_array(obj, label.str());
   return a;
 }
 

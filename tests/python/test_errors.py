@@ -47,7 +47,26 @@ BAD_RUNS = [
     (lambda m: denote.verify(m, "/nonexistent.vnnlib", timeout=float("nan")), denote.InvalidInputError, "timeout"),
     (lambda m: m.bounds(X, X, method="alpha-crown", alpha_iters=-1), denote.InvalidInputError, "alpha_iters"),
     (lambda m: m.bounds(X, X, method="alpha-crown", alpha_iters=10**9), denote.InvalidInputError, "alpha_iters"),
+    (lambda m: m.plan(device="tpu"), denote.InvalidInputError, "device"),
 ]
+
+
+def test_array_errors_say_why(acas):
+    class GradTensor:  # what a torch tensor with requires_grad=True looks like to numpy: no conversion
+        requires_grad = True
+
+        def __array__(self, *args, **kwargs):
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad.")
+
+    with pytest.raises(denote.InvalidInputError, match="requires grad; pass tensor.detach()"):
+        acas.run(GradTensor())
+
+    class Huge:  # numpy runs out of memory converting it: a MemoryError, not "expected a numpy array"
+        def __array__(self, *args, **kwargs):
+            raise MemoryError("no room")
+
+    with pytest.raises(MemoryError):
+        acas.run(Huge())
 
 
 @pytest.mark.parametrize("call,cls,field", BAD_RUNS)

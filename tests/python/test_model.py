@@ -122,6 +122,15 @@ def test_builder_errors():
         b.op("softmax", x, axis=0, bogus=1)
     with pytest.raises(denote.InvalidInputError):
         b.op("softmax", x, axis="one")
+    # An int beyond 64 bits says so (not "wrong type int"); a typo in a conv keyword is named as unknown
+    # (not reported as a missing spatial_rank).
+    with pytest.raises(denote.InvalidInputError, match="does not fit in a 64-bit integer") as e:
+        b.op("softmax", x, axis=2**70)
+    assert e.value.field == "axis"
+    img = b.input([1, 1, 4, 4])
+    with pytest.raises(denote.InvalidInputError, match="unknown attribute 'kernal'") as e:
+        b.conv(img, np.ones((1, 1, 2, 2)), kernal=[2, 2])
+    assert e.value.field == "kernal"
     b.op("add", x, 7)  # an unknown parent: reported by build()
     with pytest.raises(denote.Error):
         b.build([1])
