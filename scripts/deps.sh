@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  ccache  # compiles the tests once for both CI builds, and makes re-runs cheap (docs/PERF.md "CI time")
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libmpfr-dev libgmp-dev

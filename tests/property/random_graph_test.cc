@@ -25,6 +25,7 @@
 #include "denote/io/json.h"
 #include "denote/io/text.h"
 #include "random_graph_gen.h"
+#include "unit/sanitized.h"
 
 namespace denote {
 namespace {
@@ -222,11 +223,7 @@ void expect_robust(const Model& m, const std::vector<Tensor<double>>& inputs, co
 
 // The sanitizer build (scripts/test.sh, second pass) runs a quarter of the graphs: the release pass
 // runs all of them, and ASan + UBSan make each about 10x slower.
-#ifdef DENOTE_SANITIZED_BUILD
-constexpr int kGraphs = 2'500;
-#else
-constexpr int kGraphs = 10'000;
-#endif
+const int kGraphs = denote::testing::sanitized_build() ? 2'500 : 10'000;
 constexpr int kMutationsPerGraph = 3;
 
 TEST(RandomGraphs, ShapeRulesAgreeOnEveryOp) {

@@ -7,27 +7,22 @@
 #include <vector>
 
 #include "denote/base/allocator.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(DENOTE_SANITIZED_BUILD)  // the latter: tests/CMakeLists.txt
-#define DENOTE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DENOTE_ASAN 1
-#endif
-#endif
+#include "sanitized.h"
 
 namespace denote {
 namespace {
 
 TEST(Allocator, TuningTakesEffectOnGlibc) {
-#if defined(DENOTE_ASAN)
-  (void)tune_allocator_for_throughput();  // ASan's own allocator refuses mallopt: nothing to check
-#elif defined(__GLIBC__)
-  EXPECT_TRUE(tune_allocator_for_throughput());
-  EXPECT_TRUE(tune_allocator_for_throughput());
+  if (denote::testing::sanitized_build()) {
+    (void)tune_allocator_for_throughput();  // ASan's own allocator refuses mallopt: nothing to check
+  } else {
+#if defined(__GLIBC__)
+    EXPECT_TRUE(tune_allocator_for_throughput());
+    EXPECT_TRUE(tune_allocator_for_throughput());
 #else
-  EXPECT_FALSE(tune_allocator_for_throughput());
+    EXPECT_FALSE(tune_allocator_for_throughput());
 #endif
+  }
   // Large blocks still allocate, fill and free as before.
   for (int k = 0; k < 4; ++k) {
     std::vector<double> big(size_t{1} << 20, 1.5);

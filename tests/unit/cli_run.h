@@ -1,5 +1,5 @@
-// Shared helpers for the tests that run the built `denote` command line (DENOTE_CLI_PATH, a compile
-// definition of denote_tests): run it through std::system with stdout and stderr redirected to files
+// Shared helpers for the tests that run the built `denote` command line (cli_path(): the `denote` next
+// to the test binary): run it through std::system with stdout and stderr redirected to files
 // in a per-process temp directory, read files back, and write input files into that directory.
 //
 //   const std::string model = write_file("six.json", write_model_json(six_node_model()));
@@ -47,14 +47,21 @@ inline std::string write_file(const std::string& name, const std::string& text) 
   return path.string();
 }
 
-// Runs `DENOTE_CLI_PATH args` through the shell (so args may hold quoted words). stdin is
+// The built CLI: `denote` in the directory of this test binary (both go to the build's bin/,
+// CMAKE_RUNTIME_OUTPUT_DIRECTORY). Found at run time rather than compiled in, so that the test objects
+// are the same in the release and the sanitizer build (tests/CMakeLists.txt).
+inline std::string cli_path() {
+  return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "denote").string();
+}
+
+// Runs `cli_path() args` through the shell (so args may hold quoted words). stdin is
 // /dev/null when stdin_text is empty, else a file holding stdin_text.
 inline CliRun run_cli(const std::string& args, const std::string& stdin_text = "") {
   const auto dir = temp_dir();
   const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
   std::string in = "/dev/null";
   if (!stdin_text.empty()) in = write_file("stdin", stdin_text);
-  const std::string cmd = std::string(DENOTE_CLI_PATH) + " " + args + " >" + out + " 2>" + err + " <" + in;
+  const std::string cmd = cli_path() + " " + args + " >" + out + " 2>" + err + " <" + in;
   CliRun r;
   const int status = std::system(cmd.c_str());
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
