@@ -345,7 +345,8 @@ struct Bab {
       for (size_t i = ds.size(); i-- > 0;) {
         const Step st = expand(std::move(ds[i]), rs[i]);
         if (st == Step::Sat) return sat();
-        if (st == Step::Unknown) return VerifyResult::Unknown;
+        // A bound that failed because the deadline passed inside it (CrownOptions::deadline) is a timeout.
+        if (st == Step::Unknown) return Clock::now() > deadline ? VerifyResult::Timeout : VerifyResult::Unknown;
       }
       s.stats.bab_probe_s += since(tp) - (s.stats.bab_bounds_s - bounding_before);
       if (sample_batch()) return sat();
