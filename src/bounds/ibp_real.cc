@@ -5,13 +5,13 @@
 #include <cmath>
 
 #include "bounds/ibp_pass.h"
+#include "scalar/mpfr_support.h"
 
 namespace denote {
 
 namespace {
 
 mpfr_rnd_t rnd(Dir d) { return d == Dir::Down ? MPFR_RNDD : MPFR_RNDU; }
-Dir other(Dir d) { return d == Dir::Down ? Dir::Up : Dir::Down; }
 
 }  // namespace
 
@@ -38,58 +38,15 @@ RealScalar MpfrEndpoints::div(const RealScalar& a, const RealScalar& b, Dir d) c
   return r;
 }
 
-namespace {
-
-// sigmoid(x) = 1 / (1 + exp(-x)), increasing: the denominator rounded against d, the quotient with d.
-void sigmoid_dir(mpfr_ptr r, mpfr_srcptr x, Dir d) {
-  mpfr_neg(r, x, MPFR_RNDN);  // exact
-  mpfr_exp(r, r, rnd(other(d)));
-  mpfr_add_ui(r, r, 1, rnd(other(d)));
-  mpfr_ui_div(r, 1, r, rnd(d));
-}
-
-// gelu(x) = x/2 * erfc(-x / sqrt 2): t = -x / sqrt 2 enclosed, erfc decreasing on it, then the
-// product with the point x (its sign picks the end).
-void gelu_dir(mpfr_ptr r, mpfr_srcptr x, Dir d, mpfr_prec_t bits) {
-  RealScalar s_lo(bits), s_hi(bits), t_lo(bits), t_hi(bits), mx(bits);
-  mpfr_sqrt_ui(s_lo.get(), 2, MPFR_RNDD);
-  mpfr_sqrt_ui(s_hi.get(), 2, MPFR_RNDU);
-  mpfr_neg(mx.get(), x, MPFR_RNDN);
-  const bool nonneg = mpfr_sgn(x) >= 0;  // -x <= 0: dividing by the larger root gives the upper end
-  mpfr_div(t_lo.get(), mx.get(), nonneg ? s_lo.get() : s_hi.get(), MPFR_RNDD);
-  mpfr_div(t_hi.get(), mx.get(), nonneg ? s_hi.get() : s_lo.get(), MPFR_RNDU);
-  // erfc over [t_lo, t_hi] is [erfc(t_hi), erfc(t_lo)] (positive); x * that, ends by x's sign.
-  const bool low_end = (d == Dir::Down) == nonneg;  // which erfc end gives the asked end of x * erfc
-  if (low_end) mpfr_erfc(r, t_hi.get(), MPFR_RNDD);
-  else mpfr_erfc(r, t_lo.get(), MPFR_RNDU);
-  mpfr_mul(r, r, x, rnd(d));
-  mpfr_div_2ui(r, r, 1, rnd(d));
-}
-
-}  // namespace
-
+// Every function but sqrt has a directed MPFR bound already (src/scalar/mpfr_support.h, the one the
+// binary formats' correctly rounded functions enclose with).
 RealScalar MpfrEndpoints::fn(Fn f, const RealScalar& x, Dir d) const {
+  static constexpr FpFunction kFp[] = {FpFunction::Exp,      FpFunction::Log,     FpFunction::Log1p, FpFunction::Tanh,
+                                       FpFunction::Sigmoid,  FpFunction::Softplus, FpFunction::Erf,  FpFunction::Exp /* Sqrt: below */,
+                                       FpFunction::Rsqrt,    FpFunction::Gelu,    FpFunction::Sin,   FpFunction::Cos};
   RealScalar r(bits());
-  mpfr_ptr o = r.get();
-  mpfr_srcptr a = x.get();
-  const mpfr_rnd_t m = rnd(d);
-  switch (f) {
-    case Fn::Exp: mpfr_exp(o, a, m); break;
-    case Fn::Log: mpfr_log(o, a, m); break;
-    case Fn::Log1p: mpfr_log1p(o, a, m); break;
-    case Fn::Tanh: mpfr_tanh(o, a, m); break;
-    case Fn::Erf: mpfr_erf(o, a, m); break;
-    case Fn::Sqrt: mpfr_sqrt(o, a, m); break;
-    case Fn::Rsqrt: mpfr_rec_sqrt(o, a, m); break;
-    case Fn::Sin: mpfr_sin(o, a, m); break;
-    case Fn::Cos: mpfr_cos(o, a, m); break;
-    case Fn::Sigmoid: sigmoid_dir(o, a, d); break;
-    case Fn::Softplus:  // log1p(exp(x)): increasing, both steps rounded with d
-      mpfr_exp(o, a, m);
-      mpfr_log1p(o, o, m);
-      break;
-    case Fn::Gelu: gelu_dir(o, a, d, bits()); break;
-  }
+  if (f == Fn::Sqrt) mpfr_sqrt(r.get(), x.get(), rnd(d));
+  else mpfr_support::bound_directed(kFp[static_cast<size_t>(f)], x.get(), r.get(), rnd(d));
   return r;
 }
 

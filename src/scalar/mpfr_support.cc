@@ -145,21 +145,6 @@ void gelu_bound(mpfr_srcptr x, mpfr_ptr out, mpfr_rnd_t dir) {
   if (!positive) mpfr_neg(out, out, MPFR_RNDN);
 }
 
-void bound(FpFunction fn, mpfr_srcptr x, mpfr_ptr out, mpfr_rnd_t dir) {
-  switch (fn) {
-    case FpFunction::Exp: mpfr_exp(out, x, dir); return;
-    case FpFunction::Log: mpfr_log(out, x, dir); return;
-    case FpFunction::Log1p: mpfr_log1p(out, x, dir); return;
-    case FpFunction::Tanh: mpfr_tanh(out, x, dir); return;
-    case FpFunction::Sigmoid: sigmoid_bound(x, out, dir); return;
-    case FpFunction::Softplus: softplus_bound(x, out, dir); return;
-    case FpFunction::Erf: mpfr_erf(out, x, dir); return;
-    case FpFunction::Gelu: gelu_bound(x, out, dir); return;
-    case FpFunction::Sin: mpfr_sin(out, x, dir); return;
-    case FpFunction::Cos: mpfr_cos(out, x, dir); return;
-    case FpFunction::Rsqrt: mpfr_rec_sqrt(out, x, dir); return;
-  }
-}
 
 // One correctly rounded MPFR call (RNDD) and its ternary value: f == lo when it is zero, else
 // lo < f < nextabove(lo) (f is below the next number of the working precision, since lo is f
@@ -187,6 +172,22 @@ bool is_primitive(FpFunction fn) {
 
 }  // namespace
 
+void bound_directed(FpFunction fn, mpfr_srcptr x, mpfr_ptr out, mpfr_rnd_t dir) {
+  switch (fn) {
+    case FpFunction::Exp: mpfr_exp(out, x, dir); return;
+    case FpFunction::Log: mpfr_log(out, x, dir); return;
+    case FpFunction::Log1p: mpfr_log1p(out, x, dir); return;
+    case FpFunction::Tanh: mpfr_tanh(out, x, dir); return;
+    case FpFunction::Sigmoid: sigmoid_bound(x, out, dir); return;
+    case FpFunction::Softplus: softplus_bound(x, out, dir); return;
+    case FpFunction::Erf: mpfr_erf(out, x, dir); return;
+    case FpFunction::Gelu: gelu_bound(x, out, dir); return;
+    case FpFunction::Sin: mpfr_sin(out, x, dir); return;
+    case FpFunction::Cos: mpfr_cos(out, x, dir); return;
+    case FpFunction::Rsqrt: mpfr_rec_sqrt(out, x, dir); return;
+  }
+}
+
 void enclose(FpFunction fn, mpfr_srcptr x, mpfr_ptr lo, mpfr_ptr hi) {
   if (is_primitive(fn)) {
     // A correctly rounded primitive: one evaluation and its ternary value give both ends (the
@@ -196,8 +197,8 @@ void enclose(FpFunction fn, mpfr_srcptr x, mpfr_ptr lo, mpfr_ptr hi) {
     if (ternary != 0 && !mpfr_nan_p(lo)) mpfr_nextabove(hi);
     return;
   }
-  bound(fn, x, lo, MPFR_RNDD);
-  bound(fn, x, hi, MPFR_RNDU);
+  bound_directed(fn, x, lo, MPFR_RNDD);
+  bound_directed(fn, x, hi, MPFR_RNDU);
 }
 
 void exact_quotient(QuotientKind kind, mpfr_srcptr x, mpfr_srcptr y, mpfr_ptr out) {

@@ -75,6 +75,9 @@ bool bad_words(const BinaryFormat& f, FpEnv& env, std::initializer_list<uint64_t
 // value, hi = lo when exact, else the next number above lo; composites: a lower and an upper
 // evaluation, every step rounded in the direction that keeps the bound, using its monotonicity).
 void enclose(FpFunction fn, mpfr_srcptr x, mpfr_ptr lo, mpfr_ptr hi);
+// One end of that enclosure: fn(x) rounded in direction dir (MPFR_RNDD or MPFR_RNDU) at out's precision,
+// each step of a composite rounded the way that keeps the bound; also right for infinite x.
+void bound_directed(FpFunction fn, mpfr_srcptr x, mpfr_ptr out, mpfr_rnd_t dir);
 
 // The exact value of trunc(x / y), floor(x / y) or Python's x % y (sign of y, fmod-based; the zero
 // keeps fmod's sign) for finite nonzero x and y; sets out's precision so that nothing is rounded.
