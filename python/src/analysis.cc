@@ -2,9 +2,11 @@
 // Model.plan (the kernel plan) and denote.verify (a VNN-LIB property). The GIL is released while the
 // library computes.
 #include <algorithm>
+#include <chrono>
 #include <fmt/format.h>
 
 #include "common.h"
+#include "interrupt.h"
 #include "denote/autodiff/grad.h"
 #include "denote/bounds/crown.h"
 #include "denote/check/check.h"
@@ -107,8 +109,7 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
   std::vector<CrownResult> runs;
   Result<DoubleIbp> ibp_r = DoubleIbp{};
   Status failed;
-  {
-    py::gil_scoped_release release;
+  run_interruptible([&] {
     if (*method == BoundMethod::Ibp && !spec) {
       ibp_r = run_ibp_double(m.graph, m.payload, boxes, a.arith, options);
     } else {
@@ -127,7 +128,8 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
         runs.push_back(std::move(*r));
       }
     }
-  }
+    return true;
+  });
   check(failed);
   const DoubleIbp ibp = unwrap(std::move(ibp_r));
   return bound_result(m, ibp, runs, spec.has_value(), a.all_nodes);
@@ -286,24 +288,36 @@ py::dict verify_result(const VerifyOutcome& r) {
 }
 
 py::dict verify(const PyModel& self, const std::string& vnnlib_path, double timeout, const std::string& arith,
-                uint64_t seed, int threads, const std::string& split) {
+                uint64_t seed, int threads, const std::string& split, const std::optional<int64_t>& max_memory) {
   const auto mode = parse_split_mode(split);
   if (!mode) raise_invalid("split " + split + ": expected auto, input or relu", "split");
   if (threads < 1 || threads > 256) raise_invalid(fmt::format("threads {}: expected 1 to 256", threads), "threads");
   if (!(timeout > 0)) raise_invalid(fmt::format("timeout {}: expected a number of seconds > 0", timeout), "timeout");
+  if (max_memory && *max_memory < 1) raise_invalid("max_memory: expected a byte count >= 1", "max_memory");
   check(check_shapes(self.model().graph));
-  const VnnProperty p = unwrap(load_vnnlib_file(vnnlib_path), /*parsing=*/true);
   VerifyOptions o;
   o.timeout_s = timeout;
   o.arith = arith;
   o.seed = seed;
   o.threads = threads;
   o.split = *mode;
-  Result<VerifyOutcome> r = Status::error(ErrorCode::kInternal, "internal: verify did not run");
-  {
-    py::gil_scoped_release release;
-    r = denote::verify(self.model(), p, o);
+  o.max_bytes = max_memory.value_or(0);
+  // The property's normal form counts against the timeout, as in the CLI.
+  const auto start = std::chrono::steady_clock::now();
+  VnnlibLimits limits;
+  limits.deadline = deadline_after(start, timeout);
+  Result<VnnProperty> p = run_interruptible([&] { return load_vnnlib_file(vnnlib_path, limits); });
+  if (!p.ok() && p.status().field() == "deadline") {
+    VerifyOutcome late;
+    late.result = VerifyResult::Timeout;
+    late.stats.total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    late.note = "the timeout passed while reading the property";
+    return verify_result(std::move(late));
   }
+  const VnnProperty prop = unwrap(std::move(p), /*parsing=*/true);
+  o.timeout_s = timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Result<VerifyOutcome> r = run_interruptible([&] { return denote::verify(self.model(), prop, o); });
+  if (r.ok()) r->stats.total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return verify_result(unwrap(std::move(r)));
 }
 
@@ -363,11 +377,13 @@ kernels: "exact" (default) or "openblas" (f32/f64 linear nodes as gemm).)doc");
 or the report text (one line per node, as `denote plan`) with report=True.)doc");
   m.def("verify", &verify, py::arg("model"), py::arg("vnnlib_path"), py::arg("timeout") = 60.0,
         py::arg("arith") = "f32", py::arg("seed") = 1, py::arg("threads") = 1, py::arg("split") = "auto",
+        py::arg("max_memory") = py::none(),
         R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`:
 {'result': 'sat'|'unsat'|'unknown'|'timeout', 'time_s', 'witness': {'x', 'y'} or None, 'stats': {...},
 'note'}. arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
 threads (the answer does not depend on them). split: what branch and bound splits, "auto" (relu phases when more
-than 16 inputs are open), "input" or "relu".)doc");
+than 16 inputs are open), "input" or "relu". max_memory: the bound passes' memory budget in bytes (default: half
+the RAM). Ctrl-C stops the call (KeyboardInterrupt) at its next deadline check.)doc");
 }
 
 }  // namespace denote::python

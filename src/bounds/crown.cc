@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "bounds/crown_engine.h"
+#include "denote/base/deadline.h"
 #include "bounds/crown_symbolic.h"
 #include "eval/walk.h"
 
@@ -54,16 +55,25 @@ Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
   return c;
 }
 
+// alpha-CROWN on the rows +e_j, -e_j of the elements, as many at a time as the budget allows
+// (elements whose rows do not fit keep their CROWN bounds).
 void optimise_elements(crown::Engine& eng, int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo,
                        std::vector<double>& hi, const CrownOptions& o) {
   const int64_t m = numel(eng.g.nodes[static_cast<size_t>(id)].out_shape);
-  const size_t k = elems.size();
-  std::vector<double> start(2 * k);
-  for (size_t r = 0; r < k; ++r) start[r] = lo[r], start[k + r] = -hi[r];
-  std::vector<double> C(2 * k * static_cast<size_t>(m));
-  crown::UnitRows::plus_minus(elems).fill(m, C.data());
-  const std::vector<double> best = eng.optimise(id, C, static_cast<int64_t>(2 * k), start, o);
-  for (size_t r = 0; r < k; ++r) lo[r] = best[r], hi[r] = -best[k + r];
+  const int64_t terms = static_cast<int64_t>(eng.beta_terms.size());
+  const int64_t fit = eng.budget.rows_that_fit(eng.g, id, crown::PassKind::Alpha, terms) / 2;
+  if (fit < 1) return eng.budget.refuse(eng.g, id, crown::PassKind::Alpha, terms, 2, "alpha-CROWN bound");
+  for (size_t at = 0; at < elems.size(); at += static_cast<size_t>(fit)) {
+    const size_t k = std::min(static_cast<size_t>(fit), elems.size() - at);
+    std::vector<double> start(2 * k);
+    for (size_t r = 0; r < k; ++r) start[r] = lo[at + r], start[k + r] = -hi[at + r];
+    std::vector<double> C(2 * k * static_cast<size_t>(m));
+    crown::UnitRows::plus_minus(std::vector<int64_t>(elems.begin() + static_cast<std::ptrdiff_t>(at),
+                                                     elems.begin() + static_cast<std::ptrdiff_t>(at + k)))
+        .fill(m, C.data());
+    const std::vector<double> best = eng.optimise(id, C, static_cast<int64_t>(2 * k), start, o);
+    for (size_t r = 0; r < k; ++r) lo[at + r] = best[r], hi[at + r] = -best[k + r];
+  }
 }
 
 // A linear node whose parent is an input up to reshapes and constant offsets or scales: its
@@ -134,47 +144,59 @@ Result<SplitSet> split_set(const Graph& g, const CrownOptions& o) {
   return s;
 }
 
+// The intermediate bounds of one node (intermediate_bounds).
+void bound_node(crown::Engine& eng, const Node& n, bool relu_only, const CrownOptions& o, SplitSet& splits) {
+  const Graph& g = eng.g;
+  const bool lirpa = o.lirpa_compatible;
+  const int64_t m = numel(n.out_shape);
+  std::vector<int64_t> all(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
+  std::vector<double> lo, hi;
+  eng.bound_elements(n.id, all, /*one_step=*/true, lo, hi);
+  splits.check(n.id, all, lo, hi);
+  eng.tighten(n.id, all, lo, hi, lirpa);
+  splits.apply(eng, n.id);
+  std::vector<int64_t> elems;
+  const DoubleBox& b = *eng.boxes[static_cast<size_t>(n.id)];
+  for (int64_t j = 0; j < m; ++j)
+    if (!relu_only || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0)) elems.push_back(j);
+  if (first_layer(g, n))
+    elems.clear();
+  else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m))
+    elems = all;
+  if (!elems.empty() && eng.budget.failure.empty()) {
+    eng.bound_elements(n.id, elems, false, lo, hi);
+    if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate) optimise_elements(eng, n.id, elems, lo, hi, o);
+    splits.check(n.id, elems, lo, hi);
+    eng.tighten(n.id, elems, lo, hi, lirpa);
+    splits.apply(eng, n.id);
+  }
+  eng.refresh_children(n.id, lirpa);
+}
+
 // Node by node: the one-step box from the parents' boxes, then CROWN on the elements that matter
 // (for relu consumers only the unstable ones), then alpha-CROWN on them; relu children follow.
-// Split nodes are clamped after each bound; an empty subdomain stops the walk.
-// Returns the node at which CrownOptions::deadline had passed, or -1 when the walk ended.
-int64_t intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions& o, SplitSet& splits) {
+// Split nodes are clamped after each bound; an empty subdomain stops the walk. Errors: the
+// deadline passed (CrownOptions::deadline), or a pass does not fit the memory budget; each names
+// the node.
+Status intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions& o, SplitSet& splits) {
   const Graph& g = eng.g;
   const Consumers c = consumers(g, walk::ancestors(g, output));
-  const bool lirpa = o.lirpa_compatible;
-  const bool timed = o.deadline != std::chrono::steady_clock::time_point::max();
   for (const Node& n : g.nodes) {
     const size_t id = static_cast<size_t>(n.id);
     if (!c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id]) continue;
-    if (timed && std::chrono::steady_clock::now() > o.deadline) return n.id;
-    const int64_t m = numel(n.out_shape);
-    std::vector<int64_t> all(static_cast<size_t>(m));
-    for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
-    std::vector<double> lo, hi;
-    eng.bound_elements(n.id, all, /*one_step=*/true, lo, hi);
-    splits.check(n.id, all, lo, hi);
-    eng.tighten(n.id, all, lo, hi, lirpa);
-    splits.apply(eng, n.id);
-    std::vector<int64_t> elems;
-    const DoubleBox& b = *eng.boxes[id];
-    for (int64_t j = 0; j < m; ++j)
-      if (!c.relu_only[id] || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0))
-        elems.push_back(j);
-    if (first_layer(g, n))
-      elems.clear();
-    else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m))
-      elems = all;
-    if (!elems.empty()) {
-      eng.bound_elements(n.id, elems, false, lo, hi);
-      if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate) optimise_elements(eng, n.id, elems, lo, hi, o);
-      splits.check(n.id, elems, lo, hi);
-      eng.tighten(n.id, elems, lo, hi, lirpa);
-      splits.apply(eng, n.id);
+    if (past(o.deadline)) {
+      const std::string what = fmt::format("IR bounds: the deadline passed during the intermediate bounds, at node {}", n.id);
+      return error_status(ErrorCode::kResource, what).with_node(n.id, what).with_field("deadline");
     }
-    eng.refresh_children(n.id, lirpa);
-    if (splits.infeasible) return -1;
+    bound_node(eng, n, c.relu_only[id], o, splits);
+    if (!eng.budget.failure.empty())
+      return error_status(ErrorCode::kResource, eng.budget.failure)
+          .with_node(eng.budget.node, eng.budget.failure)
+          .with_field("max-memory");
+    if (splits.infeasible) return ok_status();
   }
-  return -1;
+  return ok_status();
 }
 
 Status check_spec(const SpecMatrix& s, int64_t cols) {
@@ -250,6 +272,21 @@ Status check_prepared(const Graph& g, const Payload<double>& payload, const Crow
   return ok_status();
 }
 
+// The final pass's rows fit the memory budget (with the copies a record or alpha-CROWN keeps).
+Status check_final_rows(crown::Engine& eng, int64_t output, int64_t rows, const CrownOptions& o, bool one_step) {
+  const bool record = o.input_coefficients || o.relu_coefficients;
+  const crown::PassKind kind = one_step ? crown::PassKind::OneStep
+                               : o.method == BoundMethod::AlphaCrown ? crown::PassKind::Alpha
+                               : record ? crown::PassKind::Record
+                                        : crown::PassKind::Full;
+  const int64_t terms = static_cast<int64_t>(eng.beta_terms.size());
+  if (eng.budget.rows_that_fit(eng.g, output, kind, terms) >= rows) return ok_status();
+  eng.budget.refuse(eng.g, output, kind, terms, rows, "bound of the specification's rows");
+  return error_status(ErrorCode::kResource, eng.budget.failure)
+      .with_node(output, eng.budget.failure)
+      .with_field("max-memory");
+}
+
 }  // namespace
 
 Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
@@ -280,6 +317,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   const bool linear = known_err.ok() && gap.empty();
   crown::Engine eng(g, payload, err, std::move(ibp.boxes));
   eng.prepared = o.ibp;
+  eng.set_budget(effective_max_bytes(o.eval));
   CrownResult res;
   res.notes = std::move(ibp.notes);
   res.output = output_id;
@@ -291,14 +329,12 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   const bool passes = linear && o.method != BoundMethod::Ibp;  // CROWN's passes, not only the one-step rule
   if (passes && o.forward_intermediate && (!o.splits || o.splits->empty())) crown::symbolic_bounds(eng);
   if (passes && o.intermediate_crown && !splits.infeasible)
-    if (const int64_t at = intermediate_bounds(eng, output_id, o, splits); at >= 0) {
-      const std::string what = fmt::format("IR bounds: the deadline passed during the intermediate bounds, at node {}", at);
-      return error_status(ErrorCode::kResource, what).with_node(at, what).with_field("deadline");
-    }
+    DENOTE_RETURN_IF_ERROR(intermediate_bounds(eng, output_id, o, splits));
   const int64_t k = spec ? spec->rows : m;
   if (splits.infeasible) return empty_subdomain(std::move(res), std::move(eng), k);
   // The rows [C; -C] (C = identity without a spec), or C alone.
   const int64_t nr = spec && o.lower_only ? k : 2 * k;
+  DENOTE_RETURN_IF_ERROR(check_final_rows(eng, output_id, nr, o, !passes));
   std::vector<double> C(static_cast<size_t>(nr * m), 0.0);
   for (int64_t r = 0; r < k; ++r)
     for (int64_t j = 0; j < m; ++j) {

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "bounds/crown_engine.h"
+#include "denote/base/deadline.h"
 #include "bounds/crown_relax.h"
 #include "eval/walk.h"
 
@@ -189,9 +190,8 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     po.vertex_values = &V;
   }
   PassResult pr;
-  const bool timed = o.deadline != std::chrono::steady_clock::time_point::max();
   for (int t = 0; t < o.alpha_iters; ++t) {
-    if (t > 0 && timed && std::chrono::steady_clock::now() > o.deadline) break;  // the best bounds so far hold
+    if (t > 0 && past(o.deadline)) break;  // the best bounds so far hold
     ++alpha_steps;
     recycle(pr.A);
     for (auto& v : V) v.clear();

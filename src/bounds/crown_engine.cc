@@ -218,25 +218,47 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
 }
 
 void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step, std::vector<double>& lo,
-                            std::vector<double>& hi, const std::vector<std::vector<double>>* alpha) {
+                            std::vector<double>& hi) {
   if (one_step && g.nodes[static_cast<size_t>(id)].op == Op::Linear && linear_one_step(id, elems, lo, hi)) return;
-  const int64_t m = numel(g.nodes[static_cast<size_t>(id)].out_shape);
   const int64_t k = static_cast<int64_t>(elems.size());
-  const UnitRows unit = UnitRows::plus_minus(elems);
+  lo.assign(elems.size(), -INFINITY);
+  hi.assign(elems.size(), INFINITY);
+  const PassKind kind = one_step ? PassKind::OneStep : PassKind::Full;
+  const int64_t fit = budget.rows_that_fit(g, id, kind, 0) / 2;  // pairs of rows +e_j, -e_j
+  if (k > 0 && fit < 1) {
+    budget.refuse(g, id, kind, 0, 2, one_step ? "one-step bound" : "intermediate bound");
+    return;
+  }
+  for (int64_t at = 0; at < k; at += fit) {
+    const int64_t n = std::min(fit, k - at);
+    bound_chunk(id, elems.data() + at, n, one_step, lo.data() + at, hi.data() + at);
+  }
+}
+
+void Engine::bound_chunk(int64_t id, const int64_t* elems, int64_t k, bool one_step, double* lo, double* hi) {
+  const int64_t m = numel(g.nodes[static_cast<size_t>(id)].out_shape);
+  const std::vector<int64_t> chunk(elems, elems + k);
+  const UnitRows unit = UnitRows::plus_minus(chunk);
   std::vector<double> C = ws.take(static_cast<size_t>(2 * k * m));
   unit.fill(m, C.data());
-  std::vector<int64_t> cols = elems;  // the rows' only nonzero columns
+  std::vector<int64_t> cols = chunk;  // the rows' only nonzero columns
   std::sort(cols.begin(), cols.end());
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
   PassOptions po;
   po.one_step = one_step;
-  po.alpha = alpha;
   po.start_support = &cols;
   po.unit_rows = &unit;
   PassResult pr = pass(id, std::move(C), 2 * k, po);
-  lo.assign(pr.lower.begin(), pr.lower.begin() + k);
-  hi.resize(static_cast<size_t>(k));
-  for (int64_t r = 0; r < k; ++r) hi[static_cast<size_t>(r)] = -pr.lower[static_cast<size_t>(k + r)];
+  for (int64_t r = 0; r < k; ++r) {
+    lo[r] = pr.lower[static_cast<size_t>(r)];
+    hi[r] = -pr.lower[static_cast<size_t>(k + r)];
+  }
+}
+
+void Engine::set_budget(int64_t bytes) {
+  const int64_t spares = std::min<int64_t>(int64_t{64} << 20, bytes / 4);
+  ws.max_kept_bytes = static_cast<size_t>(spares);
+  budget.bytes = bytes - spares;
 }
 
 void Engine::tighten(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bounds/crown_budget.h"
 #include "bounds/crown_rules.h"
 #include "denote/bounds/crown.h"
 
@@ -56,9 +57,11 @@ class Engine {
   PassResult pass(int64_t start, const std::vector<double>& C, int64_t rows, const PassOptions& o = {});
   // The same with C handed over (no copy; its buffer goes back to the workspace).
   PassResult pass(int64_t start, std::vector<double>&& C, int64_t rows, const PassOptions& o = {});
-  // lo/hi of the selected elements of node id by one pass with rows +e_j and -e_j.
+  // lo/hi of the selected elements of node id by passes with rows +e_j and -e_j, as many rows at a
+  // time as the budget allows; when not even one pair fits, lo = -inf, hi = +inf and
+  // budget.failure says why.
   void bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step, std::vector<double>& lo,
-                      std::vector<double>& hi, const std::vector<std::vector<double>>* alpha = nullptr);
+                      std::vector<double>& hi);
   // Intersects node id's box with [lo, hi] on the given elements (replace: sets it, as auto_LiRPA).
   void tighten(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo,
                const std::vector<double>& hi, bool replace = false);
@@ -87,6 +90,7 @@ class Engine {
   std::vector<std::optional<DoubleBox>> boxes;
   int64_t passes = 0, rows_total = 0, alpha_steps = 0;
   Workspace ws;            // coefficient buffers reused by every pass of this engine
+  Budget budget;           // the coefficient rows' memory (set_budget)
   ScaleCache scale_cache;  // linear error scales, reused while their parent box is unchanged
   // The model prepared for IBP (CrownOptions::ibp), whose float copies of f32-exact weights halve the
   // one-step boxes' memory traffic; null: none.
@@ -95,6 +99,9 @@ class Engine {
   // in the pass (PassRows::vertex_values); false: the input's coefficients are stored and the
   // forward rules run (the tests compare the two).
   bool fuse_forward = true;
+  // A memory budget for the coefficients (bytes >= 1): a quarter of it, at most 64 MiB, for the
+  // workspace's spares, the rest for the rows of each pass.
+  void set_budget(int64_t bytes);
   // Hands a pass's recorded coefficients back to the workspace.
   void recycle(std::vector<std::vector<double>>& vs) {
     for (auto& v : vs) ws.give(std::move(v));
@@ -111,6 +118,7 @@ class Engine {
                  double lr, double c1, double c2) const;
   void add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const;
   bool linear_one_step(int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo, std::vector<double>& hi);
+  void bound_chunk(int64_t id, const int64_t* elems, int64_t k, bool one_step, double* lo, double* hi);
 };
 
 }  // namespace denote::crown

@@ -64,7 +64,7 @@ struct EvalErr {
 // hands back the memory a finished engine freed while it is still in cache.)
 struct Workspace {
   static constexpr size_t kMinKept = 4096;                   // doubles: 32 KiB
-  static constexpr size_t kMaxKeptBytes = size_t{64} << 20;  // all spares together
+  size_t max_kept_bytes = size_t{64} << 20;  // all spares together (Engine::set_budget lowers it)
   std::vector<std::vector<double>> spare;
   size_t kept_bytes = 0;
 
@@ -93,10 +93,10 @@ struct Workspace {
     std::copy(v.begin(), v.end(), out.begin());
     return out;
   }
-  // Keeps buffers of 32 KiB or more, at most 32 of them and 64 MiB in all.
+  // Keeps buffers of 32 KiB or more, at most 32 of them and max_kept_bytes in all.
   void give(std::vector<double>&& v) {
     const size_t bytes = v.capacity() * sizeof(double);
-    if (v.capacity() >= kMinKept && spare.size() < 32 && kept_bytes + bytes <= kMaxKeptBytes) {
+    if (v.capacity() >= kMinKept && spare.size() < 32 && kept_bytes + bytes <= max_kept_bytes) {
       kept_bytes += bytes;
       spare.push_back(std::move(v));
     }

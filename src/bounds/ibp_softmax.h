@@ -15,8 +15,9 @@
 // total by t = (1+e)(1+gamma_m)(1+m·eta) - 1 (total >= 1: the maximum's term is exp(0) = 1), so
 //   softmax:     relative error <= (1+e)(1+t)/(1-t)(1+u) - 1
 //   log_softmax: absolute error <= D·u + t/(1-t) + f·(log(m+1) + D) + u·(D + log(m+1))
-// and the box is widened by 1.05 times these. The rule applies when D <= 600, D·u <= 0.1 and
-// t <= 0.25; otherwise the generic rule's box stands.
+// and the box is widened by 1.05 times these. The rule applies when D <= 600, D·u <= 0.1,
+// t <= 0.25 and no step overflows the format (D + log(m+1) and 1.5 m below its largest value);
+// otherwise the generic rule's box stands.
 #pragma once
 
 #include <optional>
@@ -41,6 +42,12 @@ inline std::optional<std::vector<DInterval>> softmax_exact(const std::vector<DIn
   }
   const double spread = up(max_hi - min_lo);
   if (!(spread <= 600 && spread * fm.u <= 0.1)) return std::nullopt;
+  // No step of the evaluation overflows the format: |d_j| <= spread, total <= m (1 + t) and
+  // log_softmax's d_i - log(total); e.g. e4m3fn (largest 448) at a spread of 500, or a lane of
+  // 10 entries in a format whose largest value is 8, is left to the generic rule.
+  const double lane = static_cast<double>(m);
+  if (!(up(up(spread + std::log(lane + 1)) + 1) * 1.01 < fm.max_finite && 1.5 * lane < fm.max_finite))
+    return std::nullopt;
   DContext dc;
   auto pt = [&](double v) { return dc.make(v, v); };
   DInterval p = dc.zero(), q = dc.zero();

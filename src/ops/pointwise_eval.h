@@ -91,11 +91,14 @@ template <class Ctx>
 Result<Tensor<typename Ctx::Scalar>> eval_Cast(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
   using S = typename Ctx::Scalar;
   const auto& c = std::get<CastAttrs>(a.node.attrs);
-  if (!ctx.can_cast(c.dtype, c.rounding))
+  if (!ctx.can_cast(c.dtype, c.rounding)) {
+    // A target that is no format (binary(-1,3), an unknown rounding) is that, in every context.
+    if (auto t = cast_target(c); !t.ok()) return eval_error(fmt::format("cast to {}: {}", c.dtype, t.message()), t.status().field());
     return eval_error(fmt::format("cast to {} with rounding {} is not available in the {} context; it needs the "
                                   "binary-format context",
                                   c.dtype, c.rounding, Ctx::kName),
                       "dtype");
+  }
   // The target is parsed once per node; a context with a parsed-target cast takes it, so nothing
   // is re-parsed per element (the string form stays for contexts without one).
   if constexpr (requires(const S& x, const BinaryFormat& f, Rounding r) { ctx.cast(x, f, r); }) {

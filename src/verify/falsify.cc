@@ -16,6 +16,12 @@ namespace verify_detail {
 
 const Shape& input_shape(const Model& m) { return m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape; }
 
+int64_t bound_memory(const VerifyOptions& o) {
+  EvalOptions e;
+  e.max_bytes = o.max_bytes;
+  return std::max<int64_t>(1, effective_max_bytes(e) / std::max(1, o.threads));
+}
+
 std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith,
                                const Payload<float>* p32) {
   const int64_t out = m.output_ids[0];

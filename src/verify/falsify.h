@@ -3,11 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "denote/base/splitmix.h"
+#include "denote/base/deadline.h"
 #include "denote/verify/verify.h"
 
 namespace denote::verify_detail {
@@ -24,10 +26,23 @@ struct Search {
   const Payload<float>* p32 = nullptr;  // the payload in f32, converted once per verify() (f32 networks)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const DenseChain* chain = nullptr;  // the network as dense layers, for batched sampling (or null)
-  bool past_deadline() const { return std::chrono::steady_clock::now() > deadline; }
+  bool past_deadline() const { return past(deadline); }
 };
 
 const Shape& input_shape(const Model& m);
+// The memory budget of one bound pass: VerifyOptions::max_bytes (or its default) over the threads.
+int64_t bound_memory(const VerifyOptions& o);
+// The first failure of a bound pass that is not the deadline (e.g. the memory budget), kept for the
+// answer's note; bound passes on several threads report here.
+struct BoundErrors {
+  std::mutex mu;
+  std::string first;
+  void add(const Status& s) {
+    if (s.field() == "deadline") return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (first.empty()) first = s.message();
+  }
+};
 // Per atom of a conjunction: its right-hand side rounded up (a lower bound above it proves the atom false).
 std::vector<double> atom_rhs(const std::vector<VnnAtom>& conj);
 // Whether some atom is impossible given lower bounds of its left-hand sides (> rhs; >= for a strict atom).

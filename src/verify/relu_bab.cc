@@ -1,5 +1,6 @@
 // Branch and bound over relu phases (src/verify/relu_bab.h).
 #include "verify/relu_bab.h"
+#include "denote/base/deadline.h"
 
 #include <algorithm>
 #include <chrono>
@@ -54,6 +55,7 @@ struct ReluBab {
     co.lower_only = true;
     co.stop_above = &rhs;
     co.arith = s.o.arith;
+    co.eval.max_bytes = bound_memory(s.o);
     co.prior = d.prior.get();
     co.splits = &d.splits;
     co.input_coefficients = co.relu_coefficients = true;

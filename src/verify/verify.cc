@@ -88,11 +88,13 @@ struct Bounder {
   std::vector<double> rhs;  // per atom: a lower bound above it proves the atom false
   const IbpPrepared* ibp = nullptr;  // the model prepared once for IBP (nullptr: run_crown prepares it)
   Clock::time_point deadline = Clock::time_point::max();  // the instance's: long passes stop there
+  BoundErrors* errors = nullptr;  // where a failed pass is reported (null: nowhere)
 
   CrownOptions options(const Domain& d, BoundMethod method) const {
     CrownOptions co;
     co.method = method;
     co.deadline = deadline;
+    co.eval.max_bytes = bound_memory(o);
     co.arith = o.arith;
     co.prior = d.prior.get();
     co.input_coefficients = method == BoundMethod::Crown;
@@ -111,7 +113,10 @@ struct Bounder {
     auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec,
                        options(d, method));
     Bounded out;
-    if (!r.ok()) return out;
+    if (!r.ok()) {
+      if (errors) errors->add(r.status());
+      return out;
+    }
     out.dec = Decision::Open;
     out.spec_lo = r->spec_lo;
     out.coef = std::move(r->input_coef);
@@ -134,7 +139,10 @@ struct Bounder {
     co.alpha_intermediate = o.bab_alpha_intermediate;
     out.alpha = true;
     auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
-    if (!a.ok()) return;
+    if (!a.ok()) {
+      if (errors) errors->add(a.status());
+      return;
+    }
     for (size_t k = 0; k < out.spec_lo.size() && k < a->spec_lo.size(); ++k)
       out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
     if (some_atom_impossible(conj, out.spec_lo)) {
@@ -320,7 +328,7 @@ struct Bab {
       if (stack.empty() && hook)
         if (const auto r = absorb(hook->when_empty(job, view, deadline), domains)) return *r;
       if (stack.empty()) break;
-      if (Clock::now() > deadline) return VerifyResult::Timeout;
+      if (past(deadline)) return VerifyResult::Timeout;
       ds.clear();
       while (!stack.empty() && ds.size() < batch) ds.push_back(std::move(stack.back())), stack.pop_back();
       if ((domains += static_cast<int64_t>(ds.size())) > s.o.max_domains) return VerifyResult::Unknown;
@@ -346,7 +354,7 @@ struct Bab {
         const Step st = expand(std::move(ds[i]), rs[i]);
         if (st == Step::Sat) return sat();
         // A bound that failed because the deadline passed inside it (CrownOptions::deadline) is a timeout.
-        if (st == Step::Unknown) return Clock::now() > deadline ? VerifyResult::Timeout : VerifyResult::Unknown;
+        if (st == Step::Unknown) return past(deadline) ? VerifyResult::Timeout : VerifyResult::Unknown;
       }
       s.stats.bab_probe_s += since(tp) - (s.stats.bab_bounds_s - bounding_before);
       if (sample_batch()) return sat();
@@ -418,7 +426,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   }
   s.stats.bounds_s += since(tb);
   if (root.dec == Decision::Proven) return VerifyResult::Unsat;
-  if (root.dec == Decision::Error) return Clock::now() > deadline ? VerifyResult::Timeout : VerifyResult::Unknown;
+  if (root.dec == Decision::Error) return past(deadline) ? VerifyResult::Timeout : VerifyResult::Unknown;
   const auto t = Clock::now();
   VerifyResult r = VerifyResult::Unknown;
   if (const auto margins = relu_margins(s, root, bab.hook != nullptr))
@@ -503,16 +511,18 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     const int k = sample_case(ss, rng, c.lo_in, c.hi_in);
     st.falsify_s = since(t0);
     if (k >= 0) return stage_end(ss[static_cast<size_t>(k)].found);
-    if (Clock::now() > deadline) return stage_end(std::nullopt);
+    if (past(deadline)) return stage_end(std::nullopt);
   }
   // Stage 2: CROWN on every conjunction's whole box, in parallel.
   WorkerPool pool(std::max(1, o.threads));
   st.threads = pool.threads();
   const auto prep = prepared_ibp(m, o);
+  BoundErrors errors;
   std::vector<Bounder> bounders;
   bounders.reserve(jobs.size());
   for (const Job& j : jobs)
-    bounders.push_back(Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get(), deadline});
+    bounders.push_back(
+        Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get(), deadline, &errors});
   std::vector<Bounded> roots(jobs.size());
   const auto tb = Clock::now();
   pool.run(static_cast<int>(jobs.size()), [&](int i) {
@@ -530,7 +540,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     const bool found = falsify(s, rng, jobs[i].c->lo_in, jobs[i].c->hi_in, /*sample=*/false);
     st.falsify_s += since(tp);
     if (found) return stage_end(s.found);
-    if (Clock::now() > deadline) return stage_end(std::nullopt);
+    if (past(deadline)) return stage_end(std::nullopt);
   }
   // Stage 3b: descent on each case's open conjunctions at once (the one closest to holding at every
   // step): a robustness property's witness is often against whichever class is closest, not one
@@ -550,7 +560,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
       st.decided_by = "pgd";
       return stage_end(open[static_cast<size_t>(k)].found);
     }
-    if (Clock::now() > deadline) return stage_end(std::nullopt);
+    if (past(deadline)) return stage_end(std::nullopt);
   }
   // Stage 4: alpha-CROWN and branch and bound, conjunction by conjunction.
   const std::optional<DenseChain> chain = DenseChain::of(m);
@@ -571,6 +581,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     return finish(VerifyResult::Unsat);
   }
   out.note = timed_out ? "" : "branch and bound ended without a decision";
+  if (!errors.first.empty()) out.note = (out.note.empty() ? "" : out.note + "; ") + "a bound failed: " + errors.first;
   return finish(timed_out ? VerifyResult::Timeout : VerifyResult::Unknown);
 }
 
@@ -634,7 +645,8 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   Search s{m, *j.c, *j.conj, o, out.stats, {}, p32.get(), deadline};
   const auto prep = prepared_ibp(m, o);
-  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get(), deadline};
+  BoundErrors errors;
+  const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get(), deadline, &errors};
   WorkerPool pool(std::max(1, o.threads));
   Bab bab{s, b, pool, Domain{j.c->lo_out, j.c->hi_out, nullptr}, SplitMix64(o.seed ^ 0xbab ^ (static_cast<uint64_t>(job) << 32)),
           {}, false, 0, o.frontier, job};
@@ -642,6 +654,7 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
   const VerifyResult r = bab.search(deadline, out.stats.domains);
   out.result = r;
   if (r == VerifyResult::Sat) out.witness = s.found;
+  if (r != VerifyResult::Sat && r != VerifyResult::Unsat && !errors.first.empty()) out.note = "a bound failed: " + errors.first;
   if (r != VerifyResult::Sat && r != VerifyResult::Unsat) add_disagreement_note(out, o.arith);
   out.stats.bab_s = out.stats.total_s = since(start);
   return out;

@@ -6,6 +6,8 @@
 // once, not once per output disjunct. At the end the disjuncts are grouped by their input box.
 #include "denote/verify/vnnlib.h"
 
+#include "denote/base/deadline.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -95,6 +97,7 @@ class Parser {
   Status disjoin(Dnf& acc, Dnf&& b, Pos pos);
   Status flatten(Dnf& d, Pos pos);
   Status charge(int64_t copies, Pos pos);
+  Status in_time(Pos pos);  // every 1024th call: whether VnnlibLimits::deadline has passed
   Status check_nonempty(int32_t lo, int32_t hi) const;
   void tighten(int32_t& cur, int32_t cand) const;
   Result<VnnProperty> build();
@@ -106,6 +109,7 @@ class Parser {
   std::vector<OutAtom> atoms_;
   Dnf top_;
   int64_t work_ = 0;
+  int64_t ticks_ = 0;
   Pos end_;
 };
 
@@ -425,7 +429,14 @@ Result<int32_t> Parser::atom(Pos pos, bool strict, Term&& t) {
   return static_cast<int32_t>((bounds_.size() - 1) << 1);
 }
 
+Status Parser::in_time(Pos pos) {
+  if ((++ticks_ & 1023) != 0 || !past(lim_.deadline)) return ok_status();
+  return err(pos, ErrorCode::kResource, "the deadline passed while reading the property", "a shorter property")
+      .with_field("deadline");
+}
+
 Status Parser::charge(int64_t copies, Pos pos) {
+  DENOTE_RETURN_IF_ERROR(in_time(pos));
   work_ += copies;
   if (work_ > lim_.max_dnf_work)
     return err(pos, ErrorCode::kResource,
@@ -561,6 +572,7 @@ Result<VnnProperty> Parser::build() {
       delta.emplace_back(v, lo, hi);
       key += fmt::format("{}:{}:{};", v, lo == clo[v] ? "=" : bound_key(lo), hi == chi[v] ? "=" : bound_key(hi));
     }
+    DENOTE_RETURN_IF_ERROR(in_time(end_));
     auto [it, fresh] = case_of.emplace(key, deltas.size());
     case_index[i] = static_cast<int32_t>(it->second);
     if (!fresh) continue;
@@ -583,6 +595,7 @@ Result<VnnProperty> Parser::build() {
   }
   // Pass 2: the boxes.
   for (const auto& delta : deltas) {
+    DENOTE_RETURN_IF_ERROR(in_time(end_));
     std::vector<int32_t> lo = clo, hi = chi;
     for (const auto& [v, l, h] : delta) lo[v] = l, hi[v] = h;
     VnnCase c;
@@ -614,6 +627,7 @@ Result<VnnProperty> Parser::build() {
     std::vector<bool> always(p.cases.size(), false);  // some conjunction is empty: the output is true
     int64_t words = 0;
     for (int64_t i = 0; i < top_.size(); ++i) {
+      DENOTE_RETURN_IF_ERROR(in_time(end_));
       const size_t ci = static_cast<size_t>(case_index[i]);
       if (always[ci]) continue;
       std::vector<int32_t> al;
@@ -669,12 +683,12 @@ Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file, c
   const VnnlibLimits lim{std::clamp<int64_t>(limits.max_conjunctions, 1, def.max_conjunctions),
                          std::clamp<int64_t>(limits.max_dnf_work, 1, def.max_dnf_work),
                          std::clamp<int64_t>(limits.max_box_entries, 1, def.max_box_entries),
-                         std::clamp<int64_t>(limits.max_output_words, 1, def.max_output_words)};
+                         std::clamp<int64_t>(limits.max_output_words, 1, def.max_output_words), limits.deadline};
   Parser parser(text, file, lim);
   return parser.run();
 }
 
-Result<VnnProperty> load_vnnlib_file(const std::string& path) {
+Result<VnnProperty> load_vnnlib_file(const std::string& path, const VnnlibLimits& limits) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxFileBytes)
@@ -690,7 +704,7 @@ Result<VnnProperty> load_vnnlib_file(const std::string& path) {
     text.append(buf, static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) return error_status("error reading file '" + path + "'");
-  return parse_vnnlib(text, path);
+  return parse_vnnlib(text, path, limits);
 }
 
 }  // namespace denote

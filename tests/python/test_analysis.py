@@ -1,6 +1,9 @@
 """Model.bounds, grad, jvp, plan and denote.verify, against the CLI and the golden files."""
 import json
 import os
+import signal
+import threading
+import time
 import subprocess
 
 import numpy as np
@@ -101,3 +104,42 @@ def test_verify_matches_cli(cli, root, acas_path):
         denote.verify(m, prop, split="neurons")
     with pytest.raises(denote.ParseError):
         denote.verify(m, "/nonexistent.vnnlib")
+
+
+def _interrupt_after(seconds):
+    """Sends this process SIGINT (Ctrl-C) after `seconds`, from another thread."""
+    t = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t.start()
+    return t
+
+
+def test_ctrl_c_interrupts_long_calls(root, acas_path):
+    """Ctrl-C during a long bounds or verify call raises KeyboardInterrupt at the call's next deadline check
+    (python/src/interrupt.h), not after the call, and the next call runs normally (the stop is cleared)."""
+    m = denote.load(acas_path)
+    lo = np.array([0.6, -0.5, -0.5, 0.45, -0.5]).reshape(1, 1, 1, 5)
+    hi = np.array([0.68, 0.5, 0.5, 0.5, -0.45]).reshape(1, 1, 1, 5)
+    start = time.monotonic()
+    timer = _interrupt_after(0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            m.bounds(lo, hi, method="alpha-crown", alpha_iters=100000)  # minutes without the interrupt
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 20
+    prop = os.path.join(root, "docs", "tour", "acas_prop1.vnnlib")
+    start = time.monotonic()
+    timer = _interrupt_after(0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            denote.verify(m, prop, timeout=600, split="relu")  # relu splitting: far past a second here
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 20
+    r = denote.verify(m, prop, timeout=60)
+    assert r["result"] == "unsat"
+    with pytest.raises(denote.InvalidInputError):
+        denote.verify(m, prop, max_memory=0)
+    starved = denote.verify(m, prop, timeout=60, max_memory=2048)
+    assert starved["result"] == "unknown"
+    assert "a bound failed" in starved["note"]

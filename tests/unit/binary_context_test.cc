@@ -231,6 +231,24 @@ TEST(BinaryContext, CastsRoundOnceInTheirOwnMode) {
   EXPECT_EQ(ectx.to_double((*table)[c].data[1]), -0.28125);
 }
 
+// A cast target that is no format is said to be that, in the binary context too (it once said the
+// cast "needs the binary-format context" while running in it).
+TEST(BinaryContext, ACastToNoFormatSaysWhy) {
+  for (const char* dtype : {"binary(-1,3)", "binary(100,100)", "f33"}) {
+    GraphBuilder b;
+    const int64_t in = b.input({2});
+    const int64_t c = b.unary(Op::Cast, in, CastAttrs{dtype, "nearest-even"});
+    Model m = b.model();
+    m.output_ids = {c};
+    BinaryContext ctx;
+    auto table = run_all(ctx, m, {Tensor<double>({2}, {0.3, -0.3})});
+    ASSERT_FALSE(table.ok()) << dtype;
+    EXPECT_EQ(table.message().find("needs the binary-format context"), std::string::npos) << table.message();
+    EXPECT_NE(table.message().find(std::string("cast to ") + dtype + ": "), std::string::npos) << table.message();
+    EXPECT_EQ(table.status().field(), "dtype") << table.message();
+  }
+}
+
 TEST(RealContext, CompositesAreCorrectlyRoundedAndQuotientsExact) {
   RealContext ctx(256);
   for (double x : {-3.5, -0.75, 0.001, 2.0, 30.0}) {

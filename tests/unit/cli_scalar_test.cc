@@ -245,6 +245,37 @@ TEST(CliRunArith, InputsWithoutAValueInTheFormatAreErrors) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// The same in every command that takes an input into a format (grad, jvp, bench; sample's points
+// come from a box, which refuses NaN itself): an error naming the input, tangent or cotangent.
+TEST(CliRunArith, EveryCommandRefusesInputsWithoutAValueInTheFormat) {
+  const std::string model = six_node_file();
+  const std::string npy = (temp_dir() / "nan_input_all.npy").string();
+  ASSERT_TRUE(write_npy_file(npy, Tensor<double>({4}, {0.5, static_cast<double>(NAN), 0, 0})).ok());
+  const std::string cot = (temp_dir() / "nan_cotangent.npy").string();
+  ASSERT_TRUE(write_npy_file(cot, Tensor<double>(Shape{}, {static_cast<double>(NAN)})).ok());
+  const std::string good = " --input '[0.5,1,0,0]' --arith e2m1fn";
+  struct Case {
+    std::string args, names;
+  };
+  const std::vector<Case> cases = {
+      {"grad " + model + " --input @" + npy + " --arith e2m1fn", "input 0"},
+      {"jvp " + model + " --input @" + npy + " --tangent '[1,0,0,0]' --arith e2m1fn", "input 0"},
+      {"jvp " + model + good + " --tangent @" + npy, "tangent 0"},
+      {"grad " + model + good + " --cotangent @" + cot, "cotangent"},
+      {"bench " + model + " --input @" + npy + " --arith e2m1fn --repeat 1 --warmup 0", "input 0"},
+  };
+  for (const Case& c : cases) {
+    CliRun r = run_cli(c.args);
+    EXPECT_EQ(r.code, 1) << c.args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(c.names), std::string::npos) << c.args << "\n" << r.err;
+  }
+  for (const std::string& ok : {"grad " + model + good, "jvp " + model + good + " --tangent '[1,0,0,0]'",
+                                "bench " + model + good + " --repeat 1 --warmup 0"}) {
+    CliRun r = run_cli(ok);
+    EXPECT_EQ(r.code, 0) << ok << "\n" << r.err;
+  }
+}
+
 TEST(CliRunArith, BinaryFormatsRoundingAndFlagsInJson) {
   const std::string model = six_node_file();
   CliRun r = run_cli("run " + model + " --input '[0.3,-0.2,0.1,0.4]' --arith binary32 --json");

@@ -5,6 +5,8 @@
 // double arithmetic gets wrong.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -599,6 +601,25 @@ TEST(VnnlibErrors, CallerLimitsLowerTheDefaultsAndNeverRaiseThem) {
   r = denote::parse_vnnlib(g, "t.vnnlib", huge);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("expected at most 1000000 conjunctions"), std::string::npos) << r.message();
+}
+
+// A deadline (verify's timeout) stops the normal form of a large property (issue 47: 10^6 cases took
+// 11 s at --timeout 3); no deadline reads it whole.
+TEST(VnnlibErrors, ADeadlineStopsTheNormalForm) {
+  std::string f = decls(1, 1) + "(assert (or";
+  for (int i = 0; i < 5000; ++i)
+    f += " (and (>= X_0 " + std::to_string(i) + ") (<= X_0 " + std::to_string(i + 1) + ") (<= Y_0 0))";
+  f += "))";
+  auto whole = denote::parse_vnnlib(f, "t.vnnlib");
+  ASSERT_TRUE(whole.ok()) << whole.message();
+  EXPECT_EQ(whole->cases.size(), 5000u);
+  denote::VnnlibLimits late;
+  late.deadline = std::chrono::steady_clock::now();
+  auto r = denote::parse_vnnlib(f, "t.vnnlib", late);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kResource);
+  EXPECT_EQ(r.status().field(), "deadline");
+  EXPECT_NE(r.message().find("the deadline passed while reading the property"), std::string::npos) << r.message();
 }
 
 TEST(VnnlibErrors, FileOver64MiBIsRefused) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "context_values.h"
 #include "real_budget.h"
 #include "denote/eval/eval.h"
 #include "denote/scalar/arith.h"
@@ -59,15 +60,8 @@ template <class Ctx>
 Result<Timings> bench_evaluator(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs,
                                 const EvalOptions& options, const BenchOptions& o) {
   using S = typename Ctx::Scalar;
-  auto in_ctx = [&](double v) { return ctx.from_double(v); };
-  std::vector<Tensor<S>> in;
-  for (const auto& t : inputs) {
-    std::vector<S> data;
-    data.reserve(t.data.size());
-    for (double v : t.data) data.push_back(in_ctx(v));
-    in.emplace_back(t.shape, std::move(data));
-  }
-  const Payload<S> payload = convert_payload<S>(m.payload, in_ctx);
+  DENOTE_ASSIGN_OR_RETURN(const std::vector<Tensor<S>> in, tensors_in(ctx, inputs, "input"));
+  DENOTE_ASSIGN_OR_RETURN(const Payload<S> payload, payload_in(ctx, m.payload));
   const std::span<const Tensor<S>> args(in);
   return time_calls(o.warmup, o.repeat, [&]() -> Status {
     auto table = denote_outputs(m.graph, payload, args, std::span<const int64_t>(m.output_ids), ctx, options);

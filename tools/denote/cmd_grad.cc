@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "context_values.h"
 #include "real_budget.h"
 #include "denote/autodiff/grad.h"
 #include "denote/io/text.h"
@@ -44,15 +45,6 @@ struct DiffResult {
   bool has_flags = false;
 };
 
-template <class Ctx>
-Tensor<typename Ctx::Scalar> to_ctx(Ctx& ctx, const Tensor<double>& t) {
-  Tensor<typename Ctx::Scalar> r;
-  r.shape = t.shape;
-  r.data.reserve(t.data.size());
-  for (double v : t.data) r.data.push_back(ctx.from_double(v));
-  return r;
-}
-
 template <class Ctx, class V>
 std::vector<double> to_doubles(Ctx& ctx, const V& values) {
   std::vector<double> r;
@@ -67,13 +59,6 @@ Tensor<double> to_host(Ctx& ctx, const Tensor<typename Ctx::Scalar>& t) {
 }
 
 template <class Ctx>
-std::vector<Tensor<typename Ctx::Scalar>> all_to_ctx(Ctx& ctx, const std::vector<Tensor<double>>& ts) {
-  std::vector<Tensor<typename Ctx::Scalar>> r;
-  for (const auto& t : ts) r.push_back(to_ctx(ctx, t));
-  return r;
-}
-
-template <class Ctx>
 void read_flags(Ctx& ctx, DiffResult& r) {
   if constexpr (requires { ctx.flags(); }) {
     r.has_flags = true;
@@ -85,10 +70,13 @@ template <class Ctx>
 Result<DiffResult> run_grad(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs,
                             const Tensor<double>* cot, int64_t output, const GradOptions& options) {
   using S = typename Ctx::Scalar;
-  const auto in = all_to_ctx(ctx, inputs);
-  const Payload<S> payload = convert_payload<S>(m.payload, [&](double v) { return ctx.from_double(v); });
+  DENOTE_ASSIGN_OR_RETURN(const auto in, tensors_in(ctx, inputs, "input"));
+  DENOTE_ASSIGN_OR_RETURN(const Payload<S> payload, payload_in(ctx, m.payload));
   std::optional<Tensor<S>> c;
-  if (cot) c = to_ctx(ctx, *cot);
+  if (cot) {
+    DENOTE_ASSIGN_OR_RETURN(auto t, tensor_in(ctx, *cot, "cotangent", "cotangent"));
+    c = std::move(t);
+  }
   DENOTE_ASSIGN_OR_RETURN(auto g, vjp(m.graph, payload, std::span<const Tensor<S>>(in), output,
                                       c ? &*c : nullptr, ctx, options));
   DiffResult r;
@@ -104,9 +92,9 @@ template <class Ctx>
 Result<DiffResult> run_jvp(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs,
                            const std::vector<Tensor<double>>& tangents, int64_t output, const EvalOptions& options) {
   using S = typename Ctx::Scalar;
-  const auto in = all_to_ctx(ctx, inputs);
-  const auto tan = all_to_ctx(ctx, tangents);
-  const Payload<S> payload = convert_payload<S>(m.payload, [&](double v) { return ctx.from_double(v); });
+  DENOTE_ASSIGN_OR_RETURN(const auto in, tensors_in(ctx, inputs, "input"));
+  DENOTE_ASSIGN_OR_RETURN(const auto tan, tensors_in(ctx, tangents, "tangent"));
+  DENOTE_ASSIGN_OR_RETURN(const Payload<S> payload, payload_in(ctx, m.payload));
   DENOTE_ASSIGN_OR_RETURN(auto t, jvp(m.graph, payload, std::span<const Tensor<S>>(in),
                                       std::span<const Tensor<S>>(tan), output, ctx, options));
   DiffResult r;

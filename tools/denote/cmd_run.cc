@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "context_values.h"
 #include "real_budget.h"
 #include "run_typed.h"
 #include "denote/eval/eval.h"
@@ -55,24 +56,8 @@ template <class Ctx>
 Result<Evaluated> evaluate(Ctx& ctx, const Model& m, const std::vector<Tensor<double>>& inputs,
                            const EvalOptions& options, bool whole_table) {
   using S = typename Ctx::Scalar;
-  auto in_ctx = [&](double v) { return ctx.from_double(v); };
-  std::vector<Tensor<S>> in;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const Tensor<double>& t = inputs[k];
-    std::vector<S> data;
-    data.reserve(t.data.size());
-    for (double v : t.data) data.push_back(in_ctx(v));
-    // A value the format cannot hold (NaN or inf in e2m1fn, a format without them) is an error of
-    // the input, not a silent 0 (the evaluator clears the context's error channel per node).
-    if constexpr (requires { ctx.take_error(); })
-      if (std::string err = ctx.take_error(); !err.empty())
-        return error_status(ErrorCode::kInvalidInput, fmt::format("input {}: {}", k, err)).with_field("input");
-    in.emplace_back(t.shape, std::move(data));
-  }
-  Payload<S> payload = convert_payload<S>(m.payload, in_ctx);
-  if constexpr (requires { ctx.take_error(); })
-    if (std::string err = ctx.take_error(); !err.empty())
-      return error_status(ErrorCode::kInvalidInput, "a parameter: " + err).with_field("payload");
+  DENOTE_ASSIGN_OR_RETURN(const std::vector<Tensor<S>> in, tensors_in(ctx, inputs, "input"));
+  DENOTE_ASSIGN_OR_RETURN(const Payload<S> payload, payload_in(ctx, m.payload));
   // Without --trace only the outputs are kept: every other value is freed after its last reader.
   const std::span<const Tensor<S>> args(in);
   DENOTE_ASSIGN_OR_RETURN(auto table, whole_table

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli_bounds.h"
+#include "context_values.h"
 #include "denote/base/splitmix.h"
 #include "denote/eval/eval.h"
 #include "denote/scalar/arith.h"
@@ -49,12 +50,7 @@ Status check_point(Ctx& ctx, const Graph& g, const Payload<typename Ctx::Scalar>
                    const std::vector<Tensor<double>>& x, const DoubleIbp& boxes, const EvalOptions& options,
                    SampleOutcome& o) {
   using S = typename Ctx::Scalar;
-  std::vector<Tensor<S>> in;
-  for (const auto& t : x) {
-    std::vector<S> d;
-    for (double v : t.data) d.push_back(ctx.from_double(v));
-    in.emplace_back(t.shape, std::move(d));
-  }
+  DENOTE_ASSIGN_OR_RETURN(const std::vector<Tensor<S>> in, cli::tensors_in(ctx, x, "input"));
   auto table = denote_all(g, payload, std::span<const Tensor<S>>(in), ctx, options);
   if (!table.ok()) {
     // Running out of the memory budget says nothing about the boxes: an error, not a counterexample.
@@ -85,7 +81,7 @@ Status sample_with(Ctx& ctx, const Graph& g, const Payload<double>& payload, con
                  const DoubleIbp& boxes, int64_t n, uint64_t seed, const EvalOptions& options,
                  const std::function<void(int64_t, int64_t)>& progress, SampleOutcome& o) {
   using S = typename Ctx::Scalar;
-  const Payload<S> p = convert_payload<S>(payload, [&](double v) { return ctx.from_double(v); });
+  DENOTE_ASSIGN_OR_RETURN(const Payload<S> p, cli::payload_in(ctx, payload));
   for (int64_t k = 0; k < n; ++k) {
     const auto x = sample_point(inputs, k, seed);
     DENOTE_RETURN_IF_ERROR(check_point(ctx, g, p, x, boxes, options, o));

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "denote/base/deadline.h"
 #include "denote/verify/verify.h"
 #include "verify_cli.h"
 
@@ -66,10 +67,13 @@ std::string result_json(const VerifyOutcome& r) {
       st.alpha_calls, st.combined, st.disagreements, r.note);
 }
 
-Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path) {
+Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path,
+                                     std::chrono::steady_clock::time_point deadline) {
   auto m = load_checked_model(model_path);
   if (!m.ok()) return m.status();
-  auto p = load_vnnlib_file(prop_path);
+  VnnlibLimits limits;
+  limits.deadline = deadline;
+  auto p = load_vnnlib_file(prop_path, limits);
   if (!p.ok()) return p.status();
   return LoadedInstance{std::move(*m), std::move(*p)};
 }
@@ -86,6 +90,7 @@ VerifyOptions verify_options(const VerifyCliOptions& o, double timeout) {
   vo.bab_alpha_iters = o.bab_alpha_iters;
   vo.bab_alpha_after = o.bab_alpha_after;
   vo.bab_alpha_intermediate = !o.bab_alpha_no_intermediate;
+  vo.max_bytes = std::max<int64_t>(1, o.max_bytes / (o.instances.empty() ? 1 : std::max(1, o.jobs)));
   vo.threads = o.threads > 0 ? o.threads
                : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                                      : 1;
@@ -99,10 +104,11 @@ Result<VerifyOutcome> run_one(const std::string& model_path, const std::string& 
   // The load (model, property and its normal form) counts against the instance's timeout: what is
   // left goes to verify(); nothing left is a timeout with the load's time.
   const auto start = std::chrono::steady_clock::now();
-  auto in = load_instance(model_path, prop_path);
-  if (!in.ok()) return in.status();
+  auto in = load_instance(model_path, prop_path, deadline_after(start, timeout));
+  const bool late = !in.ok() && in.status().field() == "deadline";
+  if (!in.ok() && !late) return in.status();
   const double loaded = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!(timeout > loaded)) {
+  if (late || !(timeout > loaded)) {
     VerifyOutcome out;
     out.result = VerifyResult::Timeout;
     out.stats.total_s = loaded;
@@ -361,8 +367,12 @@ void add_verify(CLI::App& app, Command& cmd) {
                   "under mpirun: seconds past an instance's timeout before its rank counts as lost (default 10)");
   sub->add_option("--out", o->out, "also write the result (the results CSV with --instances) to FILE");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
+  add_max_memory_option(sub, o->max_memory);
   sub->callback([&cmd, o] {
     cmd.run = [o] {
+      const auto budget = max_memory_bytes(o->max_memory);
+      if (!budget.ok()) return usage_error(budget.message());
+      o->max_bytes = *budget;
       if (o->arith != "f32" && o->arith != "f64") return usage_error("--arith " + o->arith + ": expected f32 or f64");
       if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");
       if (o->beta_iters < 0 || o->beta_iters > 1000)

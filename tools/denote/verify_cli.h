@@ -3,6 +3,7 @@
 // and summary that one process and rank 0 print alike.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ struct VerifyCliOptions {
   int beta_iters = 10;      // relu branch and bound: alpha-beta-CROWN steps per subdomain (0: CROWN)
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances
   double rank_grace = 10;   // MPI: seconds past an instance's timeout before its rank counts as lost
+  std::string max_memory = "auto";  // --max-memory: the bound passes' budget, per process
+  int64_t max_bytes = 0;            // max_memory parsed (shared by --jobs instances at once)
   bool json = false;
 };
 
@@ -49,7 +52,10 @@ struct LoadedInstance {
 
 Result<std::vector<Instance>> read_csv(const std::string& path);
 // The model (shape-checked) and the property.
-Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path);
+// The property's normal form stops at `deadline` (a kResource error with field "deadline").
+Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path,
+                                     std::chrono::steady_clock::time_point deadline =
+                                         std::chrono::steady_clock::time_point::max());
 VerifyOptions verify_options(const VerifyCliOptions& o, double timeout);
 // Loads and decides one CSV line (paths relative to `root`).
 InstanceResult run_instance(const VerifyCliOptions& o, const std::filesystem::path& root, const Instance& in);

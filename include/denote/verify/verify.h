@@ -77,6 +77,10 @@ struct VerifyOptions {
   int bab_alpha_iters = 6;
   int64_t bab_alpha_after = 6144;
   bool bab_alpha_intermediate = true;
+  // Memory budget in bytes of the bound passes (CROWN's coefficient rows and IBP's values), shared
+  // by the threads; 0: half of the physical memory. Intermediate bounds run their rows in chunks
+  // that fit; a bound that cannot fit leaves its box open, and an undecided answer says why.
+  int64_t max_bytes = 0;
   // Optional: moves open subdomains to and from other processes (include/denote/verify/frontier.h);
   // null: the search stays in this process (and is deterministic as above).
   FrontierHook* frontier = nullptr;

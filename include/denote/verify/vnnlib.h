@@ -13,6 +13,7 @@
 //   // p->cases[0].output: [[atom, atom, ...], ...]; atom: sum_j coef[j] * Y_j  <=  rhs  (or <)
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -65,10 +66,13 @@ struct VnnlibLimits {
   int64_t max_dnf_work = 50'000'000;     // atom copies made while distributing 'and' over 'or', in all
   int64_t max_box_entries = 4'000'000;   // cases * num_inputs
   int64_t max_output_words = 20'000'000; // stored output atoms, in 8-byte words (about 10 + outputs each)
+  // The normal form stops here (a kResource error with field "deadline"; e.g. a verify timeout
+  // that the load counts against). Default: none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file = "<vnnlib>",
                                  const VnnlibLimits& limits = {});
-Result<VnnProperty> load_vnnlib_file(const std::string& path);
+Result<VnnProperty> load_vnnlib_file(const std::string& path, const VnnlibLimits& limits = {});
 
 // Exact decimal comparison: sign of (x - d) for a double x and a decimal d (-1, 0, 1), by MPFR;
 // 2 when x is NaN (a NaN is never inside a box: test both sides).
