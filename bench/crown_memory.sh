@@ -12,15 +12,16 @@ shift $(( $# > 2 ? 2 : $# ))
 budgets=("$@")
 ((${#budgets[@]})) || budgets=(auto 1G 256M 64M)
 cli=build/bin/denote
+py=${PYTHON:-/usr/bin/python3}  # Debian's, with onnx and numpy (scripts/deps.sh)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-shape=$(python3 -c "
+shape=$("$py" -c "
 import onnx, sys
 m = onnx.load(sys.argv[1])
 init = {i.name for i in m.graph.initializer}
 x = [i for i in m.graph.input if i.name not in init][0]
 print(','.join(str(d.dim_value) for d in x.type.tensor_type.shape.dim))" "$model")
-python3 -c "
+"$py" -c "
 import numpy as np, sys
 np.save(sys.argv[1], np.full([int(d) for d in sys.argv[2].split(',')], 0.5))" "$tmp/x.npy" "$shape"
 echo "model $model input [$shape] eps $eps; $(lscpu | grep 'Model name' | sed 's/  */ /g'); load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -29,7 +30,7 @@ for b in "${budgets[@]}"; do
   /usr/bin/time -f "%M %e" -o "$tmp/time" "$cli" bounds "$model" --center @"$tmp/x.npy" --eps "$eps" \
     --method crown --max-memory "$b" > "$tmp/out" 2> "$tmp/err" || rc=$?
   read -r kb secs < <(tail -1 "$tmp/time")
-  width=$(python3 -c "
+  width=$("$py" -c "
 import re, sys
 t = open(sys.argv[1]).read()
 m = re.search(r'\[(.*?)\] \.\. \[(.*?)\]', t)

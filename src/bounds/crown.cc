@@ -61,7 +61,7 @@ void optimise_elements(crown::Engine& eng, int64_t id, const std::vector<int64_t
                        std::vector<double>& hi, const CrownOptions& o) {
   const int64_t m = numel(eng.g.nodes[static_cast<size_t>(id)].out_shape);
   const int64_t terms = static_cast<int64_t>(eng.beta_terms.size());
-  const int64_t fit = eng.budget.rows_that_fit(eng.g, id, crown::PassKind::Alpha, terms) / 2;
+  const int64_t fit = eng.budget.pairs_per_chunk(eng.g, id, crown::PassKind::Alpha, terms);
   if (fit < 1) return eng.budget.refuse(eng.g, id, crown::PassKind::Alpha, terms, 2, "alpha-CROWN bound");
   for (size_t at = 0; at < elems.size(); at += static_cast<size_t>(fit)) {
     const size_t k = std::min(static_cast<size_t>(fit), elems.size() - at);
@@ -182,14 +182,16 @@ void bound_node(crown::Engine& eng, const Node& n, bool relu_only, const CrownOp
 Status intermediate_bounds(crown::Engine& eng, int64_t output, const CrownOptions& o, SplitSet& splits) {
   const Graph& g = eng.g;
   const Consumers c = consumers(g, walk::ancestors(g, output));
+  auto late = [](int64_t at) {
+    const std::string what = fmt::format("IR bounds: the deadline passed during the intermediate bounds, at node {}", at);
+    return error_status(ErrorCode::kResource, what).with_node(at, what).with_field("deadline");
+  };
   for (const Node& n : g.nodes) {
     const size_t id = static_cast<size_t>(n.id);
     if (!c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id]) continue;
-    if (past(o.deadline)) {
-      const std::string what = fmt::format("IR bounds: the deadline passed during the intermediate bounds, at node {}", n.id);
-      return error_status(ErrorCode::kResource, what).with_node(n.id, what).with_field("deadline");
-    }
+    if (past(o.deadline)) return late(n.id);
     bound_node(eng, n, c.relu_only[id], o, splits);
+    if (eng.late) return late(n.id);  // between chunks of one node's rows
     if (!eng.budget.failure.empty())
       return error_status(ErrorCode::kResource, eng.budget.failure)
           .with_node(eng.budget.node, eng.budget.failure)
@@ -318,6 +320,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   crown::Engine eng(g, payload, err, std::move(ibp.boxes));
   eng.prepared = o.ibp;
   eng.set_budget(effective_max_bytes(o.eval));
+  eng.deadline = o.deadline;
   CrownResult res;
   res.notes = std::move(ibp.notes);
   res.output = output_id;

@@ -69,6 +69,13 @@ int64_t Budget::rows_that_fit(const Graph& g, int64_t start, PassKind kind, int6
   return std::max<int64_t>(0, bytes / static_cast<int64_t>(sizeof(double)) / per_row);
 }
 
+int64_t Budget::pairs_per_chunk(const Graph& g, int64_t start, PassKind kind, int64_t beta_terms) const {
+  const int64_t fit = rows_that_fit(g, start, kind, beta_terms) / 2;
+  const int64_t per_row = std::max<int64_t>(1, doubles_per_row(g, start, kind, beta_terms));
+  const int64_t cached = std::max<int64_t>(1, kChunkBytes / static_cast<int64_t>(2 * sizeof(double)) / per_row);
+  return std::min(fit, cached);
+}
+
 void Budget::refuse(const Graph& g, int64_t start, PassKind kind, int64_t beta_terms, int64_t rows,
                     std::string_view what) {
   if (!failure.empty()) return;

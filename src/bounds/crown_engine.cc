@@ -6,6 +6,7 @@
 
 #include "bounds/crown_linear.h"
 #include "bounds/interval_matvec.h"
+#include "denote/base/deadline.h"
 #include "eval/walk.h"
 
 namespace denote::crown {
@@ -224,13 +225,17 @@ void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool 
   lo.assign(elems.size(), -INFINITY);
   hi.assign(elems.size(), INFINITY);
   const PassKind kind = one_step ? PassKind::OneStep : PassKind::Full;
-  const int64_t fit = budget.rows_that_fit(g, id, kind, 0) / 2;  // pairs of rows +e_j, -e_j
-  if (k > 0 && fit < 1) {
+  const int64_t chunk = budget.pairs_per_chunk(g, id, kind, 0);
+  if (k > 0 && chunk < 1) {
     budget.refuse(g, id, kind, 0, 2, one_step ? "one-step bound" : "intermediate bound");
     return;
   }
-  for (int64_t at = 0; at < k; at += fit) {
-    const int64_t n = std::min(fit, k - at);
+  for (int64_t at = 0; at < k; at += chunk) {
+    if (at > 0 && past(deadline)) {  // the rows not bounded keep -inf..inf
+      late = true;
+      return;
+    }
+    const int64_t n = std::min(chunk, k - at);
     bound_chunk(id, elems.data() + at, n, one_step, lo.data() + at, hi.data() + at);
   }
 }

@@ -2,6 +2,7 @@
 // reverse graph walk with the crown column's rules), and alpha-CROWN's optimiser over them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -91,6 +92,10 @@ class Engine {
   int64_t passes = 0, rows_total = 0, alpha_steps = 0;
   Workspace ws;            // coefficient buffers reused by every pass of this engine
   Budget budget;           // the coefficient rows' memory (set_budget)
+  // bound_elements checks it between chunks of rows (Budget::pairs_per_chunk): past it, the
+  // remaining rows keep no bound and `late` is set.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool late = false;
   ScaleCache scale_cache;  // linear error scales, reused while their parent box is unchanged
   // The model prepared for IBP (CrownOptions::ibp), whose float copies of f32-exact weights halve the
   // one-step boxes' memory traffic; null: none.

@@ -5,6 +5,7 @@
 // verify honour the option end to end.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -144,6 +145,39 @@ TEST(CrownBudget, AnEnginePassThatCannotFitOnePairLeavesNoBoundAndSaysWhy) {
   }
   EXPECT_EQ(eng.budget.node, conv2);
   EXPECT_NE(eng.budget.failure.find("intermediate bound from node 3"), std::string::npos) << eng.budget.failure;
+}
+
+// A node whose rows take more than Budget::kChunkBytes is bounded in chunks, and the deadline is
+// checked between them: past it, the rows not reached keep no bound (-inf..inf, sound) and the engine says so.
+TEST(CrownBudget, TheDeadlineIsCheckedBetweenChunksOfOneNode) {
+  GraphBuilder b;
+  const int64_t x = b.input({1, 1, 20, 20});
+  const int64_t cv = b.conv(x, conv3x3(1, 4), values(36, 1), values(4, 2, 0.1));  // 4 x 18 x 18 = 1296
+  auto m = b.build({b.unary(Op::Relu, cv)});
+  ASSERT_TRUE(m.ok()) << m.message();
+  DoubleBox box{{1, 1, 20, 20}, {}, {}};
+  for (double v : values(400, 3, 1.0)) box.lo.push_back(v - 0.05), box.hi.push_back(v + 0.05);
+  std::vector<DoubleBox> in = {box};
+  auto ibp = run_ibp_double(m->graph, m->payload, in, "f64");
+  ASSERT_TRUE(ibp.ok()) << ibp.message();
+  std::vector<int64_t> all(1296);
+  for (int64_t j = 0; j < 1296; ++j) all[static_cast<size_t>(j)] = j;
+  crown::Engine eng(m->graph, m->payload, crown::EvalErr{}, ibp->boxes);
+  eng.deadline = std::chrono::steady_clock::now();
+  std::vector<double> lo, hi;
+  eng.bound_elements(cv, all, false, lo, hi);
+  EXPECT_TRUE(eng.late);
+  const size_t first = static_cast<size_t>(eng.budget.pairs_per_chunk(m->graph, cv, crown::PassKind::Full, 0));
+  ASSERT_LT(first, 1296u);
+  ASSERT_EQ(lo.size(), 1296u);
+  for (size_t j = 0; j < lo.size(); ++j) {
+    EXPECT_EQ(std::isfinite(lo[j]), j < first) << j;
+    EXPECT_EQ(std::isfinite(hi[j]), j < first) << j;
+  }
+  crown::Engine timely(m->graph, m->payload, crown::EvalErr{}, ibp->boxes);
+  timely.bound_elements(cv, all, false, lo, hi);
+  EXPECT_FALSE(timely.late);
+  for (size_t j = 0; j < lo.size(); ++j) EXPECT_TRUE(std::isfinite(lo[j]) && std::isfinite(hi[j])) << j;
 }
 
 TEST(CrownBudget, TheCliHonoursMaxMemoryInBoundsAndVerify) {
