@@ -47,7 +47,13 @@ struct Consumers {
 Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
   Consumers c{std::vector<bool>(g.nodes.size(), false), std::vector<bool>(g.nodes.size(), true)};
   for (const Node& n : g.nodes) {
-    if (!anc[static_cast<size_t>(n.id)] || !reads_parent_box(n.op)) continue;
+    if (!anc[static_cast<size_t>(n.id)]) continue;
+    // max_pool's lines read its parent's box: a relu parent's box follows its own parent's (refresh_children).
+    if (n.op == Op::MaxPool && g.nodes[static_cast<size_t>(n.parents[0])].op != Op::Relu) {
+      c.needed[static_cast<size_t>(n.parents[0])] = true;
+      c.relu_only[static_cast<size_t>(n.parents[0])] = false;
+    }
+    if (!reads_parent_box(n.op)) continue;
     const size_t p = static_cast<size_t>(n.parents[0]);
     c.needed[p] = true;
     if (n.op != Op::Relu) c.relu_only[p] = false;

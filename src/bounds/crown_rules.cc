@@ -11,6 +11,7 @@
 #include "bounds/crown_affine.h"
 #include "bounds/crown_gemm.h"
 #include "bounds/crown_linear.h"
+#include "bounds/crown_maxpool.h"
 #include "bounds/crown_relax.h"
 #include "bounds/crown_sums.h"
 
@@ -417,6 +418,7 @@ constexpr Rule rule_for() {
   else if constexpr (O == Op::MulElem) return &rule_mul_elem;
   else if constexpr (O == Op::Matmul) return &rule_matmul;
   else if constexpr (O == Op::MaxElem || O == Op::MinElem) return &rule_pair<O>;
+  else if constexpr (O == Op::MaxPool) return &rule_max_pool;
   else if constexpr (Elementwise<O>::fn != nullptr) return &rule_elementwise<O>;
   else if constexpr (kAffineOp<O>) return &rule_affine;
   else return nullptr;
@@ -562,6 +564,7 @@ constexpr ForwardRule forward_for() {
   else if constexpr (O == Op::MulElem) return &fwd_mul_elem;
   else if constexpr (O == Op::Matmul) return &fwd_matmul;
   else if constexpr (O == Op::MaxElem || O == Op::MinElem) return &fwd_pair<O>;
+  else if constexpr (O == Op::MaxPool) return &fwd_max_pool;
   else if constexpr (Elementwise<O>::fn != nullptr) return &fwd_elementwise<O>;
   else if constexpr (kAffineOp<O>) return &fwd_affine;
   else return &fwd_vertex;  // a cut node: its box's vertex
