@@ -18,6 +18,10 @@ inline constexpr bool kAffineOp = O == Op::Permute || O == Op::Transpose || O ==
                                   O == Op::Conv || O == Op::BatchNormEval;
 
 bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A);
+// rule_affine's bias and slack for a node that is not exact data movement: A . f(0) into the bias,
+// |A| . (g_coef mx + e (mx + |f(0)|)) into the slack, where g_coef bounds the relative error of the
+// computed coefficients (|A' - A M| <= g_coef |A| |M|). The parents must have boxes.
+bool affine_bias_slack(RuleCtx& c, const Node& n, const std::vector<double>& A, double g_coef);
 bool fwd_affine(ForwardCtx& f, const Node& n);
 // matmul with one constant operand is affine in the other; two variable operands: cut.
 bool rule_matmul(RuleCtx& c, const Node& n, std::vector<double>&& A);
