@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <sys/mman.h>
+
 #include <fmt/format.h>
 
 #include "bounds/crown_affine.h"
@@ -28,14 +30,40 @@ int64_t rows_per_block(const ConvBackward& cb, int64_t batch) {
 // positions read distinct input offsets).
 void plan_taps(const rules::Window& w, ConvBackward& cb) {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> by_k(static_cast<size_t>(cb.k_vol));
+  cb.pos_start.assign(1, 0);
   rules::for_each_window(w, [&](int64_t p, const std::vector<rules::Tap>& taps) {
-    for (const rules::Tap& t : taps) by_k[static_cast<size_t>(t.k)].emplace_back(p, t.in);
+    for (const rules::Tap& t : taps) {
+      by_k[static_cast<size_t>(t.k)].emplace_back(p, t.in);
+      cb.pos_k.push_back(t.k), cb.pos_in.push_back(t.in);
+    }
+    cb.pos_start.push_back(static_cast<int64_t>(cb.pos_k.size()));
   });
   cb.tap_start.assign(1, 0);
   for (const auto& list : by_k) {
     for (const auto& [p, in] : list) cb.tap_p.push_back(p), cb.tap_in.push_back(in);
     cb.tap_start.push_back(static_cast<int64_t>(cb.tap_p.size()));
   }
+}
+
+// A coefficient buffer of n doubles (contents unspecified): a workspace spare where one fits, else
+// fresh memory asked to be backed by transparent huge pages before it is first touched (intermediate
+// bounds' passes write hundreds of MB of coefficients; on 4 KiB pages the page faults cost more than
+// the products: cnn_16_32 CROWN 2.1 s against 0.7 s with huge pages for every buffer).
+std::vector<double> take_big(RuleCtx& c, size_t n) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  if (n * sizeof(double) < 2 * kHuge) return c.take(n);
+  if (c.ws)
+    for (const auto& s : c.ws->spare)
+      if (s.capacity() >= n) return c.take(n);
+  std::vector<double> v;
+  v.reserve(n);
+#ifdef MADV_HUGEPAGE
+  const auto begin = (reinterpret_cast<uintptr_t>(v.data()) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(v.data() + n)) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice only
+#endif
+  v.resize(n);
+  return v;
 }
 
 // A scratch buffer from the pass's workspace (or plain), given back when done.
@@ -91,6 +119,45 @@ void concretize_input(RuleCtx& c, const Node& n, const ConvBackward& cb, const s
       (*values)[static_cast<size_t>(r0 * m + i)] =
           y.v[static_cast<size_t>(i)] + cb.bias[static_cast<size_t>((i / cb.out_vol) % cb.cout)];
   }
+}
+
+// Rows that are signed unit vectors at this node: row r is sign * e_o, so its coefficients on the
+// parent are sign * W[co, ic, k] at the taps of o's position, exact. Its bias term is sign * b[co]
+// (f(0)_o), exact, and its slack the evaluation's error scale at o. With a fused input the rows are
+// concretised over their nonzeros only (the same terms concretize_row would sum); else written.
+bool unit_rows(RuleCtx& c, const Node& n, const ConvBackward& cb, int64_t p, const DoubleBox& xb, bool fused) {
+  std::vector<double> scale, f0;
+  if (!affine_scale(c, n, 0.0, scale, f0)) return false;
+  const int64_t rows = c.st.rows, pm = c.numel_of(p), k1 = cb.group_in * cb.k_vol;
+  const UpSum up_sum_1(1);
+  std::vector<double> out = fused ? std::vector<double>{} : take_big(c, static_cast<size_t>(rows * pm));
+  std::fill(out.begin(), out.end(), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const size_t ri = static_cast<size_t>(r);
+    const int64_t o = c.st.unit->col[ri];
+    const double s = c.st.unit->sign[ri];
+    const int64_t l = o / (cb.cout * cb.out_vol), co = (o / cb.out_vol) % cb.cout, q = o % cb.out_vol;
+    const int64_t base = (l * cb.cin + (co / cb.group_out) * cb.group_in) * cb.in_vol;
+    c.st.slack[ri] += up_sum_1(scale[static_cast<size_t>(o)] * (1 + 2 * kU));
+    c.add_bias(r, s * f0[static_cast<size_t>(o)]);
+    double sum = 0, mag = 0, terms = 0;
+    for (int64_t ic = 0; ic < cb.group_in; ++ic) {
+      const double* w = cb.weight.data() + co * k1 + ic * cb.k_vol;
+      for (int64_t t = cb.pos_start[static_cast<size_t>(q)]; t < cb.pos_start[static_cast<size_t>(q) + 1]; ++t) {
+        const double a = s * w[cb.pos_k[static_cast<size_t>(t)]];
+        const int64_t j = base + ic * cb.in_vol + cb.pos_in[static_cast<size_t>(t)];
+        if (!fused) {
+          out[static_cast<size_t>(r * pm + j)] = a;
+        } else if (a != 0) {
+          const double v = a * (a > 0 ? xb.lo[static_cast<size_t>(j)] : xb.hi[static_cast<size_t>(j)]);
+          sum += v, mag += std::fabs(v), terms += 1;
+        }
+      }
+    }
+    c.st.bias[ri] += sum, c.st.mag[ri] += mag, c.st.terms[ri] += terms;
+  }
+  if (!fused) c.add_to(p, std::move(out));
+  return c.st.failure.empty();
 }
 
 }  // namespace
@@ -190,6 +257,14 @@ bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const int64_t p = n.parents[0], pm = c.numel_of(p);
   const DoubleBox* xb = c.box[static_cast<size_t>(p)];
   if (!xb) return c.fail(fmt::format("node {} has no box", p));
+  const bool fused = fuses_input(c, p);
+  const bool wants_values = c.st.vertex_values && c.st.vertex_need &&
+                            !(*c.st.vertex_need)[static_cast<size_t>(n.id)].empty();
+  if (c.st.unit && c.st.unit_node == n.id && !(fused && wants_values)) {
+    if (!unit_rows(c, n, cb, p, *xb, fused)) return false;
+    c.give(std::move(A));
+    return c.st.failure.empty();
+  }
   // Each coefficient sums at most group_out * k_vol products: group_out in the dgemm's dot products,
   // then at most k_vol - 1 additions in col2im, so every product is rounded at most
   // group_out + k_vol - 1 times (any order, with or without fma).
@@ -201,12 +276,12 @@ bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const double ops = 2.0 * static_cast<double>(cb.group_out * cb.k_vol) + 2;
   const double under = up(up_sum(xs, static_cast<double>(pm)) * (ops * kEta));
   for (int64_t r = 0; r < c.st.rows; ++r) c.add_slack(r, under);
-  if (fuses_input(c, p)) {
+  if (fused) {
     concretize_input(c, n, cb, A, *xb);
     c.give(std::move(A));
     return c.st.failure.empty();
   }
-  std::vector<double> out = c.take(static_cast<size_t>(c.st.rows * pm));
+  std::vector<double> out = take_big(c, static_cast<size_t>(c.st.rows * pm));
   conv_backward(cb, A.data(), c.st.rows * cb.lead, out.data(), c.ws);
   c.give(std::move(A));
   c.add_to(p, std::move(out));

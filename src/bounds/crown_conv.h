@@ -27,6 +27,8 @@ struct ConvBackward {
   std::vector<double> bias;       // [cout]
   std::vector<int64_t> tap_start;  // per kernel position k: its taps are [tap_start[k], tap_start[k + 1])
   std::vector<int64_t> tap_p, tap_in;  // per tap: output position and input offset (spatial, flat)
+  // The same taps by output position p: [pos_start[p], pos_start[p + 1]), kernel position and input offset.
+  std::vector<int64_t> pos_start, pos_k, pos_in;
 };
 
 // Fills cb for node n (an Op::Conv node with a matching payload record); false when the node's
@@ -46,7 +48,9 @@ void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double
 // The CROWN rule and alpha-CROWN's forward rule of conv (the generic affine ones where
 // conv_backward_plan fails). Where the conv reads the input directly and the pass fuses the input
 // (PassRows::fuse_input), the input's coefficients are concretised a block of rows at a time and
-// never stored whole, as the linear rule does (with alpha-CROWN's vertex values of the conv).
+// never stored whole, as the linear rule does (with alpha-CROWN's vertex values of the conv). Rows
+// that are the pass's signed unit vectors at the conv (intermediate bounds' start rows) go back
+// exactly: row r is +-the weights of its output's taps, its bias +-b, no product rounds.
 bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A);
 bool fwd_conv(ForwardCtx& f, const Node& n);
 

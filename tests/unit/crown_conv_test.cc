@@ -95,8 +95,10 @@ struct RuleRun {
 };
 
 // One backward step through the conv node (id 1, parent the input 0) with coefficients A.
-RuleRun run_rule(const Model& m, const DoubleBox& xb, const std::vector<double>& A, int64_t rows, bool fast) {
+RuleRun run_rule(const Model& m, const DoubleBox& xb, const std::vector<double>& A, int64_t rows, bool fast,
+                 const crown::UnitRows* unit = nullptr, bool fuse = false) {
   RuleRun out;
+  const std::vector<int32_t> uses = {1, 0};
   const size_t nodes = m.graph.nodes.size();
   out.st.rows = rows;
   out.st.A.resize(nodes);
@@ -105,12 +107,17 @@ RuleRun run_rule(const Model& m, const DoubleBox& xb, const std::vector<double>&
   std::vector<const DoubleBox*> box(nodes, nullptr);
   box[0] = &xb;
   crown::EvalErr err;
+  out.st.unit = unit;
+  out.st.unit_node = unit ? 1 : -1;
+  out.st.fuse_input = fuse;
+  out.st.uses = fuse ? &uses : nullptr;
   crown::RuleCtx c{m.graph, m.payload, box, err, out.st};
   const Node& n = m.graph.nodes[1];
   std::vector<double> a = A;
   const bool ok = fast ? crown::rule_conv(c, n, std::move(a)) : crown::rule_affine(c, n, std::move(a));
   EXPECT_TRUE(ok) << out.st.failure;
   if (out.st.A[0]) out.parent_a = *out.st.A[0];
+  if (!fast && fuse) EXPECT_TRUE(c.concretize(0, out.parent_a));  // the input's rule, on stored coefficients
   return out;
 }
 
@@ -151,6 +158,41 @@ TEST(CrownConv, TransposedConvMatchesTheVjpRuleForEveryGeometryAndRowCount) {
         EXPECT_LT(fast.st.slack[ri], 1e-9 * (1 + mag)) << cc.name;
       }
     }
+  }
+}
+
+TEST(CrownConv, UnitStartRowsGoBackExactlyAndConcretiseLikeTheStoredCoefficients) {
+  for (const ConvCase& cc : cases()) {
+    const Model m = conv_model(cc, false, 13);
+    const DoubleBox xb = input_box(cc.in, 6, 0.25);
+    const int64_t om = numel(m.graph.nodes[1].out_shape), im = numel(cc.in);
+    std::vector<int64_t> elems;
+    for (int64_t o = 0; o < om; o += 3) elems.push_back(o);
+    const crown::UnitRows unit = crown::UnitRows::plus_minus(elems);
+    const int64_t rows = static_cast<int64_t>(unit.col.size());
+    std::vector<double> A(static_cast<size_t>(rows * om));
+    unit.fill(om, A.data());
+    const RuleRun fast = run_rule(m, xb, A, rows, true, &unit), slow = run_rule(m, xb, A, rows, false, &unit);
+    ASSERT_EQ(fast.parent_a.size(), static_cast<size_t>(rows * im)) << cc.name;
+    EXPECT_EQ(fast.parent_a, slow.parent_a) << cc.name;  // +-weights, no rounding either way
+    for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+      EXPECT_EQ(fast.st.bias[r], slow.st.bias[r]) << cc.name;
+      EXPECT_GT(fast.st.slack[r], 0) << cc.name;  // the evaluation's error terms stay
+      EXPECT_LE(fast.st.slack[r], slow.st.slack[r]) << cc.name;
+    }
+    // Fused with the input: the same concretisation as the input's rule on the stored rows.
+    const RuleRun ff = run_rule(m, xb, A, rows, true, &unit, true), sf = run_rule(m, xb, A, rows, false, &unit, true);
+    EXPECT_TRUE(ff.parent_a.empty()) << cc.name << ": fused coefficients are not stored";
+    for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+      EXPECT_NEAR(ff.st.bias[r], sf.st.bias[r], 1e-13 * (1 + sf.st.mag[r])) << cc.name;
+      EXPECT_NEAR(ff.st.mag[r], sf.st.mag[r], 1e-13 * (1 + sf.st.mag[r])) << cc.name;
+      EXPECT_GT(ff.st.mag[r], 0) << cc.name;
+      EXPECT_LE(ff.st.terms[r], sf.st.terms[r]) << cc.name;  // the generic rule also counts its zero f(0) terms
+    }
+    // General rows, fused: the same as concretising the stored transposed conv.
+    const std::vector<double> G = values(5 * om, 8, 1.0);
+    const RuleRun gf = run_rule(m, xb, G, 5, true, nullptr, true), gs = run_rule(m, xb, G, 5, false, nullptr, true);
+    for (size_t r = 0; r < 5; ++r) EXPECT_NEAR(gf.st.bias[r], gs.st.bias[r], 1e-12 * (1 + gs.st.mag[r])) << cc.name;
   }
 }
 
