@@ -38,10 +38,28 @@ void plan_taps(const rules::Window& w, ConvBackward& cb) {
     }
     cb.pos_start.push_back(static_cast<int64_t>(cb.pos_k.size()));
   });
-  cb.tap_start.assign(1, 0);
-  for (const auto& list : by_k) {
-    for (const auto& [p, in] : list) cb.tap_p.push_back(p), cb.tap_in.push_back(in);
-    cb.tap_start.push_back(static_cast<int64_t>(cb.tap_p.size()));
+  cb.run_start.assign(1, 0);
+  for (const auto& list : by_k) {  // consecutive output positions whose offsets step evenly: one run
+    for (size_t t = 0; t < list.size();) {
+      ConvBackward::Run run{list[t].first, list[t].second, 0, 1};
+      if (t + 1 < list.size() && list[t + 1].first == run.p + 1) run.step = list[t + 1].second - run.in;
+      while (t + static_cast<size_t>(run.len) < list.size() &&
+             list[t + static_cast<size_t>(run.len)].first == run.p + run.len &&
+             list[t + static_cast<size_t>(run.len)].second == run.in + run.len * run.step)
+        ++run.len;
+      cb.runs.push_back(run);
+      t += static_cast<size_t>(run.len);
+    }
+    cb.run_start.push_back(static_cast<int64_t>(cb.runs.size()));
+  }
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> by_in(static_cast<size_t>(cb.in_vol));
+  for (int64_t q = 0; q + 1 < static_cast<int64_t>(cb.pos_start.size()); ++q)
+    for (int64_t t = cb.pos_start[static_cast<size_t>(q)]; t < cb.pos_start[static_cast<size_t>(q) + 1]; ++t)
+      by_in[static_cast<size_t>(cb.pos_in[static_cast<size_t>(t)])].emplace_back(q, cb.pos_k[static_cast<size_t>(t)]);
+  cb.in_start.assign(1, 0);
+  for (const auto& list : by_in) {
+    for (const auto& [q, k] : list) cb.in_q.push_back(q), cb.in_k.push_back(k);
+    cb.in_start.push_back(static_cast<int64_t>(cb.in_q.size()));
   }
 }
 
@@ -115,9 +133,48 @@ void concretize_input(RuleCtx& c, const Node& n, const ConvBackward& cb, const s
     }
     if (!values) continue;
     conv_forward(cb, vert.v.data(), nr * cb.lead, y.v.data(), c.ws);
-    for (int64_t i = 0; i < nr * m; ++i)
-      (*values)[static_cast<size_t>(r0 * m + i)] =
-          y.v[static_cast<size_t>(i)] + cb.bias[static_cast<size_t>((i / cb.out_vol) % cb.cout)];
+    for (int64_t b = 0; b < nr * cb.lead; ++b)
+      for (int64_t co = 0; co < cb.cout; ++co) {
+        const int64_t at = (b * cb.cout + co) * cb.out_vol;
+        const double bias = cb.bias[static_cast<size_t>(co)];
+        double* v = values->data() + r0 * m + at;
+        for (int64_t q = 0; q < cb.out_vol; ++q) v[q] = y.v[static_cast<size_t>(at + q)] + bias;
+      }
+  }
+}
+
+// alpha-CROWN's values of the conv at the vertex each unit row attains: the vertex is lo except at
+// the row's taps with a negative coefficient (hi there), so the values are conv(lo) + b plus, per such
+// tap j, (hi_j - lo_j) times conv's column j (the outputs whose windows read j).
+void unit_values(RuleCtx& c, const Node& n, const ConvBackward& cb, const DoubleBox& xb, std::vector<double>& values) {
+  const int64_t rows = c.st.rows, m = c.numel_of(n.id), k1 = cb.group_in * cb.k_vol;
+  std::vector<double> y0(static_cast<size_t>(m));
+  conv_forward(cb, xb.lo.data(), cb.lead, y0.data(), c.ws);
+  for (int64_t i = 0; i < m; ++i)
+    y0[static_cast<size_t>(i)] += cb.bias[static_cast<size_t>((i / cb.out_vol) % cb.cout)];
+  values.resize(static_cast<size_t>(rows * m));
+  for (int64_t r = 0; r < rows; ++r) {
+    double* v = values.data() + r * m;
+    std::copy(y0.begin(), y0.end(), v);
+    const int64_t o = c.st.unit->col[static_cast<size_t>(r)];
+    const double s = c.st.unit->sign[static_cast<size_t>(r)];
+    const int64_t l = o / (cb.cout * cb.out_vol), co = (o / cb.out_vol) % cb.cout, q = o % cb.out_vol;
+    const int64_t g = co / cb.group_out;
+    for (int64_t ic = 0; ic < cb.group_in; ++ic) {
+      const int64_t x0 = (l * cb.cin + g * cb.group_in + ic) * cb.in_vol;
+      for (int64_t t = cb.pos_start[static_cast<size_t>(q)]; t < cb.pos_start[static_cast<size_t>(q) + 1]; ++t) {
+        if (!(s * cb.weight[static_cast<size_t>(co * k1 + ic * cb.k_vol + cb.pos_k[static_cast<size_t>(t)])] < 0))
+          continue;
+        const int64_t i = cb.pos_in[static_cast<size_t>(t)];
+        const double d = xb.hi[static_cast<size_t>(x0 + i)] - xb.lo[static_cast<size_t>(x0 + i)];
+        if (d == 0) continue;
+        for (int64_t u = cb.in_start[static_cast<size_t>(i)]; u < cb.in_start[static_cast<size_t>(i) + 1]; ++u) {
+          const int64_t q2 = cb.in_q[static_cast<size_t>(u)], k = cb.in_k[static_cast<size_t>(u)];
+          for (int64_t c2 = g * cb.group_out; c2 < (g + 1) * cb.group_out; ++c2)
+            v[(l * cb.cout + c2) * cb.out_vol + q2] += d * cb.weight[static_cast<size_t>(c2 * k1 + ic * cb.k_vol + k)];
+        }
+      }
+    }
   }
 }
 
@@ -125,13 +182,15 @@ void concretize_input(RuleCtx& c, const Node& n, const ConvBackward& cb, const s
 // parent are sign * W[co, ic, k] at the taps of o's position, exact. Its bias term is sign * b[co]
 // (f(0)_o), exact, and its slack the evaluation's error scale at o. With a fused input the rows are
 // concretised over their nonzeros only (the same terms concretize_row would sum); else written.
-bool unit_rows(RuleCtx& c, const Node& n, const ConvBackward& cb, int64_t p, const DoubleBox& xb, bool fused) {
+bool unit_rows(RuleCtx& c, const Node& n, const ConvBackward& cb, int64_t p, const DoubleBox& xb, bool fused,
+               std::vector<double>* values) {
   std::vector<double> scale, f0;
   if (!affine_scale(c, n, 0.0, scale, f0)) return false;
   const int64_t rows = c.st.rows, pm = c.numel_of(p), k1 = cb.group_in * cb.k_vol;
   const UpSum up_sum_1(1);
   std::vector<double> out = fused ? std::vector<double>{} : take_big(c, static_cast<size_t>(rows * pm));
   std::fill(out.begin(), out.end(), 0.0);
+  if (values) unit_values(c, n, cb, xb, *values);
   for (int64_t r = 0; r < rows; ++r) {
     const size_t ri = static_cast<size_t>(r);
     const int64_t o = c.st.unit->col[ri];
@@ -217,8 +276,10 @@ void conv_backward(const ConvBackward& cb, const double* a, int64_t batch, doubl
           double* dst = out + ((b0 + bi) * cb.cin + gi * cb.group_in + ic) * cb.in_vol;
           for (int64_t k = 0; k < cb.k_vol; ++k) {
             const double* src = cols.v.data() + (ic * cb.k_vol + k) * cols_n + bi * cb.out_vol;
-            for (int64_t t = cb.tap_start[static_cast<size_t>(k)]; t < cb.tap_start[static_cast<size_t>(k) + 1]; ++t)
-              dst[cb.tap_in[static_cast<size_t>(t)]] += src[cb.tap_p[static_cast<size_t>(t)]];
+            for (int64_t i = cb.run_start[static_cast<size_t>(k)]; i < cb.run_start[static_cast<size_t>(k) + 1]; ++i) {
+              const ConvBackward::Run& u = cb.runs[static_cast<size_t>(i)];
+              for (int64_t t = 0; t < u.len; ++t) dst[u.in + t * u.step] += src[u.p + t];
+            }
           }
         }
     }
@@ -238,8 +299,10 @@ void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double
           const double* src = x + ((b0 + bi) * cb.cin + gi * cb.group_in + ic) * cb.in_vol;
           for (int64_t k = 0; k < cb.k_vol; ++k) {
             double* dst = cols.v.data() + (ic * cb.k_vol + k) * cols_n + bi * cb.out_vol;
-            for (int64_t t = cb.tap_start[static_cast<size_t>(k)]; t < cb.tap_start[static_cast<size_t>(k) + 1]; ++t)
-              dst[cb.tap_p[static_cast<size_t>(t)]] = src[cb.tap_in[static_cast<size_t>(t)]];
+            for (int64_t i = cb.run_start[static_cast<size_t>(k)]; i < cb.run_start[static_cast<size_t>(k) + 1]; ++i) {
+              const ConvBackward::Run& u = cb.runs[static_cast<size_t>(i)];
+              for (int64_t t = 0; t < u.len; ++t) dst[u.p + t] = src[u.in + t * u.step];
+            }
           }
         }
       gemm_nn(cb.group_out, cols_n, k1, cb.weight.data() + gi * cb.group_out * k1, cols.v.data(), res.v.data());
@@ -260,8 +323,9 @@ bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const bool fused = fuses_input(c, p);
   const bool wants_values = c.st.vertex_values && c.st.vertex_need &&
                             !(*c.st.vertex_need)[static_cast<size_t>(n.id)].empty();
-  if (c.st.unit && c.st.unit_node == n.id && !(fused && wants_values)) {
-    if (!unit_rows(c, n, cb, p, *xb, fused)) return false;
+  if (c.st.unit && c.st.unit_node == n.id) {
+    std::vector<double>* values = fused && wants_values ? &(*c.st.vertex_values)[static_cast<size_t>(n.id)] : nullptr;
+    if (!unit_rows(c, n, cb, p, *xb, fused, values)) return false;
     c.give(std::move(A));
     return c.st.failure.empty();
   }

@@ -25,10 +25,17 @@ struct ConvBackward {
   std::vector<double> wt;         // per group: W_g^T, [group_in * k_vol, group_out] row-major
   std::vector<double> weight;     // the record's weight, [cout, group_in * k_vol]
   std::vector<double> bias;       // [cout]
-  std::vector<int64_t> tap_start;  // per kernel position k: its taps are [tap_start[k], tap_start[k + 1])
-  std::vector<int64_t> tap_p, tap_in;  // per tap: output position and input offset (spatial, flat)
+  // The taps of kernel position k as runs [run_start[k], run_start[k + 1]): run i covers the output
+  // positions p + t and input offsets in + t * step for t < len (flat spatial indices).
+  struct Run {
+    int64_t p, in, step, len;
+  };
+  std::vector<int64_t> run_start;
+  std::vector<Run> runs;
   // The same taps by output position p: [pos_start[p], pos_start[p + 1]), kernel position and input offset.
   std::vector<int64_t> pos_start, pos_k, pos_in;
+  // And by input offset i: [in_start[i], in_start[i + 1]), output position and kernel position.
+  std::vector<int64_t> in_start, in_q, in_k;
 };
 
 // Fills cb for node n (an Op::Conv node with a matching payload record); false when the node's

@@ -92,13 +92,17 @@ DoubleBox input_box(const Shape& s, uint64_t seed, double eps) {
 struct RuleRun {
   crown::PassRows st;
   std::vector<double> parent_a;
+  std::vector<double> values;  // alpha-CROWN's vertex values of the conv, when asked for
 };
 
 // One backward step through the conv node (id 1, parent the input 0) with coefficients A.
 RuleRun run_rule(const Model& m, const DoubleBox& xb, const std::vector<double>& A, int64_t rows, bool fast,
-                 const crown::UnitRows* unit = nullptr, bool fuse = false) {
+                 const crown::UnitRows* unit = nullptr, bool fuse = false, bool values = false) {
   RuleRun out;
   const std::vector<int32_t> uses = {1, 0};
+  const std::vector<std::vector<char>> need = {{}, std::vector<char>(numel(m.graph.nodes[1].out_shape), 1)};
+  std::vector<std::vector<double>> vertex(2);
+  if (values) out.st.vertex_need = &need, out.st.vertex_values = &vertex;
   const size_t nodes = m.graph.nodes.size();
   out.st.rows = rows;
   out.st.A.resize(nodes);
@@ -117,6 +121,7 @@ RuleRun run_rule(const Model& m, const DoubleBox& xb, const std::vector<double>&
   const bool ok = fast ? crown::rule_conv(c, n, std::move(a)) : crown::rule_affine(c, n, std::move(a));
   EXPECT_TRUE(ok) << out.st.failure;
   if (out.st.A[0]) out.parent_a = *out.st.A[0];
+  out.values = vertex[1];
   if (!fast && fuse) EXPECT_TRUE(c.concretize(0, out.parent_a));  // the input's rule, on stored coefficients
   return out;
 }
@@ -189,6 +194,13 @@ TEST(CrownConv, UnitStartRowsGoBackExactlyAndConcretiseLikeTheStoredCoefficients
       EXPECT_GT(ff.st.mag[r], 0) << cc.name;
       EXPECT_LE(ff.st.terms[r], sf.st.terms[r]) << cc.name;  // the generic rule also counts its zero f(0) terms
     }
+    // alpha-CROWN's vertex values: the unit rows' sparse update equals the general rows' full conv.
+    const RuleRun uv = run_rule(m, xb, A, rows, true, &unit, true, true);
+    const RuleRun gv = run_rule(m, xb, A, rows, true, nullptr, true, true);
+    ASSERT_EQ(uv.values.size(), static_cast<size_t>(rows * om)) << cc.name;
+    ASSERT_EQ(gv.values.size(), uv.values.size()) << cc.name;
+    for (size_t i = 0; i < uv.values.size(); ++i) EXPECT_NEAR(uv.values[i], gv.values[i], 1e-12) << cc.name << " " << i;
+    for (size_t r = 0; r < static_cast<size_t>(rows); ++r) EXPECT_EQ(uv.st.bias[r], ff.st.bias[r]) << cc.name;
     // General rows, fused: the same as concretising the stored transposed conv.
     const std::vector<double> G = values(5 * om, 8, 1.0);
     const RuleRun gf = run_rule(m, xb, G, 5, true, nullptr, true), gs = run_rule(m, xb, G, 5, false, nullptr, true);
