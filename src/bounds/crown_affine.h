@@ -2,7 +2,8 @@
 // reductions, avg_pool, conv, batch_norm_eval, matmul with a constant operand. Coefficients go back through the op's own VJP rule
 // (src/autodiff/, F64Context), one row at a time; the bias is A . f(0); the error terms use |M| xmax,
 // which is the op evaluated on the parents' magnitudes (|weights|, no offsets), since M >= 0 for the
-// parameter-free ones. alpha-CROWN's forward rule is the op's JVP plus f(0).
+// parameter-free ones. alpha-CROWN's forward rule is the op's JVP plus f(0). conv has its own rule
+// (src/bounds/crown_conv.h: all rows as one transposed conv), which falls back to this one.
 #pragma once
 
 #include <vector>

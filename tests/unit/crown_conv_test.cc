@@ -65,11 +65,23 @@ int64_t weight_count(const ConvCase& cc) {
   return cc.cout * (cc.in[static_cast<size_t>(cc.axis)] / cc.groups) * k;
 }
 
-// input -> conv (the rule tests' graph), optionally -> relu -> flatten -> linear 5 -> relu -> linear 3.
-Model conv_model(const ConvCase& cc, bool tail, uint64_t seed) {
+// input -> conv (the rule tests' graph), optionally -> relu -> flatten -> linear 5 -> relu -> linear 3;
+// with second: a relu and a second conv of the same geometry (cout -> cout channels) before the tail.
+Model conv_model(const ConvCase& cc, bool tail, uint64_t seed, bool second = false) {
   GraphBuilder b;
   const int64_t x = b.input(cc.in);
-  const int64_t cv = b.conv(x, config_of(cc), values(weight_count(cc), seed), values(cc.cout, seed + 1, 0.2));
+  int64_t cv = b.conv(x, config_of(cc), values(weight_count(cc), seed), values(cc.cout, seed + 1, 0.2));
+  if (second) {
+    ConvCase c2 = cc;
+    c2.in = b.model().graph.nodes[static_cast<size_t>(cv)].out_shape;
+    c2.stride.assign(cc.stride.size(), 1);
+    c2.pad = c2.pad_after = {};
+    c2.pad.assign(cc.kernel.size(), 1);
+    c2.dilation = {};
+    c2.kernel.assign(cc.kernel.size(), 2);
+    const int64_t r = b.unary(Op::Relu, cv);
+    cv = b.conv(r, config_of(c2), values(weight_count(c2), seed + 7), values(c2.cout, seed + 8, 0.2));
+  }
   int64_t out = cv;
   if (tail) {
     const Shape s = b.model().graph.nodes[static_cast<size_t>(cv)].out_shape;
@@ -233,6 +245,28 @@ TEST(CrownConv, BatchedForwardConvEqualsTheEvaluator) {
   }
 }
 
+TEST(CrownConv, ForwardRuleEqualsTheJvpRule) {
+  for (const ConvCase& cc : cases()) {
+    const Model m = conv_model(cc, false, 17);
+    const DoubleBox xb = input_box(cc.in, 6, 0.25);
+    const int64_t rows = 4, im = numel(cc.in), om = numel(m.graph.nodes[1].out_shape);
+    crown::PassRows st;
+    st.rows = rows;
+    std::vector<const DoubleBox*> box = {&xb, nullptr};
+    crown::EvalErr err;
+    crown::RuleCtx c{m.graph, m.payload, box, err, st};
+    const std::vector<std::vector<double>> A(2);
+    std::vector<std::vector<double>> fast(2), slow(2);
+    fast[0] = slow[0] = values(rows * im, 3, 1.0);
+    crown::ForwardCtx ff{c, A, fast}, fs{c, A, slow};
+    ASSERT_TRUE(crown::fwd_conv(ff, m.graph.nodes[1])) << cc.name;
+    ASSERT_TRUE(crown::fwd_affine(fs, m.graph.nodes[1])) << cc.name;
+    ASSERT_EQ(fast[1].size(), static_cast<size_t>(rows * om)) << cc.name;
+    ASSERT_EQ(slow[1].size(), fast[1].size()) << cc.name;
+    for (size_t i = 0; i < fast[1].size(); ++i) EXPECT_NEAR(fast[1][i], slow[1][i], 1e-12) << cc.name;
+  }
+}
+
 // The network's value at x in f64 or f32 (the evaluator, weights rounded to f32 for f32).
 std::vector<double> evaluate(const Model& m, const Shape& s, const std::vector<double>& x, bool f32) {
   const int64_t out = m.output_ids[0];
@@ -251,9 +285,12 @@ std::vector<double> evaluate(const Model& m, const Shape& s, const std::vector<d
   return v.ok() ? std::vector<double>(v->data.begin(), v->data.end()) : std::vector<double>{};
 }
 
-TEST(CrownConv, CrownAndAlphaCrownThroughConvContainSamples) {
-  for (const ConvCase& cc : cases()) {
-    const Model m = conv_model(cc, true, 31);
+// CROWN and alpha-CROWN on the case's network (with a second conv: its coefficients go to a relu, not
+// the input, and alpha-CROWN's forward rule runs through it): bounds within IBP's, alpha-CROWN's
+// within CROWN's, and the f64/f32 evaluation at corners and random points inside.
+void check_network(const ConvCase& cc, bool second) {
+  {
+    const Model m = conv_model(cc, true, 31, second);
     const DoubleBox box = input_box(cc.in, 9, 0.05);
     std::vector<DoubleBox> in = {box};
     for (const char* arith : {"f64", "f32"}) {
@@ -271,12 +308,13 @@ TEST(CrownConv, CrownAndAlphaCrownThroughConvContainSamples) {
       double w_ibp = 0, w_cr = 0;
       for (size_t k = 0; k < 3; ++k) {
         EXPECT_LE(al->spec_lo[k], al->spec_hi[k]);
-        EXPECT_GE(al->spec_lo[k], cr->spec_lo[k]) << cc.name << " " << arith;  // alpha-CROWN starts at CROWN
-        EXPECT_LE(al->spec_hi[k], cr->spec_hi[k]) << cc.name << " " << arith;
+        // alpha-CROWN starts at CROWN's slopes and keeps the best bound
+        EXPECT_GE(al->spec_lo[k], cr->spec_lo[k]) << cc.name << (second ? "+conv" : "") << " " << arith;
+        EXPECT_LE(al->spec_hi[k], cr->spec_hi[k]) << cc.name << (second ? "+conv" : "") << " " << arith;
         w_ibp += ibp->spec_hi[k] - ibp->spec_lo[k];
         w_cr += cr->spec_hi[k] - cr->spec_lo[k];
       }
-      EXPECT_LT(w_cr, w_ibp) << cc.name << " " << arith;
+      EXPECT_LT(w_cr, w_ibp) << cc.name << (second ? "+conv" : "") << " " << arith;
       const std::vector<double> centre = values(numel(cc.in), 9, 1.0);
       for (int t = 0; t < 60; ++t) {
         std::vector<double> x = values(numel(cc.in), static_cast<uint64_t>(t) + 1000, 1.0);
@@ -293,6 +331,11 @@ TEST(CrownConv, CrownAndAlphaCrownThroughConvContainSamples) {
       }
     }
   }
+}
+
+TEST(CrownConv, CrownAndAlphaCrownThroughConvContainSamples) {
+  for (const ConvCase& cc : cases())
+    for (bool second : {false, true}) check_network(cc, second);
 }
 
 }  // namespace
