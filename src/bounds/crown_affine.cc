@@ -91,6 +91,40 @@ double fan_in(const RuleCtx& c, const Node& n) {
 
 }  // namespace
 
+bool affine_scale(RuleCtx& c, const Node& n, double g_coef, std::vector<double>& scale, std::vector<double>& f0) {
+  const int64_t m = c.numel_of(n.id);
+  auto z = eval_node(c, n, operands(c, n, false), node_payload(c.payload, n.id, false));
+  auto mx = eval_node(c, n, operands(c, n, true), node_payload(c.payload, n.id, true));
+  if (!z.ok() || !mx.ok()) return c.fail(fmt::format("node {}: {}", n.id, (!z.ok() ? z : mx).status().message()));
+  // Coefficient rounding (g_coef |A| mx) and the evaluation's rounding.
+  const double fan = fan_in(c, n), g_fan = 1 + gamma(fan);
+  const double e_eval = c.err.u * (fan + 4) * 1.01;
+  f0 = std::move(z->data);
+  scale.resize(static_cast<size_t>(m));
+  for (int64_t o = 0; o < m; ++o) {
+    const double mo = up(mx->data[static_cast<size_t>(o)] * g_fan);
+    scale[static_cast<size_t>(o)] =
+        g_coef * mo + e_eval * up(mo + std::fabs(f0[static_cast<size_t>(o)])) + (fan + 4) * c.err.tiny;
+  }
+  return true;
+}
+
+bool affine_bias_slack(RuleCtx& c, const Node& n, const std::vector<double>& A, double g_coef) {
+  const int64_t m = c.numel_of(n.id);
+  std::vector<double> scale, f0;
+  if (!affine_scale(c, n, g_coef, scale, f0)) return false;
+  c.slack_abs_dot(A, scale, 1.0);
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double sum = 0, mag = 0;
+    for (int64_t o = 0; o < m; ++o) {
+      const double t = A[static_cast<size_t>(r * m + o)] * f0[static_cast<size_t>(o)];
+      sum += t, mag += std::fabs(t);
+    }
+    c.st.bias[r] += sum, c.st.mag[r] += mag, c.st.terms[r] += static_cast<double>(m);
+  }
+  return true;
+}
+
 bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   if (same_layout(n.op)) {
     c.add_to(n.parents[0], std::move(A));
@@ -102,29 +136,8 @@ bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const Payload<double> own = node_payload(c.payload, n.id, false);
   const Operands zero = operands(c, n, false);
   Tensor<double> out0 = Tensor<double>::filled(n.out_shape, 0.0);
-  if (!exact_movement(n.op)) {
-    auto f0 = eval_node(c, n, zero, own);
-    auto mx = eval_node(c, n, operands(c, n, true), node_payload(c.payload, n.id, true));
-    if (!f0.ok() || !mx.ok()) return c.fail(fmt::format("node {}: {}", n.id, (!f0.ok() ? f0 : mx).status().message()));
-    // Coefficient rounding (each VJP entry sums at most m terms) and the evaluation's rounding.
-    const double g_coef = gamma(static_cast<double>(m) + 2);
-    const double e_eval = c.err.u * (fan_in(c, n) + 4) * 1.01;
-    std::vector<double> scale(static_cast<size_t>(m));
-    for (int64_t o = 0; o < m; ++o) {
-      const double mo = up(mx->data[static_cast<size_t>(o)] * (1 + gamma(fan_in(c, n))));
-      scale[static_cast<size_t>(o)] = g_coef * mo + e_eval * up(mo + std::fabs(f0->data[static_cast<size_t>(o)])) +
-                                      (fan_in(c, n) + 4) * c.err.tiny;
-    }
-    c.slack_abs_dot(A, scale, 1.0);
-    for (int64_t r = 0; r < c.st.rows; ++r) {
-      double sum = 0, mag = 0;
-      for (int64_t o = 0; o < m; ++o) {
-        const double t = A[static_cast<size_t>(r * m + o)] * f0->data[static_cast<size_t>(o)];
-        sum += t, mag += std::fabs(t);
-      }
-      c.st.bias[r] += sum, c.st.mag[r] += mag, c.st.terms[r] += static_cast<double>(m);
-    }
-  }
+  // Each VJP entry sums at most m terms.
+  if (!exact_movement(n.op) && !affine_bias_slack(c, n, A, gamma(static_cast<double>(m) + 2))) return false;
   // Coefficients through the VJP, row by row.
   F64Context ctx;
   EvalOptions opts;

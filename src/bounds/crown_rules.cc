@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "bounds/crown_affine.h"
+#include "bounds/crown_conv.h"
 #include "bounds/crown_gemm.h"
 #include "bounds/crown_linear.h"
 #include "bounds/crown_maxpool.h"
@@ -420,6 +421,7 @@ constexpr Rule rule_for() {
   else if constexpr (O == Op::MaxElem || O == Op::MinElem) return &rule_pair<O>;
   else if constexpr (O == Op::MaxPool) return &rule_max_pool;
   else if constexpr (Elementwise<O>::fn != nullptr) return &rule_elementwise<O>;
+  else if constexpr (O == Op::Conv) return &rule_conv;  // one transposed conv over all rows
   else if constexpr (kAffineOp<O>) return &rule_affine;
   else return nullptr;
 }
@@ -566,6 +568,7 @@ constexpr ForwardRule forward_for() {
   else if constexpr (O == Op::MaxElem || O == Op::MinElem) return &fwd_pair<O>;
   else if constexpr (O == Op::MaxPool) return &fwd_max_pool;
   else if constexpr (Elementwise<O>::fn != nullptr) return &fwd_elementwise<O>;
+  else if constexpr (O == Op::Conv) return &fwd_conv;
   else if constexpr (kAffineOp<O>) return &fwd_affine;
   else return &fwd_vertex;  // a cut node: its box's vertex
 }
@@ -594,7 +597,7 @@ ForwardRule crown_forward(Op op) {
 
 bool forward_reads_coefficients(Op op) {
   const ForwardRule f = crown_forward(op);
-  return f != &fwd_linear && f != &fwd_add && f != &fwd_sub && f != &fwd_affine;
+  return f != &fwd_linear && f != &fwd_add && f != &fwd_sub && f != &fwd_affine && f != &fwd_conv;
 }
 
 }  // namespace denote::crown

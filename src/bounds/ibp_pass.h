@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bounds/ibp_conv.h"
 #include "bounds/ibp_dense.h"
 #include "bounds/ibp_rules.h"
 #include "denote/bounds/ibp.h"
@@ -29,6 +30,8 @@ struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<Interval
       if (dense && n.op == Op::Linear && parents.size() == 1)
         if (auto it = dense->find(n.id); it != dense->end())
           if (auto y = ibp::dense_linear(this->ctx, it->second, *parents[0], out_shape)) return std::move(*y);
+      if (n.op == Op::Conv && parents.size() == 1)  // midpoint-radius on the batched conv (ibp_conv.h)
+        if (auto y = ibp::interval_conv(this->ctx, n, this->payload, *parents[0], out_shape)) return std::move(*y);
     }
     return Base::visit(n, parents, out_shape, supplied);
   }
