@@ -82,10 +82,11 @@ void optimise_elements(crown::Engine& eng, int64_t id, const std::vector<int64_t
   }
 }
 
-// A linear node whose parent is an input up to reshapes and constant offsets or scales: its
-// one-step box is already what CROWN gives (auto_LiRPA: "IBP is exact there").
+// A linear or conv node whose parent is an input up to reshapes and constant offsets or scales: its
+// one-step box is already what CROWN gives (auto_LiRPA: "IBP is exact there"), and so is IBP's box up
+// to rounding (every input element enters each output once).
 bool first_layer(const Graph& g, const Node& n) {
-  if (n.op != Op::Linear) return false;
+  if (n.op != Op::Linear && n.op != Op::Conv) return false;
   int64_t p = n.parents[0];
   for (;;) {
     const Node& q = g.nodes[static_cast<size_t>(p)];
@@ -154,6 +155,10 @@ Result<SplitSet> split_set(const Graph& g, const CrownOptions& o) {
 void bound_node(crown::Engine& eng, const Node& n, bool relu_only, const CrownOptions& o, SplitSet& splits) {
   const Graph& g = eng.g;
   const bool lirpa = o.lirpa_compatible;
+  if (!lirpa && n.op == Op::Conv && first_layer(g, n)) {  // no pass adds to the IBP box (rows x numel each)
+    eng.refresh_children(n.id);
+    return;
+  }
   const int64_t m = numel(n.out_shape);
   std::vector<int64_t> all(static_cast<size_t>(m));
   for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
