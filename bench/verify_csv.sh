@@ -2,7 +2,8 @@
 # The verification benchmarks of docs/PERF.md: `denote verify --instances` on ACAS Xu (186 instances) and on
 # the mnistfc instances whose network ../shared/data holds (256x2: 30), with the CSVs' timeouts or a cap, two
 # jobs on the two cores, the machine load written before and after.
-# Usage: bench/verify_csv.sh [acasxu|mnistfc|both] [--cap SECONDS] [-- extra denote verify options]
+# verivital (VNN-COMP 2021: 60 instances, two MNIST CNNs, avg-pool and max-pool) on request.
+# Usage: bench/verify_csv.sh [acasxu|mnistfc|verivital|both] [--cap SECONDS] [-- extra denote verify options]
 #   bench/verify_csv.sh mnistfc --cap 10 -- --beta-iters 20
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,4 +32,6 @@ run() {  # name csv root
 
 [[ "$which" == acasxu || "$which" == both ]] && run acasxu "$data/acasxu/acasxu_instances.csv" "$data/acasxu" "$@"
 [[ "$which" == mnistfc || "$which" == both ]] && run mnistfc "$data/mnistfc/mnistfc_instances.csv" "$data/mnistfc" "$@"
+[[ "$which" == verivital ]] && run verivital "$data/vnncomp2021/verivital/verivital_instances.csv" \
+  "$data/vnncomp2021/verivital" "$@"
 exit 0
