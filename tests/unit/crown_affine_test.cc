@@ -10,19 +10,12 @@
 #include "denote/bounds/crown.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
+#include "unit/lcg_values.h"
 
 namespace denote {
 namespace {
 
-std::vector<double> values(int64_t n, uint64_t seed, double scale = 0.5) {
-  std::vector<double> v(static_cast<size_t>(n));
-  uint64_t s = seed;
-  for (double& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = scale * (static_cast<double>(s >> 11) * 0x1p-53 * 2 - 1);
-  }
-  return v;
-}
+std::vector<double> values(int64_t n, uint64_t seed, double scale = 0.5) { return lcg_values(n, seed, scale); }
 
 // input [1, 2, 4, 4] -> conv 2->3 k3 pad1 -> relu -> avg_pool 2 -> permute -> flatten -> concat with
 // itself -> linear 24->4 -> relu -> batch_norm -> linear 4->2.

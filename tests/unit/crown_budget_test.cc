@@ -17,20 +17,13 @@
 #include "denote/bounds/crown.h"
 #include "denote/io/json.h"
 #include "denote/program/builder.h"
+#include "unit/lcg_values.h"
 #include "unit/cli_run.h"
 
 namespace denote {
 namespace {
 
-std::vector<double> values(int64_t n, uint64_t seed, double scale = 0.5) {
-  std::vector<double> v(static_cast<size_t>(n));
-  uint64_t s = seed;
-  for (double& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = scale * (static_cast<double>(s >> 11) * 0x1p-53 * 2 - 1);
-  }
-  return v;
-}
+std::vector<double> values(int64_t n, uint64_t seed, double scale = 0.5) { return lcg_values(n, seed, scale); }
 
 ConvConfig conv3x3(int64_t cin, int64_t cout) {
   ConvConfig c;

@@ -11,18 +11,13 @@
 #include "denote/bounds/ibp.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
+#include "unit/lcg_values.h"
 
 namespace denote {
 namespace {
 
 std::vector<double> values(int64_t n, uint64_t seed, double scale = 0.5) {
-  std::vector<double> v(static_cast<size_t>(n));
-  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-  for (double& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = scale * (static_cast<double>(s >> 11) * 0x1p-53 * 2 - 1);
-  }
-  return v;
+  return lcg_values(n, seed * 0x9e3779b97f4a7c15ull + 1, scale);
 }
 
 struct Case {
