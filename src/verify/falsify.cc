@@ -10,11 +10,30 @@
 #include "denote/eval/eval.h"
 #include "verify/falsify.h"
 
+#include <fmt/format.h>
+
 namespace denote {
 
 namespace verify_detail {
 
 const Shape& input_shape(const Model& m) { return m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape; }
+
+int64_t boxes_bytes(const std::vector<std::optional<DoubleBox>>& boxes) {
+  int64_t bytes = static_cast<int64_t>(boxes.size() * sizeof(std::optional<DoubleBox>));
+  for (const auto& b : boxes)
+    if (b) bytes += static_cast<int64_t>((b->lo.size() + b->hi.size()) * sizeof(double) + b->shape.size() * sizeof(int64_t));
+  return bytes;
+}
+
+bool search_fits(Search& s, int64_t sets, int64_t per_set) {
+  EvalOptions e;
+  e.max_bytes = s.o.max_bytes;
+  const int64_t budget = effective_max_bytes(e);
+  if (per_set <= 0 || sets <= budget / per_set) return true;
+  s.note = fmt::format("the open subdomains' node boxes ({} sets of {} bytes) exceed the --max-memory budget of {} bytes",
+                       sets, per_set, budget);
+  return false;
+}
 
 int64_t bound_memory(const VerifyOptions& o) {
   EvalOptions e;

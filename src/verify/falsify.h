@@ -26,12 +26,19 @@ struct Search {
   const Payload<float>* p32 = nullptr;  // the payload in f32, converted once per verify() (f32 networks)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const DenseChain* chain = nullptr;  // the network as dense layers, for batched sampling (or null)
+  std::string note = "";              // why the search stopped undecided (e.g. its memory), or ""
   bool past_deadline() const { return past(deadline); }
 };
 
 const Shape& input_shape(const Model& m);
 // The memory budget of one bound pass: VerifyOptions::max_bytes (or its default) over the threads.
 int64_t bound_memory(const VerifyOptions& o);
+// Bytes of one set of node boxes (two doubles per element, and the vectors' headers).
+int64_t boxes_bytes(const std::vector<std::optional<DoubleBox>>& boxes);
+// Whether a branch and bound whose open subdomains hold `sets` sets of node boxes of `per_set` bytes fits the
+// memory budget (VerifyOptions::max_bytes); if not, s.note says so and the search stops undecided.
+bool search_fits(Search& s, int64_t sets, int64_t per_set);
+
 // The first failure of a bound pass that is not the deadline (e.g. the memory budget), kept for the
 // answer's note; bound passes on several threads report here.
 struct BoundErrors {

@@ -159,8 +159,11 @@ struct ReluBab {
     const size_t batch = static_cast<size_t>(std::max(1, s.o.bab_batch));
     std::vector<Subdomain> ds;
     std::vector<Bounds> rs;
+    const int64_t per_set = stack.empty() || !stack.back().prior ? 0 : boxes_bytes(*stack.back().prior);
     while (!stack.empty()) {
       if (s.past_deadline()) return VerifyResult::Timeout;
+      // Siblings share their parent's boxes: about one set per two open subdomains, one per bounded one.
+      if (!search_fits(s, static_cast<int64_t>(stack.size() / 2 + batch), per_set)) return VerifyResult::Unknown;
       ds.clear();
       while (!stack.empty() && ds.size() < batch) ds.push_back(std::move(stack.back())), stack.pop_back();
       if ((domains += static_cast<int64_t>(ds.size())) > s.o.max_domains) return VerifyResult::Unknown;

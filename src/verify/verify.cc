@@ -324,11 +324,15 @@ struct Bab {
     StackView view(stack);
     std::vector<Domain> ds;
     std::vector<Bounded> rs;
+    int64_t per_set = 0;  // bytes of one set of node boxes, from the first subdomain that has one
     for (;;) {
       if (stack.empty() && hook)
         if (const auto r = absorb(hook->when_empty(job, view, deadline), domains)) return *r;
       if (stack.empty()) break;
       if (past(deadline)) return VerifyResult::Timeout;
+      if (per_set == 0 && stack.back().prior) per_set = boxes_bytes(*stack.back().prior);
+      // A subdomain holds its parent's boxes (shared with its sibling) and, when bounded ahead, its own.
+      if (!search_fits(s, static_cast<int64_t>(stack.size() + batch), per_set)) return VerifyResult::Unknown;
       ds.clear();
       while (!stack.empty() && ds.size() < batch) ds.push_back(std::move(stack.back())), stack.pop_back();
       if ((domains += static_cast<int64_t>(ds.size())) > s.o.max_domains) return VerifyResult::Unknown;
@@ -565,6 +569,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   // Stage 4: alpha-CROWN and branch and bound, conjunction by conjunction.
   const std::optional<DenseChain> chain = DenseChain::of(m);
   bool all_unsat = true, timed_out = false;
+  std::string search_note;  // why a search stopped undecided (its memory), the first one
   for (size_t i = 0; i < jobs.size() && !timed_out; ++i) {
     if (roots[i].dec == Decision::Proven) continue;
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline, chain ? &*chain : nullptr};
@@ -572,6 +577,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
                                                  : decide(s, bounders[i], pool, deadline, st.domains, std::move(roots[i]), static_cast<int>(i));
     if (r == VerifyResult::Sat) return stage_end(s.found);
     if (r != VerifyResult::Unsat) all_unsat = false;
+    if (r == VerifyResult::Unknown && !s.note.empty() && search_note.empty()) search_note = s.note;
     if (r == VerifyResult::Timeout) timed_out = true;
   }
   const int64_t roots_n = static_cast<int64_t>(jobs.size());
@@ -581,7 +587,8 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     return finish(VerifyResult::Unsat);
   }
   out.note = timed_out ? "" : "branch and bound ended without a decision";
-  if (!errors.first.empty()) out.note = (out.note.empty() ? "" : out.note + "; ") + "a bound failed: " + errors.first;
+  for (const std::string& why : {search_note, errors.first.empty() ? std::string() : "a bound failed: " + errors.first})
+    if (!why.empty()) out.note = out.note.empty() ? why : out.note + "; " + why;
   return finish(timed_out ? VerifyResult::Timeout : VerifyResult::Unknown);
 }
 
@@ -654,7 +661,9 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
   const VerifyResult r = bab.search(deadline, out.stats.domains);
   out.result = r;
   if (r == VerifyResult::Sat) out.witness = s.found;
-  if (r != VerifyResult::Sat && r != VerifyResult::Unsat && !errors.first.empty()) out.note = "a bound failed: " + errors.first;
+  if (r != VerifyResult::Sat && r != VerifyResult::Unsat && !s.note.empty()) out.note = s.note;
+  if (r != VerifyResult::Sat && r != VerifyResult::Unsat && !errors.first.empty())
+    out.note = (out.note.empty() ? "" : out.note + "; ") + "a bound failed: " + errors.first;
   if (r != VerifyResult::Sat && r != VerifyResult::Unsat) add_disagreement_note(out, o.arith);
   out.stats.bab_s = out.stats.total_s = since(start);
   return out;

@@ -150,3 +150,25 @@ TEST(CliVerifyRobust, UsageErrors) {
 
 }  // namespace
 }  // namespace denote
+
+namespace denote {
+namespace {
+
+// --max-memory bounds the branch and bound's open subdomains too (each keeps a set of node boxes): a search
+// that would grow past it stops `unknown` with a note saying so, where the default budget decides it
+// (ACAS Xu 2_2 property 3: a few hundred subdomains, verify_test.cc).
+TEST(CliVerifyRobust, TheSearchStopsAtTheMemoryBudget) {
+  const std::string acas = std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/";
+  const std::string cmd = "verify " + acas + "ACASXU_run2a_2_2_batch_2000.onnx " + acas + "prop_3.vnnlib --timeout 120 --json";
+  const CliRun starved = run_cli(cmd + " --max-memory 128K");  // 12 sets of 11.7 KB
+  ASSERT_EQ(starved.code, 0) << starved.err;
+  const auto doc = nlohmann::json::parse(starved.out);
+  EXPECT_EQ(doc["result"], "unknown") << starved.out;
+  EXPECT_NE(doc["note"].get<std::string>().find("open subdomains' node boxes"), std::string::npos) << starved.out;
+  const CliRun full = run_cli(cmd);
+  ASSERT_EQ(full.code, 0) << full.err;
+  EXPECT_EQ(nlohmann::json::parse(full.out)["result"], "unsat") << full.out;
+}
+
+}  // namespace
+}  // namespace denote
