@@ -5,8 +5,6 @@
 #include <cmath>
 #include <cstring>
 
-#include <sys/mman.h>
-
 #include <fmt/format.h>
 
 #include "bounds/crown_affine.h"
@@ -61,27 +59,6 @@ void plan_taps(const rules::Window& w, ConvBackward& cb) {
     for (const auto& [q, k] : list) cb.in_q.push_back(q), cb.in_k.push_back(k);
     cb.in_start.push_back(static_cast<int64_t>(cb.in_q.size()));
   }
-}
-
-// A coefficient buffer of n doubles (contents unspecified): a workspace spare where one fits, else
-// fresh memory asked to be backed by transparent huge pages before it is first touched (intermediate
-// bounds' passes write hundreds of MB of coefficients; on 4 KiB pages the page faults cost more than
-// the products: cnn_16_32 CROWN 2.1 s against 0.7 s with huge pages for every buffer).
-std::vector<double> take_big(RuleCtx& c, size_t n) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  if (n * sizeof(double) < 2 * kHuge) return c.take(n);
-  if (c.ws)
-    for (const auto& s : c.ws->spare)
-      if (s.capacity() >= n) return c.take(n);
-  std::vector<double> v;
-  v.reserve(n);
-#ifdef MADV_HUGEPAGE
-  const auto begin = (reinterpret_cast<uintptr_t>(v.data()) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<uintptr_t>(v.data() + n)) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice only
-#endif
-  v.resize(n);
-  return v;
 }
 
 // A scratch buffer from the pass's workspace (or plain), given back when done.
@@ -188,7 +165,7 @@ bool unit_rows(RuleCtx& c, const Node& n, const ConvBackward& cb, int64_t p, con
   if (!affine_scale(c, n, 0.0, scale, f0)) return false;
   const int64_t rows = c.st.rows, pm = c.numel_of(p), k1 = cb.group_in * cb.k_vol;
   const UpSum up_sum_1(1);
-  std::vector<double> out = fused ? std::vector<double>{} : take_big(c, static_cast<size_t>(rows * pm));
+  std::vector<double> out = fused ? std::vector<double>{} : c.take(static_cast<size_t>(rows * pm));
   std::fill(out.begin(), out.end(), 0.0);
   if (values) unit_values(c, n, cb, xb, *values);
   for (int64_t r = 0; r < rows; ++r) {
@@ -345,7 +322,7 @@ bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A) {
     c.give(std::move(A));
     return c.st.failure.empty();
   }
-  std::vector<double> out = take_big(c, static_cast<size_t>(c.st.rows * pm));
+  std::vector<double> out = c.take(static_cast<size_t>(c.st.rows * pm));
   conv_backward(cb, A.data(), c.st.rows * cb.lead, out.data(), c.ws);
   c.give(std::move(A));
   c.add_to(p, std::move(out));

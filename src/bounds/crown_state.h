@@ -8,6 +8,8 @@
 // gamma(terms + 1) * mag of it). Rules only add nonnegative, upward-rounded amounts to slack.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <cfloat>
@@ -54,6 +56,24 @@ struct EvalErr {
   bool f32 = false;  // parameters are rounded to f32 before use
 };
 
+// n doubles of fresh memory (zeroed). From 4 MiB up the range is first advised to be backed by
+// transparent huge pages (madvise; advice only, ignored where THP is off): intermediate bounds write
+// hundreds of MB of coefficients, and on 4 KiB pages the page faults cost more than the products
+// (docs/PERF.md, "CNN CROWN").
+inline std::vector<double> fresh_buffer(size_t n) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  std::vector<double> v;
+  if (n * sizeof(double) < 2 * kHuge) return std::vector<double>(n);
+  v.reserve(n);
+#ifdef MADV_HUGEPAGE
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(v.data()) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(v.data() + n) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+  v.resize(n);
+  return v;
+}
+
 // Large coefficient buffers kept for reuse across the passes of one Engine (alpha-CROWN runs the
 // same passes 20 times): without it every pass maps and unmaps megabytes of fresh pages, and glibc's
 // malloc heuristics decide whether that costs page faults (mnistfc alpha-CROWN 142 against 118 ms,
@@ -81,7 +101,7 @@ struct Workspace {
       const bool best_fits = spare[best].size() >= n;
       if ((fits && !best_fits) || (fits == best_fits && cap < spare[best].capacity())) best = i;
     }
-    if (best == spare.size()) return std::vector<double>(n);
+    if (best == spare.size()) return fresh_buffer(n);
     std::vector<double> v = std::move(spare[best]);
     spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(best));
     kept_bytes -= v.capacity() * sizeof(double);
@@ -197,7 +217,7 @@ struct RuleCtx {
   Workspace* ws = nullptr;            // buffers to reuse (null: plain allocation)
   ScaleCache* scale_cache = nullptr;  // linear error scales by parent box (null: none)
 
-  std::vector<double> take(size_t n) { return ws ? ws->take(n) : std::vector<double>(n); }
+  std::vector<double> take(size_t n) { return ws ? ws->take(n) : fresh_buffer(n); }
   void give(std::vector<double>&& v) {
     if (ws) ws->give(std::move(v));
   }
