@@ -337,7 +337,7 @@ void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
       py::arg("max_memory") = py::none(),
       R"doc(Sound bounds over the input box [lo, hi] (arrays for a one-input model, else one per input).
 
-method: "ibp" (default), "crown" or "alpha-crown". arith: the endpoint arithmetic (ibp: f64, f32 or a
+method: "ibp" (default), "crown" or "alpha-crown" (any case; auto_LiRPA's "CROWN-Optimized" is alpha-crown). arith: the endpoint arithmetic (ibp: f64, f32 or a
 binary format; crown: f64 or f32). spec: a matrix C (rows x output elements): returns (lo, hi) of C y,
 one entry per row. Otherwise returns (lower, upper) arrays shaped like the output (a list of pairs for
 several outputs, {node_id: (lower, upper)} with all_nodes); a node without a sound box gets -inf..inf.)doc");

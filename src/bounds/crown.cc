@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "bounds/crown_engine.h"
@@ -15,9 +16,11 @@
 namespace denote {
 
 std::optional<BoundMethod> parse_bound_method(std::string_view text) {
-  if (text == "ibp") return BoundMethod::Ibp;
-  if (text == "crown") return BoundMethod::Crown;
-  if (text == "alpha-crown") return BoundMethod::AlphaCrown;
+  std::string t(text);  // case-insensitive, as auto_LiRPA's method names ("IBP", "CROWN", "alpha-CROWN")
+  for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (t == "ibp") return BoundMethod::Ibp;
+  if (t == "crown") return BoundMethod::Crown;
+  if (t == "alpha-crown" || t == "crown-optimized") return BoundMethod::AlphaCrown;
   return std::nullopt;
 }
 

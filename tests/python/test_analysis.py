@@ -34,6 +34,10 @@ def test_bounds_match_cli(cli, acas_path, method, arith):
 def test_bounds_contain_samples(acas_path):
     m = denote.load(acas_path)
     lo, hi = m.bounds(LO, HI, method="crown")
+    # auto_LiRPA's spellings name the same methods (issue 51).
+    lo2, hi2 = m.bounds(LO, HI, method="CROWN")
+    np.testing.assert_array_equal(lo, lo2)
+    np.testing.assert_array_equal(hi, hi2)
     rng = np.random.default_rng(0)
     for _ in range(50):
         x = LO + rng.uniform(0, 1, LO.shape) * (HI - LO)

@@ -467,6 +467,13 @@ TEST(Crown, ErrorsNameWhatIsWrong) {
   EXPECT_FALSE(run_crown(m.graph, m.payload, in, 9, nullptr, with(BoundMethod::Crown)).ok());
   EXPECT_EQ(parse_bound_method("alpha-crown"), BoundMethod::AlphaCrown);
   EXPECT_FALSE(parse_bound_method("beta-crown").has_value());
+  // auto_LiRPA's spellings (issue 51): any case, and its name for alpha-CROWN.
+  EXPECT_EQ(parse_bound_method("IBP"), BoundMethod::Ibp);
+  EXPECT_EQ(parse_bound_method("CROWN"), BoundMethod::Crown);
+  EXPECT_EQ(parse_bound_method("alpha-CROWN"), BoundMethod::AlphaCrown);
+  EXPECT_EQ(parse_bound_method("CROWN-Optimized"), BoundMethod::AlphaCrown);
+  EXPECT_FALSE(parse_bound_method("CROWN-IBP").has_value());
+  EXPECT_FALSE(parse_bound_method("").has_value());
 }
 
 }  // namespace
