@@ -16,16 +16,30 @@ namespace {
 
 int64_t elements(const Graph& g, int64_t id) { return numel(g.nodes[static_cast<size_t>(id)].out_shape); }
 
-// The most doubles alive at once in a full reverse walk from start, one row: a sweep over the
-// nodes' live intervals [p, highest child of p in the cone].
-int64_t live_peak(const Graph& g, int64_t start, const std::vector<bool>& cone) {
-  std::vector<int64_t> last(static_cast<size_t>(start) + 1, -1);
-  last[static_cast<size_t>(start)] = start;
-  for (int64_t id = start; id >= 0; --id) {
-    if (!cone[static_cast<size_t>(id)] || last[static_cast<size_t>(id)] < 0) continue;
-    for (int64_t p : g.nodes[static_cast<size_t>(id)].parents)
-      last[static_cast<size_t>(p)] = std::max(last[static_cast<size_t>(p)], id);
-  }
+// What a full reverse walk from start touches, from one reverse sweep: per node the highest child in
+// start's cone (-1: not in the cone), and the cone's element counts.
+struct Cone {
+  std::vector<int64_t> last;
+  int64_t largest = 0, all = 0, relaxed = 0;
+};
+
+Cone cone_of(const Graph& g, int64_t start) {
+  Cone c{std::vector<int64_t>(g.nodes.size(), -1)};
+  c.last[static_cast<size_t>(start)] = start;
+  (void)walk::reverse(g, "IR bounds", [&](const Node& n) {
+    if (c.last[static_cast<size_t>(n.id)] < 0) return ok_status();  // after start, or not in its cone
+    for (int64_t p : n.parents) c.last[static_cast<size_t>(p)] = std::max(c.last[static_cast<size_t>(p)], n.id);
+    const int64_t m = elements(g, n.id);
+    c.largest = std::max(c.largest, m);
+    c.all += m;
+    if (forward_reads_coefficients(n.op)) c.relaxed += m;
+    return ok_status();
+  });
+  return c;
+}
+
+// The most doubles alive at once in the walk, one row: node p's coefficients live over [p, last[p]].
+int64_t live_peak(const Graph& g, int64_t start, const std::vector<int64_t>& last) {
   std::vector<int64_t> delta(static_cast<size_t>(start) + 2, 0);
   for (int64_t p = 0; p <= start; ++p) {
     if (last[static_cast<size_t>(p)] < 0) continue;
@@ -37,6 +51,13 @@ int64_t live_peak(const Graph& g, int64_t start, const std::vector<bool>& cone) 
   return peak;
 }
 
+// Rows of per_row doubles within `bytes` (>= 0).
+int64_t rows_within(int64_t bytes, int64_t per_row) {
+  return std::max<int64_t>(0, bytes / static_cast<int64_t>(sizeof(double)) / std::max<int64_t>(1, per_row));
+}
+
+constexpr int64_t fit_all = std::numeric_limits<int64_t>::max();
+
 }  // namespace
 
 int64_t doubles_per_row(const Graph& g, int64_t start, PassKind kind, int64_t beta_terms) {
@@ -46,34 +67,23 @@ int64_t doubles_per_row(const Graph& g, int64_t start, PassKind kind, int64_t be
     for (int64_t p : s.parents) sum += elements(g, p);
     return sum;
   }
-  const std::vector<bool> cone = walk::ancestors(g, start);
-  int64_t largest = 0, all = 0, relus = 0;
-  for (int64_t id = 0; id <= start; ++id) {
-    if (!cone[static_cast<size_t>(id)]) continue;
-    const int64_t m = elements(g, id);
-    largest = std::max(largest, m);
-    all += m;
-    if (!forward_reads_coefficients(g.nodes[static_cast<size_t>(id)].op)) continue;
-    relus += m;
-  }
-  int64_t per_row = live_peak(g, start, cone) + largest;
-  if (kind == PassKind::Record || kind == PassKind::Alpha) per_row += all;
+  const Cone c = cone_of(g, start);
+  int64_t per_row = live_peak(g, start, c.last) + c.largest;
+  if (kind == PassKind::Record || kind == PassKind::Alpha) per_row += c.all;
   // Slopes and two Adam moments per relaxed element, forward values of every node (alpha-CROWN).
-  if (kind == PassKind::Alpha) per_row += 3 * relus + all + 3 * beta_terms;
+  if (kind == PassKind::Alpha) per_row += 3 * c.relaxed + c.all + 3 * beta_terms;
   return per_row;
 }
 
 int64_t Budget::rows_that_fit(const Graph& g, int64_t start, PassKind kind, int64_t beta_terms) const {
   if (bytes == std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
-  const int64_t per_row = std::max<int64_t>(1, doubles_per_row(g, start, kind, beta_terms));
-  return std::max<int64_t>(0, bytes / static_cast<int64_t>(sizeof(double)) / per_row);
+  return rows_within(bytes, doubles_per_row(g, start, kind, beta_terms));
 }
 
 int64_t Budget::pairs_per_chunk(const Graph& g, int64_t start, PassKind kind, int64_t beta_terms) const {
-  const int64_t fit = rows_that_fit(g, start, kind, beta_terms) / 2;
-  const int64_t per_row = std::max<int64_t>(1, doubles_per_row(g, start, kind, beta_terms));
-  const int64_t cached = std::max<int64_t>(1, kChunkBytes / static_cast<int64_t>(2 * sizeof(double)) / per_row);
-  return std::min(fit, cached);
+  const int64_t per_row = doubles_per_row(g, start, kind, beta_terms);  // one sweep for both limits
+  const int64_t fit = bytes == std::numeric_limits<int64_t>::max() ? fit_all : rows_within(bytes, per_row);
+  return std::min(fit / 2, std::max<int64_t>(1, rows_within(kChunkBytes, per_row) / 2));
 }
 
 void Budget::refuse(const Graph& g, int64_t start, PassKind kind, int64_t beta_terms, int64_t rows,
