@@ -205,7 +205,9 @@ struct TapeRule {
   Result<Tensor<typename Ctx::Scalar>> operator()(Ctx& ctx, const rules::EvalArgs<typename Ctx::Scalar>& a) const {
     using S = typename Ctx::Scalar;
     if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
-      if (blas && a.node.op == Op::Linear && a.parents.size() == 1) {
+      // A contraction with parameters (linear: its record is the payload's linear entry for the node).
+      const bool dense = op_info(a.node.op).family == OpFamily::Contraction && has_flag(a.node.op, kFlagParams);
+      if (blas && dense && a.parents.size() == 1) {
         const LinearRecord<S>* rec = find_record(a.payload.linear, a.node.id);
         const Tensor<S>& x = *a.parents[0];
         if (rec && !x.shape.empty() && x.shape.back() == rec->in_dim && a.out_shape.back() == rec->out_dim &&

@@ -11,6 +11,7 @@
 #include "bounds/crown_engine.h"
 #include "denote/base/deadline.h"
 #include "bounds/crown_symbolic.h"
+#include "bounds/kernel_ops.h"
 #include "eval/walk.h"
 
 namespace denote {
@@ -38,12 +39,9 @@ Result<crown::EvalErr> eval_err_for(std::string_view arith) {
       .with_field("arith");
 }
 
-// Relaxations read their parent's box: those parents get intermediate bounds.
-bool reads_parent_box(Op op) {
-  return op == Op::Relu || op == Op::Abs || op == Op::Exp || op == Op::Softplus || op == Op::Tanh ||
-         op == Op::Sigmoid || op == Op::Erf || op == Op::Log || op == Op::Sqrt || op == Op::Inv;
-}
-
+// Relaxations read their parent's box (ops.def's relaxed ops, and max_pool's lines): those parents get
+// intermediate bounds, except a max_pool's split (relu) parent, whose box follows its own parent's
+// (refresh_children). relu_only: every such consumer is a split op (only its unstable elements matter).
 struct Consumers {
   std::vector<bool> needed, relu_only;
 };
@@ -51,15 +49,12 @@ Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
   Consumers c{std::vector<bool>(g.nodes.size(), false), std::vector<bool>(g.nodes.size(), true)};
   for (const Node& n : g.nodes) {
     if (!anc[static_cast<size_t>(n.id)]) continue;
-    // max_pool's lines read its parent's box: a relu parent's box follows its own parent's (refresh_children).
-    if (n.op == Op::MaxPool && g.nodes[static_cast<size_t>(n.parents[0])].op != Op::Relu) {
-      c.needed[static_cast<size_t>(n.parents[0])] = true;
-      c.relu_only[static_cast<size_t>(n.parents[0])] = false;
-    }
-    if (!reads_parent_box(n.op)) continue;
+    const bool pool = bound_kernel(n.op) == BoundKernel::Pool;
+    if (!is_relaxed(n.op) && !pool) continue;
     const size_t p = static_cast<size_t>(n.parents[0]);
+    if (pool && splits_at_zero(g.nodes[p].op)) continue;
     c.needed[p] = true;
-    if (n.op != Op::Relu) c.relu_only[p] = false;
+    if (!splits_at_zero(n.op)) c.relu_only[p] = false;
   }
   return c;
 }
@@ -89,15 +84,14 @@ void optimise_elements(crown::Engine& eng, int64_t id, const std::vector<int64_t
 // one-step box is already what CROWN gives (auto_LiRPA: "IBP is exact there"), and so is IBP's box up
 // to rounding (every input element enters each output once).
 bool first_layer(const Graph& g, const Node& n) {
-  if (n.op != Op::Linear && n.op != Op::Conv) return false;
+  const BoundKernel k = bound_kernel(n.op);
+  if (k != BoundKernel::Dense && k != BoundKernel::Conv) return false;
   int64_t p = n.parents[0];
   for (;;) {
     const Node& q = g.nodes[static_cast<size_t>(p)];
     if (q.op == Op::Input) return true;
-    const bool layout = q.op == Op::Reshape || q.op == Op::Flatten || q.op == Op::Detach;
-    const bool offset = (q.op == Op::Add || q.op == Op::Sub || q.op == Op::MulElem) &&
-                        g.nodes[static_cast<size_t>(q.parents[1])].op == Op::Const;
-    if (!layout && !offset) return false;
+    const bool offset = offset_or_scale(q.op) && g.nodes[static_cast<size_t>(q.parents[1])].op == Op::Const;
+    if (!keeps_order(q.op) && !offset) return false;
     p = q.parents[0];
   }
 }
@@ -158,7 +152,7 @@ Result<SplitSet> split_set(const Graph& g, const CrownOptions& o) {
 void bound_node(crown::Engine& eng, const Node& n, bool relu_only, const CrownOptions& o, SplitSet& splits) {
   const Graph& g = eng.g;
   const bool lirpa = o.lirpa_compatible;
-  if (!lirpa && n.op == Op::Conv && first_layer(g, n)) {  // no pass adds to the IBP box (rows x numel each)
+  if (!lirpa && bound_kernel(n.op) == BoundKernel::Conv && first_layer(g, n)) {  // no pass adds to the IBP box (rows x numel each)
     eng.refresh_children(n.id);
     return;
   }
@@ -269,7 +263,7 @@ std::vector<std::vector<double>> relu_rows(const Graph& g, std::vector<std::vect
   for (const Node& n : g.nodes) {
     auto& a = A[static_cast<size_t>(n.id)];
     const size_t len = static_cast<size_t>(k * numel(n.out_shape));
-    if (n.op != Op::Relu || a.size() < len) continue;
+    if (!splits_at_zero(n.op) || a.size() < len) continue;
     a.resize(len);
     out[static_cast<size_t>(n.id)] = std::move(a);
   }

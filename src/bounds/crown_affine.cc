@@ -13,11 +13,11 @@ namespace denote::crown {
 
 namespace {
 
-// Exact data movement: the coefficients move with the data and no rounding happens anywhere
+// Exact data movement (one to one): the coefficients move with the data and no rounding happens anywhere
 // (broadcast_to and gather can read an entry twice: their VJP sums coefficients, which rounds).
-bool exact_movement(Op op) { return has_flag(op, kFlagStorageOnly) && op != Op::BroadcastTo && op != Op::Gather; }
+bool exact_movement(Op op) { return moves_one_to_one(op); }
 // Same flat layout as the parent: the coefficients pass unchanged.
-bool same_layout(Op op) { return op == Op::Reshape || op == Op::Flatten || op == Op::Detach; }
+bool same_layout(Op op) { return keeps_order(op); }
 
 // The node's own parameter records (conv, batch_norm_eval), and their magnitudes without offsets.
 Payload<double> node_payload(const Payload<double>& p, int64_t id, bool magnitude) {
@@ -83,7 +83,7 @@ Result<Tensor<double>> eval_node(const RuleCtx& c, const Node& n, const Operands
 double fan_in(const RuleCtx& c, const Node& n) {
   if (const auto* rec = find_record(c.payload.conv, n.id))
     return static_cast<double>(rec->weight.size()) / static_cast<double>(std::max<int64_t>(rec->config.out_channels, 1)) + 1;
-  if (n.op == Op::BatchNormEval) return 6;
+  if (find_record(c.payload.batch_norm, n.id)) return 6;  // (x - mean) / sqrt(var + eps) * gamma + beta
   double total = 0;
   for (int64_t p : n.parents) total += static_cast<double>(c.numel_of(p));
   return total + 1;

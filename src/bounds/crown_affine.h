@@ -1,4 +1,4 @@
-// Internal: CROWN's generic rule for ops that are affine in their inputs (y = M x + c): layout ops,
+// Internal: CROWN's generic rule for the ops ops.def flags affine (y = M x + c): layout ops,
 // reductions, avg_pool, conv, batch_norm_eval, matmul with a constant operand. Coefficients go back through the op's own VJP rule
 // (src/autodiff/, F64Context), one row at a time; the bias is A . f(0); the error terms use |M| xmax,
 // which is the op evaluated on the parents' magnitudes (|weights|, no offsets), since M >= 0 for the
@@ -11,12 +11,6 @@
 #include "bounds/crown_rules.h"
 
 namespace denote::crown {
-
-template <Op O>
-inline constexpr bool kAffineOp = O == Op::Permute || O == Op::Transpose || O == Op::Detach ||
-                                  O == Op::BroadcastTo || O == Op::Reshape || O == Op::Flatten || O == Op::Concat || O == Op::Gather ||
-                                  O == Op::ReduceSum || O == Op::ReduceMean || O == Op::Sum || O == Op::AvgPool ||
-                                  O == Op::Conv || O == Op::BatchNormEval;
 
 bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A);
 // rule_affine's bias and slack for a node that is not exact data movement: A . f(0) into the bias,

@@ -51,7 +51,7 @@ std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start,
       if (is_elementwise(n.op) && n.parents.size() == 1 && pv.size() == v.size()) {
         // A dead relu's lines have slope 0: its value does not read the parent's.
         const DoubleBox* xb =
-            n.op == Op::Relu && boxes[static_cast<size_t>(p)] ? &*boxes[static_cast<size_t>(p)] : nullptr;
+            splits_at_zero(n.op) && boxes[static_cast<size_t>(p)] ? &*boxes[static_cast<size_t>(p)] : nullptr;
         for (size_t j = 0; j < v.size(); ++j) pv[j] = pv[j] || (v[j] && !(xb && xb->hi[j] <= 0));
       } else {
         std::fill(pv.begin(), pv.end(), 1);
@@ -97,7 +97,7 @@ bool init_slopes(const Graph& g, const std::vector<std::optional<DoubleBox>>& bo
   const std::vector<bool> anc = walk::ancestors(g, start);
   bool any = false;
   for (const Node& n : g.nodes) {
-    if (n.op != Op::Relu || !anc[static_cast<size_t>(n.id)] || n.id == start) continue;
+    if (!splits_at_zero(n.op) || !anc[static_cast<size_t>(n.id)] || n.id == start) continue;
     const auto& xb = boxes[static_cast<size_t>(n.parents[0])];
     if (!xb) continue;
     const size_t m = xb->lo.size();

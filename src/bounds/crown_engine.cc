@@ -6,6 +6,7 @@
 
 #include "bounds/crown_linear.h"
 #include "bounds/interval_matvec.h"
+#include "bounds/kernel_ops.h"
 #include "denote/base/deadline.h"
 #include "eval/walk.h"
 
@@ -20,7 +21,7 @@ Engine::Engine(const Graph& g_, const Payload<double>& p, EvalErr e, std::vector
       uses_(g_.nodes.size(), 0),
       forward_reads_(g_.nodes.size(), 0) {
   for (const Node& n : g.nodes) {  // one index of the graph, built once per engine
-    if (n.op == Op::Relu) relu_children_[static_cast<size_t>(n.parents[0])].push_back(n.id);
+    if (splits_at_zero(n.op)) relu_children_[static_cast<size_t>(n.parents[0])].push_back(n.id);
     forward_reads_[static_cast<size_t>(n.id)] = forward_reads_coefficients(n.op) ? 1 : 0;
     for (int64_t p : n.parents) ++uses_[static_cast<size_t>(p)];
   }
@@ -220,7 +221,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
 
 void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step, std::vector<double>& lo,
                             std::vector<double>& hi) {
-  if (one_step && g.nodes[static_cast<size_t>(id)].op == Op::Linear && linear_one_step(id, elems, lo, hi)) return;
+  if (one_step && is_dense(g.nodes[static_cast<size_t>(id)].op) && linear_one_step(id, elems, lo, hi)) return;
   const int64_t k = static_cast<int64_t>(elems.size());
   lo.assign(elems.size(), -INFINITY);
   hi.assign(elems.size(), INFINITY);

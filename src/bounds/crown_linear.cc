@@ -129,7 +129,7 @@ int64_t lone_input_behind(const RuleCtx& c, int64_t p) {
     if ((*c.st.uses)[static_cast<size_t>(p)] != 1 || c.st.A[static_cast<size_t>(p)]) return -1;
     const Node& q = c.g.nodes[static_cast<size_t>(p)];
     if (q.op == Op::Input) return p;
-    if (q.op != Op::Reshape && q.op != Op::Flatten && q.op != Op::Detach) return -1;
+    if (!keeps_order(q.op)) return -1;
     p = q.parents[0];
   }
 }

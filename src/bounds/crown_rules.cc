@@ -169,7 +169,7 @@ Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, dou
   for (size_t j = 0; j < m; ++j) {
     const Relax rx = Elementwise<O>::fn(xb.lo[j], xb.hi[j]);
     L.la[j] = rx.lo.a, L.lb[j] = rx.lo.b, L.ua[j] = rx.up.a, L.ub[j] = rx.up.b, L.ok[j] = rx.ok;
-    L.open[j] = O == Op::Relu && xb.lo[j] < 0 && xb.hi[j] > 0;
+    L.open[j] = splits_at_zero(O) && xb.lo[j] < 0 && xb.hi[j] > 0;
     L.xm[j] = std::max(std::fabs(xb.lo[j]), std::fabs(xb.hi[j])) * (kU * 1.01);
     L.ye[j] = kEvalUlps > 0 ? std::max(std::fabs(yb.lo[j]), std::fabs(yb.hi[j])) * kEvalUlps * u_eval + 2 * tiny_eval : 0;
     if (!rx.ok) {  // cut at the output's box: slope 0, intercepts the box's ends, no error terms
@@ -304,7 +304,7 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   if (!xb || !yb) return c.fail(fmt::format("node {}: no box for the relaxation", n.id));
   const int64_t m = c.numel_of(n.id);
   const Lines L = element_lines<O>(*xb, *yb, c.err.u, c.err.tiny);
-  const std::vector<double>* alpha = O == Op::Relu ? alpha_of(c, n.id) : nullptr;
+  const std::vector<double>* alpha = splits_at_zero(O) ? alpha_of(c, n.id) : nullptr;
   const std::vector<int64_t>* S = c.support_of(n.id);
   if (S && 2 * static_cast<int64_t>(S->size()) <= m) {  // few nonzero columns: those only
     if (alpha)
@@ -333,7 +333,8 @@ struct PairLines {
   std::vector<double> bx_lo, by_lo, b_lo, bx_up, by_up, b_up, xm, ym;  // coefficient shares and intercepts
 };
 
-template <Op O>
+// max(x, y) = y + relu(x - y); min(x, y) = x - relu(x - y).
+template <bool Max>
 bool pair_lines(const RuleCtx& c, const Node& n, PairLines& L) {
   const DoubleBox* xb = box_of(c, n.parents[0]);
   const DoubleBox* yb = box_of(c, n.parents[1]);
@@ -346,7 +347,7 @@ bool pair_lines(const RuleCtx& c, const Node& n, PairLines& L) {
     const Relax r = relax_relu(dl, du);  // relu(d) >= r.lo.a d, relu(d) <= r.up.a d + r.up.b
     L.xm[j] = std::max(std::fabs(xb->lo[j]), std::fabs(xb->hi[j]));
     L.ym[j] = std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j]));
-    if constexpr (O == Op::MaxElem) {
+    if constexpr (Max) {
       L.bx_lo[j] = r.lo.a, L.by_lo[j] = 1 - r.lo.a;  // y + a d
       L.bx_up[j] = r.up.a, L.by_up[j] = 1 - r.up.a, L.b_up[j] = r.up.b;
     } else {
@@ -357,10 +358,10 @@ bool pair_lines(const RuleCtx& c, const Node& n, PairLines& L) {
   return true;
 }
 
-template <Op O>
+template <bool Max>
 bool rule_pair(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   PairLines L;
-  if (!pair_lines<O>(c, n, L)) return c.concretize(n.id, A);
+  if (!pair_lines<Max>(c, n, L)) return c.concretize(n.id, A);
   const int64_t m = c.numel_of(n.id);
   std::vector<double> ax(A.size()), ay(A.size());
   for (int64_t r = 0; r < c.st.rows; ++r) {
@@ -389,13 +390,13 @@ bool rule_pair(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   return c.st.failure.empty();
 }
 
-template <Op O>
+template <bool Max>
 bool fwd_pair(ForwardCtx& f, const Node& n) {
   PairLines L;
   const auto& X = f.V[static_cast<size_t>(n.parents[0])];
   const auto& Y = f.V[static_cast<size_t>(n.parents[1])];
   const auto& A = f.A[static_cast<size_t>(n.id)];
-  if (X.empty() || Y.empty() || !pair_lines<O>(f.rc, n, L)) return false;
+  if (X.empty() || Y.empty() || !pair_lines<Max>(f.rc, n, L)) return false;
   const size_t m = L.xm.size();
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(X.size());
@@ -410,21 +411,38 @@ bool fwd_pair(ForwardCtx& f, const Node& n) {
 
 bool rule_cut(RuleCtx& c, const Node& n, std::vector<double>&& A) { return c.concretize(n.id, A); }
 
+// The backward rule of each op: a relaxed elementwise op through its two lines, an affine op back through
+// its VJP (crown_affine.h); the rows below have their own; any other op is cut at its box (nullptr).
 template <Op O>
-constexpr Rule rule_for() {
-  if constexpr (O == Op::Input || O == Op::Const) return &rule_cut;
-  else if constexpr (O == Op::Linear) return &rule_linear;
-  else if constexpr (O == Op::Add) return &rule_add;
-  else if constexpr (O == Op::Sub) return &rule_sub;
-  else if constexpr (O == Op::MulElem) return &rule_mul_elem;
-  else if constexpr (O == Op::Matmul) return &rule_matmul;
-  else if constexpr (O == Op::MaxElem || O == Op::MinElem) return &rule_pair<O>;
-  else if constexpr (O == Op::MaxPool) return &rule_max_pool;
-  else if constexpr (Elementwise<O>::fn != nullptr) return &rule_elementwise<O>;
-  else if constexpr (O == Op::Conv) return &rule_conv;  // one transposed conv over all rows
-  else if constexpr (kAffineOp<O>) return &rule_affine;
+constexpr Rule default_rule() {
+  if constexpr (Elementwise<O>::fn != nullptr) return &rule_elementwise<O>;
+  else if constexpr (is_affine(O)) return &rule_affine;
   else return nullptr;
 }
+template <Op O>
+constexpr Rule kRule = default_rule<O>();
+template <>
+constexpr Rule kRule<Op::Input> = &rule_cut;
+template <>
+constexpr Rule kRule<Op::Const> = &rule_cut;
+template <>
+constexpr Rule kRule<Op::Linear> = &rule_linear;
+template <>
+constexpr Rule kRule<Op::Add> = &rule_add;
+template <>
+constexpr Rule kRule<Op::Sub> = &rule_sub;
+template <>
+constexpr Rule kRule<Op::MulElem> = &rule_mul_elem;
+template <>
+constexpr Rule kRule<Op::Matmul> = &rule_matmul;
+template <>
+constexpr Rule kRule<Op::MaxElem> = &rule_pair<true>;
+template <>
+constexpr Rule kRule<Op::MinElem> = &rule_pair<false>;
+template <>
+constexpr Rule kRule<Op::MaxPool> = &rule_max_pool;
+template <>
+constexpr Rule kRule<Op::Conv> = &rule_conv;  // one transposed conv over all rows
 
 // ---- forward rules (alpha-CROWN).
 // v[r, j] = a[r, j] >= 0 ? lo[j] : hi[j] (NaN: hi), in AVX2 lanes where the CPU has them.
@@ -534,7 +552,7 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
   if (X.empty())
     for (int64_t j = 0; j < m; ++j)
       if (L.la[j] != 0 || L.ua[j] != 0) return false;
-  const std::vector<double>* alpha = O == Op::Relu ? alpha_of(f.rc, n.id) : nullptr;
+  const std::vector<double>* alpha = splits_at_zero(O) ? alpha_of(f.rc, n.id) : nullptr;
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(static_cast<size_t>(f.rc.st.rows * m));
   for (int64_t r = 0; r < f.rc.st.rows; ++r) {
@@ -557,27 +575,39 @@ bool fwd_matmul(ForwardCtx& f, const Node& n) {
   return matmul_is_affine(f.rc, n) ? fwd_affine(f, n) : fwd_vertex(f, n);
 }
 
+// The forward rule of each op (the same kinds as kRule); a cut node gives its box's vertex.
 template <Op O>
-constexpr ForwardRule forward_for() {
-  if constexpr (O == Op::Input || O == Op::Const) return &fwd_vertex;
-  else if constexpr (O == Op::Linear) return &fwd_linear;
-  else if constexpr (O == Op::Add) return &fwd_add;
-  else if constexpr (O == Op::Sub) return &fwd_sub;
-  else if constexpr (O == Op::MulElem) return &fwd_mul_elem;
-  else if constexpr (O == Op::Matmul) return &fwd_matmul;
-  else if constexpr (O == Op::MaxElem || O == Op::MinElem) return &fwd_pair<O>;
-  else if constexpr (O == Op::MaxPool) return &fwd_max_pool;
-  else if constexpr (Elementwise<O>::fn != nullptr) return &fwd_elementwise<O>;
-  else if constexpr (O == Op::Conv) return &fwd_conv;
-  else if constexpr (kAffineOp<O>) return &fwd_affine;
-  else return &fwd_vertex;  // a cut node: its box's vertex
+constexpr ForwardRule default_forward() {
+  if constexpr (Elementwise<O>::fn != nullptr) return &fwd_elementwise<O>;
+  else if constexpr (is_affine(O)) return &fwd_affine;
+  else return &fwd_vertex;
 }
+template <Op O>
+constexpr ForwardRule kForward = default_forward<O>();
+template <>
+constexpr ForwardRule kForward<Op::Linear> = &fwd_linear;
+template <>
+constexpr ForwardRule kForward<Op::Add> = &fwd_add;
+template <>
+constexpr ForwardRule kForward<Op::Sub> = &fwd_sub;
+template <>
+constexpr ForwardRule kForward<Op::MulElem> = &fwd_mul_elem;
+template <>
+constexpr ForwardRule kForward<Op::Matmul> = &fwd_matmul;
+template <>
+constexpr ForwardRule kForward<Op::MaxElem> = &fwd_pair<true>;
+template <>
+constexpr ForwardRule kForward<Op::MinElem> = &fwd_pair<false>;
+template <>
+constexpr ForwardRule kForward<Op::MaxPool> = &fwd_max_pool;
+template <>
+constexpr ForwardRule kForward<Op::Conv> = &fwd_conv;
 
 }  // namespace
 
 Rule crown_rule(Op op) {
   static constexpr Rule kRules[] = {
-#define DENOTE_OP(name, ...) rule_for<Op::name>(),
+#define DENOTE_OP(name, ...) kRule<Op::name>,
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
   };
@@ -587,7 +617,7 @@ Rule crown_rule(Op op) {
 
 ForwardRule crown_forward(Op op) {
   static constexpr ForwardRule kRules[] = {
-#define DENOTE_OP(name, ...) forward_for<Op::name>(),
+#define DENOTE_OP(name, ...) kForward<Op::name>,
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
   };

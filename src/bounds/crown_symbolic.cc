@@ -284,27 +284,24 @@ bool sym_relu(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out)
   return true;
 }
 
+// The forward rule of each op: same-order views pass the functions on; the rows below have their own;
+// any other op has none (input: supplied; the rest: no functions).
 template <Op O>
-constexpr SymRule symbolic_for() {
-  if constexpr (O == Op::Const)
-    return &sym_const;
-  else if constexpr (O == Op::Linear)
-    return &sym_linear;
-  else if constexpr (O == Op::Relu)
-    return &sym_relu;
-  else if constexpr (O == Op::Add)
-    return &sym_add;
-  else if constexpr (O == Op::Sub)
-    return &sym_sub;
-  else if constexpr (O == Op::Reshape || O == Op::Flatten || O == Op::Detach)
-    return &sym_same;
-  else
-    return nullptr;  // input: supplied; any other op: no functions
-}
+constexpr SymRule kSymRule = keeps_order(O) ? &sym_same : nullptr;
+template <>
+constexpr SymRule kSymRule<Op::Const> = &sym_const;
+template <>
+constexpr SymRule kSymRule<Op::Linear> = &sym_linear;
+template <>
+constexpr SymRule kSymRule<Op::Relu> = &sym_relu;
+template <>
+constexpr SymRule kSymRule<Op::Add> = &sym_add;
+template <>
+constexpr SymRule kSymRule<Op::Sub> = &sym_sub;
 
 SymRule symbolic_rule(Op op) {
   static constexpr SymRule kRules[] = {
-#define DENOTE_OP(name, ...) symbolic_for<Op::name>(),
+#define DENOTE_OP(name, ...) kSymRule<Op::name>,
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
   };
@@ -345,7 +342,7 @@ struct SymPass {
     const SymRule rule = symbolic_rule(n.op);
     Sym out{out_shape, static_cast<int64_t>(c.X.size()), {}, {}};
     if (!rule || !rule(c, n, parents, out)) return error_status("no forward linear bound");
-    if (n.op != Op::Relu) {
+    if (!splits_at_zero(n.op)) {  // a relu's box follows its parent's (refresh_children)
       concretize(c, out, c.lo, c.hi);
       c.all.resize(c.lo.size());
       for (size_t j = 0; j < c.all.size(); ++j) c.all[j] = static_cast<int64_t>(j);

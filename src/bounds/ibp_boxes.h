@@ -1,9 +1,10 @@
 // Internal: IBP on plain double arrays for the graphs most verification benchmarks are (inputs,
-// constants, reshape / flatten / detach, add / sub of same-shape operands (input normalisation),
-// dense linear layers, relu), with f32 or f64 endpoints (IbpPrepared).
+// constants, same-order views (reshape / flatten / detach), broadcast_to of one element, add / sub /
+// mul / div of same-shape operands (the input normalisation (x - mean) / std), dense linear layers,
+// relu), with f32 or f64 endpoints (IbpPrepared).
 // The boxes are those of the interval evaluation (src/bounds/ibp.cc) bit for bit: the same
 // rounding of the input box into the endpoint format, the same dense product and output rounding
-// (ibp::dense_linear_blocks), add / sub by the endpoints' directed operations, relu as the interval
+// (ibp::dense_linear_blocks), add / sub / mul / div by the endpoints' directed operations, relu as the interval
 // context's max(x, 0), constants as the prepared payload's intervals; only the per-element
 // interval tensors, their conversions and one allocation per element go. Anything else (another op,
 // a box that is not finite, a walker error) answers nullopt and the interval evaluation runs
@@ -11,6 +12,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <span>
@@ -23,20 +26,60 @@
 
 namespace denote::ibp {
 
-// Whether the double-array pass can run the graph: every op one it has, every linear node dense.
+// The steps of the double-array pass, a table over ops.def: sources, same-order views, relu, dense
+// linear, add, sub, mul and div; any other op: the pass does not run.
+enum class BoxStep : uint8_t { None, Input, Const, Same, Spread, Relu, Dense, Add, Sub, Mul, Div };
+template <Op O>
+inline constexpr BoxStep kBoxStep = keeps_order(O) ? BoxStep::Same : BoxStep::None;
+template <>
+inline constexpr BoxStep kBoxStep<Op::Input> = BoxStep::Input;
+template <>
+inline constexpr BoxStep kBoxStep<Op::Const> = BoxStep::Const;
+template <>
+inline constexpr BoxStep kBoxStep<Op::BroadcastTo> = BoxStep::Spread;  // of a one-element parent only
+template <>
+inline constexpr BoxStep kBoxStep<Op::Relu> = BoxStep::Relu;
+template <>
+inline constexpr BoxStep kBoxStep<Op::Linear> = BoxStep::Dense;
+template <>
+inline constexpr BoxStep kBoxStep<Op::Add> = BoxStep::Add;
+template <>
+inline constexpr BoxStep kBoxStep<Op::Sub> = BoxStep::Sub;
+template <>
+inline constexpr BoxStep kBoxStep<Op::MulElem> = BoxStep::Mul;
+template <>
+inline constexpr BoxStep kBoxStep<Op::Div> = BoxStep::Div;
+inline BoxStep box_step(Op op) {
+  static constexpr BoxStep kSteps[] = {
+#define DENOTE_OP(name, ...) kBoxStep<Op::name>,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kSteps) == kNumOps);
+  return kSteps[static_cast<size_t>(op)];
+}
+
+// Whether the double-array pass can run the graph: every op one it has, every linear node dense,
+// broadcast_to only of a one-element parent (a constant normalisation's mean or std as ONNX import
+// writes it), add, sub, mul and div on operands of the output's shape.
 template <class V>
 bool boxes_pass_fits(const Graph& g, const std::map<int64_t, DenseLinear<V>>& dense) {
-  auto same_shapes = [&](const Node& n) {
-    for (int64_t p : n.parents)
-      if (g.nodes[static_cast<size_t>(p)].out_shape != n.out_shape) return false;
-    return true;
-  };
+  auto shape_of = [&](int64_t p) -> const Shape& { return g.nodes[static_cast<size_t>(p)].out_shape; };
   for (const Node& n : g.nodes) {
-    const bool layout = n.op == Op::Input || n.op == Op::Const || n.op == Op::Reshape || n.op == Op::Flatten ||
-                        n.op == Op::Detach || n.op == Op::Relu;
-    const bool linear = n.op == Op::Linear && n.parents.size() == 1 && dense.count(n.id) == 1;
-    const bool add_sub = (n.op == Op::Add || n.op == Op::Sub) && n.parents.size() == 2 && same_shapes(n);
-    if (!layout && !linear && !add_sub) return false;
+    switch (box_step(n.op)) {
+      case BoxStep::None: return false;
+      case BoxStep::Dense:
+        if (n.parents.size() != 1 || dense.count(n.id) != 1) return false;
+        break;
+      case BoxStep::Spread:
+        if (numel(shape_of(n.parents[0])) != 1) return false;
+        break;
+      case BoxStep::Add: case BoxStep::Sub: case BoxStep::Mul: case BoxStep::Div:
+        if (n.parents.size() != 2 || shape_of(n.parents[0]) != n.out_shape || shape_of(n.parents[1]) != n.out_shape)
+          return false;
+        break;
+      default: break;
+    }
   }
   return true;
 }
@@ -59,31 +102,56 @@ struct BoxesPass {
   double down(double x) const { return static_cast<double>(endpoints.from_double(x, Dir::Down)); }
   double up(double x) const { return static_cast<double>(endpoints.from_double(x, Dir::Up)); }
 
-  // [a.lo + b.lo, a.hi + b.hi] or [a.lo - b.hi, a.hi - b.lo], each endpoint rounded outward by the
-  // endpoints' own operation (the values are endpoint-format numbers, exact as V).
-  Result<DoubleBox> add_sub(bool sub, const DoubleBox& a, const DoubleBox& b, const Shape& out_shape) const {
-    if (a.lo.size() != b.lo.size()) return error_status("IR bounds: add/sub: operand sizes");
+  // The interval context's add, sub, mul and div (IntervalContext in denote/bounds/interval.h), endpoint
+  // by endpoint with the endpoints' own directed operations, the same minimum and maximum of the four
+  // products or quotients. An endpoint that is not finite, or a divisor whose interval holds 0, is an
+  // error: the interval evaluation runs instead (with its own messages).
+  V min2(V a, V b) const { return b < a ? b : a; }
+  V max2(V a, V b) const { return a < b ? b : a; }
+  template <class F>
+  DInterval corners(F f, V al, V ah, V bl, V bh) const {
+    const V lo = min2(min2(f(al, bl, Dir::Down), f(al, bh, Dir::Down)), min2(f(ah, bl, Dir::Down), f(ah, bh, Dir::Down)));
+    const V hi = max2(max2(f(al, bl, Dir::Up), f(al, bh, Dir::Up)), max2(f(ah, bl, Dir::Up), f(ah, bh, Dir::Up)));
+    return {static_cast<double>(lo), static_cast<double>(hi)};
+  }
+  DInterval arith(BoxStep step, V al, V ah, V bl, V bh) const {
+    switch (step) {
+      case BoxStep::Add: return {static_cast<double>(endpoints.add(al, bl, Dir::Down)), static_cast<double>(endpoints.add(ah, bh, Dir::Up))};
+      case BoxStep::Sub: return {static_cast<double>(endpoints.sub(al, bh, Dir::Down)), static_cast<double>(endpoints.sub(ah, bl, Dir::Up))};
+      case BoxStep::Mul: return corners([&](V x, V y, Dir d) { return endpoints.mul(x, y, d); }, al, ah, bl, bh);
+      case BoxStep::Div:
+        if (!(V(0) < bl || bh < V(0))) return {NAN, NAN};
+        return corners([&](V x, V y, Dir d) { return endpoints.div(x, y, d); }, al, ah, bl, bh);
+      default: return {NAN, NAN};
+    }
+  }
+  Result<DoubleBox> binary(BoxStep step, const DoubleBox& a, const DoubleBox& b, const Shape& out_shape) const {
+    if (a.lo.size() != static_cast<size_t>(numel(out_shape)) || b.lo.size() != a.lo.size())
+      return error_status("IR bounds: binary: operand sizes");
     DoubleBox y{out_shape, std::vector<double>(a.lo.size()), std::vector<double>(a.lo.size())};
     for (size_t i = 0; i < a.lo.size(); ++i) {
+      const size_t k = i;
       const V al = static_cast<V>(a.lo[i]), ah = static_cast<V>(a.hi[i]);
-      const V bl = static_cast<V>(b.lo[i]), bh = static_cast<V>(b.hi[i]);
-      const V lo = sub ? endpoints.sub(al, bh, Dir::Down) : endpoints.add(al, bl, Dir::Down);
-      const V hi = sub ? endpoints.sub(ah, bl, Dir::Up) : endpoints.add(ah, bh, Dir::Up);
-      if (std::isnan(lo) || std::isnan(hi)) return error_status("IR bounds: add/sub: an endpoint is nan");
-      y.lo[i] = lo, y.hi[i] = hi;
+      const V bl = static_cast<V>(b.lo[k]), bh = static_cast<V>(b.hi[k]);
+      const DInterval r = arith(step, al, ah, bl, bh);
+      if (!std::isfinite(al) || !std::isfinite(ah) || !std::isfinite(bl) || !std::isfinite(bh) ||
+          !std::isfinite(r.lo) || !std::isfinite(r.hi))
+        return error_status("IR bounds: binary: an endpoint is not finite");
+      y.lo[i] = r.lo, y.hi[i] = r.hi;
     }
     return y;
   }
 
   Result<DoubleBox> visit(const Node& n, std::span<const DoubleBox* const> parents, const Shape& out_shape,
                           const DoubleBox* supplied) const {
-    if (n.op == Op::Input) {  // rounded outward into the endpoint format, as IntervalContext::make
+    const BoxStep step = box_step(n.op);
+    if (step == BoxStep::Input) {  // rounded outward into the endpoint format, as IntervalContext::make
       if (supplied->shape != out_shape) return error_status("IR bounds: input box shape");
       DoubleBox b{out_shape, std::vector<double>(supplied->lo.size()), std::vector<double>(supplied->lo.size())};
       for (size_t i = 0; i < b.lo.size(); ++i) b.lo[i] = down(supplied->lo[i]), b.hi[i] = up(supplied->hi[i]);
       return b;
     }
-    if (n.op == Op::Const) {
+    if (step == BoxStep::Const) {
       const auto* rec = find_record(payload.consts, n.id);
       if (!rec || static_cast<int64_t>(rec->values.size()) != numel(out_shape)) return error_status("const payload");
       DoubleBox b{out_shape, std::vector<double>(rec->values.size()), std::vector<double>(rec->values.size())};
@@ -91,8 +159,14 @@ struct BoxesPass {
       return b;
     }
     const DoubleBox& x = *parents[0];
-    if (n.op == Op::Add || n.op == Op::Sub) return add_sub(n.op == Op::Sub, x, *parents[1], out_shape);
-    if (n.op == Op::Relu) {  // max(x, 0) per endpoint: 0 where the endpoint is below 0
+    if (step == BoxStep::Add || step == BoxStep::Sub || step == BoxStep::Mul || step == BoxStep::Div)
+      return binary(step, x, *parents[1], out_shape);
+    if (step == BoxStep::Spread) {  // one element, repeated
+      if (x.lo.size() != 1) return error_status("IR bounds: broadcast_to: not one element");
+      return DoubleBox{out_shape, std::vector<double>(static_cast<size_t>(numel(out_shape)), x.lo[0]),
+                       std::vector<double>(static_cast<size_t>(numel(out_shape)), x.hi[0])};
+    }
+    if (step == BoxStep::Relu) {  // max(x, 0) per endpoint: 0 where the endpoint is below 0
       DoubleBox b{out_shape, x.lo, x.hi};
       for (size_t i = 0; i < b.lo.size(); ++i) {
         b.lo[i] = b.lo[i] < 0 ? 0.0 : b.lo[i];
@@ -100,7 +174,7 @@ struct BoxesPass {
       }
       return b;
     }
-    if (n.op != Op::Linear) return DoubleBox{out_shape, x.lo, x.hi};  // reshape, flatten, detach
+    if (step != BoxStep::Dense) return DoubleBox{out_shape, x.lo, x.hi};  // same-order views
     const DenseLinear<V>& d = dense.at(n.id);
     if (x.shape.empty() || x.shape.back() != d.in) return error_status("IR bounds: dense linear: input shape");
     const size_t lead = x.lo.size() / static_cast<size_t>(d.in);

@@ -10,6 +10,7 @@
 #include "bounds/ibp_conv.h"
 #include "bounds/ibp_dense.h"
 #include "bounds/ibp_rules.h"
+#include "bounds/kernel_ops.h"
 #include "denote/bounds/ibp.h"
 
 namespace denote::ibp {
@@ -27,10 +28,10 @@ struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<Interval
   Result<typename Base::Value> visit(const Node& n, std::span<const typename Base::Value* const> parents,
                                      const Shape& out_shape, const typename Base::Value* supplied) {
     if constexpr (ibp::kHardwareEndpoints<E>) {
-      if (dense && n.op == Op::Linear && parents.size() == 1)
+      if (dense && is_dense(n.op) && parents.size() == 1)
         if (auto it = dense->find(n.id); it != dense->end())
           if (auto y = ibp::dense_linear(this->ctx, it->second, *parents[0], out_shape)) return std::move(*y);
-      if (n.op == Op::Conv && parents.size() == 1)  // midpoint-radius on the batched conv (ibp_conv.h)
+      if (bound_kernel(n.op) == BoundKernel::Conv && parents.size() == 1)  // midpoint-radius on the batched conv (ibp_conv.h)
         if (auto y = ibp::interval_conv(this->ctx, n, this->payload, *parents[0], out_shape)) return std::move(*y);
     }
     return Base::visit(n, parents, out_shape, supplied);

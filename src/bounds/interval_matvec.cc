@@ -20,7 +20,6 @@ namespace denote::bounds {
 namespace {
 
 int cpu_level() { return have_avx512f() ? 2 : have_avx2_fma() ? 1 : 0; }
-int g_level = -1;  // -1: the CPU's
 
 // The scalar tail of rows [o, o + R) from column i on, added to the row sums.
 template <class W>
@@ -101,8 +100,8 @@ void dispatch(const W* w, int64_t rows, int64_t n, const double* mid, const doub
 
 }  // namespace
 
-int interval_matvec_level() { return g_level < 0 ? cpu_level() : std::min(g_level, cpu_level()); }
-void set_interval_matvec_level(int level) { g_level = level; }
+int interval_matvec_level() { return cpu_level(); }  // have_* follow the process-wide level (base/cpu.h)
+void set_interval_matvec_level(int level) { set_simd_level(level); }
 
 void interval_matvec(const double* W, int64_t rows, int64_t n, const double* mid, const double* rad,
                      const double* mag, double* c, double* r, double* m) {

@@ -21,8 +21,9 @@ void interval_matvec(const float* W, int64_t rows, int64_t n, const double* mid,
 }  // namespace denote::bounds
 
 namespace denote::bounds {
-// The kernel in use: 2 AVX-512, 1 AVX2+FMA, 0 the baseline. Tests lower it to reach every copy on
-// one machine (clamped to what the CPU has; a negative level restores the CPU's best).
+// The kernel in use: 2 AVX-512, 1 AVX2+FMA, 0 the baseline. set_interval_matvec_level sets the
+// process-wide SIMD level (base/cpu.h: set_simd_level), which every kernel follows; clamped to what the
+// CPU has; a negative level restores the CPU's best.
 int interval_matvec_level();
 void set_interval_matvec_level(int level);
 }  // namespace denote::bounds

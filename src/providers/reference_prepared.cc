@@ -59,7 +59,7 @@ std::optional<PreparedKernel<S>> prepare_unary(const PrepareArgs<S>& a, ArrayFn<
   k.chunks = chunks_of(n, kElementChunk);
   k.takes_epilogue = true;
   k.pointwise = fn;
-  k.is_relu = a.node.op == Op::Relu;
+  k.is_relu = fn == &array_fn<S, rules::UnaryRelu>;  // max(x, 0): the plan may fuse it into a product
   k.run = [n, fn](const KernelCall<S>& c) {
     const auto r = chunk_range(c.chunk, n, kElementChunk);
     S* y = c.out + r.begin;
@@ -228,12 +228,13 @@ std::optional<PreparedKernel<S>> prepare_matmul(const PrepareArgs<S>& a) {
 // through the rules' own softmax_lane (src/ops/normalization_eval.h) on the plan's buffers; chunks
 // are runs of lanes. Lanes along the last axis are contiguous rows, and then the node takes an
 // epilogue (applied per lane); lanes of an interior axis are strided, and then it takes none.
-template <class S>
+enum class SoftmaxForm : uint8_t { Plain, Log, Masked };
+template <class S, SoftmaxForm F>
 std::optional<PreparedKernel<S>> prepare_softmax(const PrepareArgs<S>& a) {
   if (a.parent_shapes.size() != 1 || a.parent_shapes[0] != a.out_shape || a.out_shape.empty()) return std::nullopt;
   const int64_t rank = static_cast<int64_t>(a.out_shape.size());
-  const bool masked = a.node.op == Op::HardMaskedSoftmax;
-  const bool log_form = a.node.op == Op::LogSoftmax;
+  constexpr bool masked = F == SoftmaxForm::Masked;
+  constexpr bool log_form = F == SoftmaxForm::Log;
   std::shared_ptr<const std::vector<uint8_t>> mask;
   int64_t axis = rank - 1;
   if (masked) {
@@ -267,18 +268,47 @@ std::optional<PreparedKernel<S>> prepare_softmax(const PrepareArgs<S>& a) {
   return k;
 }
 
+template <class S>
+std::optional<PreparedKernel<S>> prepare_max_pool(const PrepareArgs<S>& a) {
+  return prepare_pool(a, true);
+}
+template <class S>
+std::optional<PreparedKernel<S>> prepare_avg_pool(const PrepareArgs<S>& a) {
+  return prepare_pool(a, false);
+}
+
+// The kernel of each op that is not a unary pointwise one, a table over ops.def: the rows below, and
+// the binary kernel (which declines the ops it has no rule for) for every other op.
+template <class S, Op O>
+constexpr PrepareFn<S> kPrepare = &prepare_binary<S>;
+template <class S>
+constexpr PrepareFn<S> kPrepare<S, Op::MaxPool> = &prepare_max_pool<S>;
+template <class S>
+constexpr PrepareFn<S> kPrepare<S, Op::AvgPool> = &prepare_avg_pool<S>;
+template <class S>
+constexpr PrepareFn<S> kPrepare<S, Op::BatchNormEval> = &prepare_batch_norm<S>;
+template <class S>
+constexpr PrepareFn<S> kPrepare<S, Op::Matmul> = &prepare_matmul<S>;
+template <class S>
+constexpr PrepareFn<S> kPrepare<S, Op::Softmax> = &prepare_softmax<S, SoftmaxForm::Plain>;
+template <class S>
+constexpr PrepareFn<S> kPrepare<S, Op::LogSoftmax> = &prepare_softmax<S, SoftmaxForm::Log>;
+template <class S>
+constexpr PrepareFn<S> kPrepare<S, Op::HardMaskedSoftmax> = &prepare_softmax<S, SoftmaxForm::Masked>;
+
 }  // namespace
 
 template <class S>
 std::optional<PreparedKernel<S>> reference_prepare(const PrepareArgs<S>& a) {
-  const Op op = a.node.op;
+  static constexpr PrepareFn<S> kTable[] = {
+#define DENOTE_OP(name, ...) kPrepare<S, Op::name>,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kTable) == kNumOps);
   if (a.node.parents.size() != a.parent_shapes.size()) return std::nullopt;
-  if (ArrayFn<S> fn = unary_fn<S>(op)) return prepare_unary(a, fn);
-  if (op == Op::MaxPool || op == Op::AvgPool) return prepare_pool(a, op == Op::MaxPool);
-  if (op == Op::BatchNormEval) return prepare_batch_norm(a);
-  if (op == Op::Matmul) return prepare_matmul(a);
-  if (op == Op::Softmax || op == Op::LogSoftmax || op == Op::HardMaskedSoftmax) return prepare_softmax(a);
-  return prepare_binary(a);
+  if (ArrayFn<S> fn = unary_fn<S>(a.node.op)) return prepare_unary(a, fn);
+  return kTable[static_cast<size_t>(a.node.op)](a);
 }
 
 template std::optional<PreparedKernel<double>> reference_prepare<double>(const PrepareArgs<double>&);

@@ -7,8 +7,10 @@
 // words (rne_elementwise16) are loaded and stored as they are, with the same lane computation.
 #include "scalar/binary_fast_simd.h"
 
+#include <algorithm>
 #include <atomic>
 
+#include "base/cpu.h"
 #include "scalar/binary_fast_simd_block.h"
 
 #include "denote/scalar/binary_ops.h"
@@ -370,12 +372,8 @@ bool mxcsr_default() { return false; }
 
 #endif
 
-std::atomic<int> g_level{-1};  // -1: the CPU's
-
-int level_now() {
-  const int want = g_level.load(std::memory_order_relaxed);
-  return want < 0 || want > cpu_level() ? cpu_level() : want;
-}
+// The process-wide level (base/cpu.h), at most what these kernels find on the CPU.
+int level_now() { return std::min(denote::simd_level(), cpu_level()); }
 
 template <Fmt F, Op O>
 BlockFn pick(int level) {
@@ -428,7 +426,7 @@ bool overlaps(const W* x, const W* out, size_t n) {
 }  // namespace
 
 int set_simd_level(int level) {
-  g_level.store(level, std::memory_order_relaxed);
+  denote::set_simd_level(level);
   return level_now();
 }
 

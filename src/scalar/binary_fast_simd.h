@@ -81,7 +81,8 @@ int simd_level();
 bool mxcsr_is_default();
 
 // For tests: the widest kernel to use, 0 none, 1 AVX2 + F16C, 2 AVX-512 (capped by the CPU);
-// returns the level now in effect. The default is the widest the CPU has.
+// returns the level now in effect. The default is the widest the CPU has. It sets the process-wide
+// level (base/cpu.h), which every other kernel follows too.
 int set_simd_level(int level);
 
 }  // namespace denote::fastsimd

@@ -89,6 +89,7 @@ struct IntRule {
   bool unary = false;
   bool divides = false;
   uint64_t (*logic)(uint64_t, uint64_t) = nullptr;
+  bool exponent = false;  // the second operand is an exponent: work grows with it (pow_work)
 };
 
 template <Op>
@@ -114,7 +115,7 @@ constexpr IntRule kIntRule<Op::DivFloor>{div_floor_small, false, true};
 template <>
 constexpr IntRule kIntRule<Op::Remainder>{remainder_small, false, true};
 template <>
-constexpr IntRule kIntRule<Op::Pow>{pow_small};
+constexpr IntRule kIntRule<Op::Pow>{pow_small, false, false, nullptr, true};
 template <>
 constexpr IntRule kIntRule<Op::Neg>{[](const Small& t, uint64_t a, uint64_t) { return (uint64_t{0} - a) & t.mask; },
                                     true};
@@ -157,6 +158,7 @@ bool all_zero(std::span<const uint64_t> w) {
 
 bool is_unary_int_op(Op op) { return rule_of(op).unary; }
 bool is_int_division(Op op) { return rule_of(op).divides; }
+bool is_int_power(Op op) { return rule_of(op).exponent; }
 
 Status check_int_op(Op op, const DType& t) {
   DENOTE_RETURN_IF_ERROR(supported(t));
@@ -226,7 +228,7 @@ Result<TypedTensor> apply_tensors(Op op, const TypedTensor& a, const TypedTensor
   if (!unary && (b->shape != a.shape || b->size() != a.size()))
     return error_status(fmt::format("{}: operand shapes differ ({} and {})", op_tag(op), to_string(a.shape),
                                     to_string(b->shape)));
-  if (op == Op::Pow && a.dtype.is_int() && a.dtype.width > 64) DENOTE_RETURN_IF_ERROR(check_pow_work(a, *b, max_pow_work));
+  if (is_int_power(op) && a.dtype.is_int() && a.dtype.width > 64) DENOTE_RETURN_IF_ERROR(check_pow_work(a, *b, max_pow_work));
   TypedTensor out{a.dtype, a.shape, std::vector<uint64_t>(a.limbs.size(), 0)};
   for (int64_t i = 0; i < a.size(); ++i) {
     const auto y = unary ? a.element(i) : b->element(i);

@@ -103,7 +103,7 @@ Result<TypedTensor> eval_int(const Node& n, Parents parents, const TypedOptions&
   const TypedTensor& a = *parents[0];
   if (Status s = check_int_op(n.op, a.dtype); !s.ok()) return node_error(n, s.message());
   std::optional<TypedTensor> bound;
-  if (n.op == Op::ClampMin) {
+  if (op_info(n.op).attr == AttrKind::Clamp) {  // clamp_min: the bound is an attribute
     DENOTE_ASSIGN_OR_RETURN(bound, clamp_bound(n, a));
   }
   const TypedTensor* b = bound ? &*bound : parents.size() > 1 ? parents[1] : nullptr;
@@ -145,9 +145,9 @@ Result<TypedTensor> eval_source(const TypedModel& m, const Node& n, const TypedT
 
 Result<TypedTensor> eval_one(const TypedModel& m, const Node& n, Parents parents, const Shape& out_shape,
                              const TypedOptions& o, const EvalOptions& eo, uint32_t& flags) {
-  if (has_flag(n.op, kFlagRandom) || n.op == Op::Custom || parents.empty())
+  if (has_flag(n.op, kFlagRandom) || op_info(n.op).attr == AttrKind::Custom || parents.empty())
     return node_error(n, fmt::format("{} is not available in typed execution", op_tag(n.op)), ErrorCode::kUnsupported);
-  if (n.op == Op::Cast) return eval_cast(n, *parents[0], flags);
+  if (op_info(n.op).attr == AttrKind::Cast) return eval_cast(n, *parents[0], flags);
   for (const TypedTensor* p : parents)
     if (!(p->dtype == parents[0]->dtype))
       return node_error(n, fmt::format("parents have different dtypes ({} and {}); insert a cast",

@@ -23,7 +23,8 @@ struct ChainPass {
   const Model& m;
   DenseChain& c;
   int64_t last = -1;           // the node whose value is the chain's current value
-  std::vector<double> offset;  // added to the input before the first layer (empty: none)
+  // The input's normalisation before the first layer, x' = scale x + offset per element (empty: none).
+  std::vector<double> scale, offset;
   static const Shape& shape_of(const Shape& s) { return s; }
   static bool well_sized(const Shape&) { return true; }
   Result<Shape> visit(const Node& n, std::span<const Shape* const>, const Shape& out, const Shape*);
@@ -33,13 +34,32 @@ struct ChainPass {
     c.inputs_ = numel(out), last = n.id;
     return true;
   }
-  // x - c or x + c, c a constant of the input's size, before any layer.
-  bool shift(const Node& n, const Shape& out, double sign) {
-    const auto* rec = find_record(m.payload.consts, n.parents.size() == 2 ? n.parents[1] : -1);
-    if (!c.layers_.empty() || !offset.empty() || n.parents[0] != last || !rec ||
-        static_cast<int64_t>(rec->values.size()) != c.inputs_ || numel(out) != c.inputs_)
-      return false;
-    for (double v : rec->values) offset.push_back(sign * v);
+  // The constant behind node id: a const, or a storage-only op (broadcast_to: ONNX import's form) of a
+  // one-element const.
+  const ConstRecord<double>* constant(int64_t id) const {
+    if (id < 0) return nullptr;
+    const Node& q = m.graph.nodes[static_cast<size_t>(id)];
+    if (has_flag(q.op, kFlagStorageOnly)) {  // broadcast_to, reshape, ... of one element
+      const auto* rec = q.parents.size() == 1 ? find_record(m.payload.consts, q.parents[0]) : nullptr;
+      return rec && rec->values.size() == 1 ? rec : nullptr;  // one element: every layout of it is the same
+    }
+    return find_record(m.payload.consts, id);
+  }
+  // x + c, x - c, x * c or x / c, c a constant of the input's size or of one element, before any layer:
+  // composed into scale and offset (kind 0: +, 1: -, 2: *, 3: /).
+  bool normalise(const Node& n, const Shape& out, int kind) {
+    const auto* rec = constant(n.parents.size() == 2 ? n.parents[1] : -1);
+    if (!c.layers_.empty() || n.parents[0] != last || !rec || numel(out) != c.inputs_) return false;
+    const size_t len = rec->values.size();
+    if (len != 1 && static_cast<int64_t>(len) != c.inputs_) return false;
+    if (scale.empty()) scale.assign(static_cast<size_t>(c.inputs_), 1.0), offset.assign(scale.size(), 0.0);
+    for (size_t i = 0; i < scale.size(); ++i) {
+      const double v = rec->values[len == 1 ? 0 : i];
+      if (kind == 3 && v == 0) return false;
+      if (kind < 2) offset[i] += kind == 0 ? v : -v;
+      if (kind == 2) scale[i] *= v, offset[i] *= v;
+      if (kind == 3) scale[i] /= v, offset[i] /= v;
+    }
     last = n.id;
     return true;
   }
@@ -55,13 +75,16 @@ struct ChainPass {
         static_cast<int64_t>(rec->weight.size()) != rec->in_dim * rec->out_dim)
       return false;
     DenseChain::Layer l{rec->in_dim, rec->out_dim, {}, {}, false};
-    l.w.assign(rec->weight.begin(), rec->weight.end());
     l.b.assign(static_cast<size_t>(rec->out_dim), 0.0f);
-    // An input shift s is folded into the first layer: W (x + s) + b = W x + (W s + b).
-    const bool fold = c.layers_.empty() && !offset.empty();
+    // The input's normalisation is folded into the first layer: W (s x + t) + b = (W diag(s)) x + (W t + b).
+    const bool fold = c.layers_.empty() && !scale.empty();
+    const size_t in = static_cast<size_t>(rec->in_dim);
+    l.w.resize(rec->weight.size());
+    for (size_t k = 0; k < rec->weight.size(); ++k)
+      l.w[k] = static_cast<float>(fold ? rec->weight[k] * scale[k % in] : rec->weight[k]);
     for (size_t o = 0; o < l.b.size(); ++o) {
       double b = o < rec->bias.size() ? rec->bias[o] : 0.0;
-      for (size_t i = 0; fold && i < offset.size(); ++i) b += rec->weight[o * offset.size() + i] * offset[i];
+      for (size_t i = 0; fold && i < in; ++i) b += rec->weight[o * in + i] * offset[i];
       l.b[o] = static_cast<float>(b);
     }
     c.layers_.push_back(std::move(l));
@@ -80,35 +103,45 @@ namespace {
 
 bool step_input(ChainPass& p, const Node& n, const Shape& out) { return p.input(n, out); }
 bool step_const(ChainPass&, const Node&, const Shape&) { return true; }  // read by the sub/add using it
-bool step_sub(ChainPass& p, const Node& n, const Shape& out) { return p.shift(n, out, -1); }
-bool step_add(ChainPass& p, const Node& n, const Shape& out) { return p.shift(n, out, 1); }
+// broadcast_to of a one-element const: read by the op using it (ChainPass::constant).
+bool step_spread(ChainPass& p, const Node& n, const Shape&) {
+  const auto* rec = find_record(p.m.payload.consts, n.parents[0]);
+  return rec && rec->values.size() == 1;
+}
+bool step_add(ChainPass& p, const Node& n, const Shape& out) { return p.normalise(n, out, 0); }
+bool step_sub(ChainPass& p, const Node& n, const Shape& out) { return p.normalise(n, out, 1); }
+bool step_mul(ChainPass& p, const Node& n, const Shape& out) { return p.normalise(n, out, 2); }
+bool step_div(ChainPass& p, const Node& n, const Shape& out) { return p.normalise(n, out, 3); }
 bool step_same(ChainPass& p, const Node& n, const Shape&) { return p.same(n); }
 bool step_linear(ChainPass& p, const Node& n, const Shape& out) { return p.linear(n, out); }
 bool step_relu(ChainPass& p, const Node& n, const Shape&) { return p.relu(n); }
 
+// The step of each op in a dense chain: same-order views pass through; the rows below have their own; any
+// other op is not part of a dense chain (nullptr).
 template <Op O>
-constexpr ChainStep chain_for() {
-  if constexpr (O == Op::Input)
-    return &step_input;
-  else if constexpr (O == Op::Const)
-    return &step_const;
-  else if constexpr (O == Op::Sub)
-    return &step_sub;
-  else if constexpr (O == Op::Add)
-    return &step_add;
-  else if constexpr (O == Op::Reshape || O == Op::Flatten || O == Op::Detach)
-    return &step_same;
-  else if constexpr (O == Op::Linear)
-    return &step_linear;
-  else if constexpr (O == Op::Relu)
-    return &step_relu;
-  else
-    return nullptr;  // not part of a dense chain
-}
+constexpr ChainStep kChainStep = keeps_order(O) ? &step_same : nullptr;
+template <>
+constexpr ChainStep kChainStep<Op::Input> = &step_input;
+template <>
+constexpr ChainStep kChainStep<Op::Const> = &step_const;
+template <>
+constexpr ChainStep kChainStep<Op::BroadcastTo> = &step_spread;
+template <>
+constexpr ChainStep kChainStep<Op::Sub> = &step_sub;
+template <>
+constexpr ChainStep kChainStep<Op::Add> = &step_add;
+template <>
+constexpr ChainStep kChainStep<Op::MulElem> = &step_mul;
+template <>
+constexpr ChainStep kChainStep<Op::Div> = &step_div;
+template <>
+constexpr ChainStep kChainStep<Op::Linear> = &step_linear;
+template <>
+constexpr ChainStep kChainStep<Op::Relu> = &step_relu;
 
 ChainStep chain_step(Op op) {
   static constexpr ChainStep kSteps[] = {
-#define DENOTE_OP(name, ...) chain_for<Op::name>(),
+#define DENOTE_OP(name, ...) kChainStep<Op::name>,
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
   };

@@ -1,9 +1,10 @@
 // Internal: a network that is a chain of dense layers, evaluated for many points at once (the
 // batched sampling of branch and bound, src/verify/verify.cc).
 //
-// Recognised: input [-> sub/add of a constant of the input's size] [-> layout ops that keep the
-// element order] -> (linear [-> relu])+ ending at the output (ACAS Xu's ONNX networks, the
-// mnistfc MLPs). Evaluated in binary32 with OpenBLAS's sgemm (plain loops without it): fast, not
+// Recognised: input [-> add/sub/mul/div by constants of the input's size or of one element (the
+// input's normalisation, folded into the first layer)] [-> layout ops that keep the element order]
+// -> (linear [-> relu])+ ending at the output (ACAS Xu's ONNX networks, the mnistfc MLPs, eran's
+// (x - mean) / std MLPs). Evaluated in binary32 with OpenBLAS's sgemm (plain loops without it): fast, not
 // the network's exact f32 evaluation (another summation order), so a point it flags is only a
 // candidate, re-checked by the evaluator and MPFR (falsify.h's try_point).
 #pragma once
@@ -31,7 +32,7 @@ class DenseChain {
     std::vector<float> w, b;  // w: out x in (row-major), b: out
     bool relu = false;
   };
-  int64_t inputs_ = 0;  // an input shift (sub/add of a constant) is folded into the first layer's bias
+  int64_t inputs_ = 0;  // the input's normalisation is folded into the first layer
   std::vector<Layer> layers_;
   friend struct ChainPass;
 };

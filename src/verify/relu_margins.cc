@@ -25,20 +25,30 @@ using crown::gamma;
 using crown::up;
 using crown::up_sum;
 
-// The rule each op has, from the op table: rounding into the arithmetic (input, const), the
-// parent's margin (layout ops, relu), linear, an elementwise binary op, or none.
-enum class Kind : uint8_t { None, Rounding, Same, Linear, Binary };
+// The rule each op has, a table over the op table: rounding into the arithmetic (input, const), the
+// parent's margin (same-order views, relu), linear, an elementwise binary op (sum, product, quotient), or none.
+enum class Kind : uint8_t { None, Rounding, Same, Linear, Sum, Product, Quotient };
 template <Op O>
-constexpr Kind kind_for() {
-  if constexpr (O == Op::Input || O == Op::Const) return Kind::Rounding;
-  else if constexpr (O == Op::Reshape || O == Op::Flatten || O == Op::Detach || O == Op::Relu) return Kind::Same;
-  else if constexpr (O == Op::Linear) return Kind::Linear;
-  else if constexpr (O == Op::Add || O == Op::Sub || O == Op::MulElem || O == Op::Div) return Kind::Binary;
-  else return Kind::None;
-}
+constexpr Kind kKind = keeps_order(O) ? Kind::Same : Kind::None;
+template <>
+constexpr Kind kKind<Op::Input> = Kind::Rounding;
+template <>
+constexpr Kind kKind<Op::Const> = Kind::Rounding;
+template <>
+constexpr Kind kKind<Op::Relu> = Kind::Same;
+template <>
+constexpr Kind kKind<Op::Linear> = Kind::Linear;
+template <>
+constexpr Kind kKind<Op::Add> = Kind::Sum;
+template <>
+constexpr Kind kKind<Op::Sub> = Kind::Sum;
+template <>
+constexpr Kind kKind<Op::MulElem> = Kind::Product;
+template <>
+constexpr Kind kKind<Op::Div> = Kind::Quotient;
 Kind kind_of(Op op) {
   static constexpr Kind kKinds[] = {
-#define DENOTE_OP(name, ...) kind_for<Op::name>(),
+#define DENOTE_OP(name, ...) kKind<Op::name>,
 #include "denote/ir/ops.def"
 #undef DENOTE_OP
   };
@@ -84,7 +94,9 @@ struct MarginPass {
       case Kind::Linear:
         if (linear(n, *ps[0], out)) return out;
         break;
-      case Kind::Binary:
+      case Kind::Sum:
+      case Kind::Product:
+      case Kind::Quotient:
         if (binary(n, *ps[0], *ps[1], *b, out)) return out;
         break;
       case Kind::None:
@@ -123,9 +135,10 @@ struct MarginPass {
       const size_t ja = at(a.e.size(), j), jc = at(c.e.size(), j);
       const double round = up(u * mag(ob, j)) + tiny;
       double prop = 0;
-      if (n.op == Op::Add || n.op == Op::Sub) {
+      const Kind k = kind_of(n.op);
+      if (k == Kind::Sum) {
         prop = a.e[ja] + c.e[jc];
-      } else if (n.op == Op::MulElem) {
+      } else if (k == Kind::Product) {
         prop = a.e[ja] * mag(*cb, jc) + mag(*ab, ja) * c.e[jc];
       } else {
         const double lo = cb->lo[jc] > 0 ? cb->lo[jc] : cb->hi[jc] < 0 ? -cb->hi[jc] : 0.0;  // min |c|

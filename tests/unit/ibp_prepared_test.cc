@@ -245,7 +245,8 @@ TEST(IbpPrepared, DoubleArrayPassEqualsTheIntervalTensorsBitForBit) {
 }
 
 // Random MLPs with every op the double-array pass has: an input behind reshape and flatten, a
-// normalisation (input - const, then const + x), detach between layers, relus, f32-exact weights
+// normalisation (input - const, then const + x, / const, * and - a one-element const behind
+// broadcast_to), detach between layers, relus, f32-exact weights
 // (dense in f32 and f64) and decimal ones (dense in f64 only: in f32 the pass is not used). The
 // boxes equal the interval tensors' to the bit and hold the exact (MPFR) value and the arithmetic's
 // own evaluation at the box's corners, midpoint and random points.
@@ -261,6 +262,14 @@ Model random_mlp(uint64_t seed, bool f32_exact) {
   for (auto& v : c1) v = value();
   for (auto& v : c2) v = value();
   int64_t h = b.binary(Op::Add, b.constant({6}, c2), b.binary(Op::Sub, r, b.constant({6}, c1)));
+  // A scaling: / std (per element, both signs, away from 0), then * a one-element constant broadcast
+  // (ONNX import's form), then - another.
+  std::vector<double> sd(6);
+  for (auto& v : sd) v = (rng() % 2 ? 1 : -1) * (0.25 + std::fabs(value()));
+  h = b.binary(Op::Div, h, b.constant({6}, sd));
+  auto spread = [&](double v) { return b.add(Op::BroadcastTo, {b.constant({1}, {v})}, BroadcastAttrs{{1}, {6}}); };
+  h = b.binary(Op::MulElem, h, spread(value()));
+  h = b.binary(Op::Sub, h, spread(value()));
   int64_t width = 6;
   for (int layer = 0; layer < 3; ++layer) {
     const int64_t out = layer == 2 ? 3 : 5 + static_cast<int64_t>(rng() % 6);

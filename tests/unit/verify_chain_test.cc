@@ -70,6 +70,43 @@ TEST(DenseChain, ShiftedInputsMatchTheEvaluator) {
   }
 }
 
+// The input's normalisation as eran's MLPs write it, (x - mean) / std with one-element constants
+// behind broadcast_to, then a per-element product and division with both signs: folded into the first
+// layer.
+TEST(DenseChain, NormalisedInputsMatchTheEvaluator) {
+  GraphBuilder b;
+  const int64_t x = b.input({1, 4});
+  auto spread = [&](double v) {  // a one-element constant broadcast to [1, 4], as ONNX import writes it
+    return b.add(Op::BroadcastTo, {b.constant({1, 1}, {v})}, BroadcastAttrs{{1, 1}, {1, 4}});
+  };
+  int64_t h = b.add(Op::Sub, {x, spread(0.1307)});
+  h = b.add(Op::Div, {h, spread(0.3081)});
+  h = b.add(Op::MulElem, {h, b.constant({1, 4}, {2, -0.5, 1.25, 3})});
+  h = b.add(Op::Div, {h, b.constant({1, 4}, {-4, 0.75, 2, -1.5})});
+  h = b.add(Op::Sub, {h, spread(0.375)});
+  const int64_t f = b.unary(Op::Reshape, h, ReshapeAttrs{{1, 4}, {4}});
+  std::vector<double> w1(24), w2(12);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(static_cast<double>(i) + 1);
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(static_cast<double>(i) * 0.7);
+  const int64_t r = b.unary(Op::Relu, b.linear(f, 6, w1, {0.1, -0.2, 0.3, 0, 0.05, -0.4}));
+  auto m = b.build({b.linear(r, 2, w2, {0.25, -0.5})});
+  ASSERT_TRUE(m.ok()) << m.message();
+  expect_matches_evaluator(*m, 32, -3, 3);
+  // A normalisation after the first layer is no input normalisation: refused.
+  GraphBuilder c;
+  const int64_t y = c.input({4});
+  const int64_t l = c.linear(y, 4, std::vector<double>(16, 0.5), {0, 0, 0, 0});
+  auto late = c.build({c.linear(c.add(Op::Div, {l, c.constant({4}, {2, 2, 2, 2})}), 2, std::vector<double>(8, 1), {0, 0})});
+  ASSERT_TRUE(late.ok()) << late.message();
+  EXPECT_FALSE(DenseChain::of(*late).has_value());
+  // Division by a zero constant: refused.
+  GraphBuilder z;
+  const int64_t zi = z.input({2});
+  auto zero = z.build({z.linear(z.add(Op::Div, {zi, z.constant({2}, {1, 0})}), 1, {1, 1}, {0})});
+  ASSERT_TRUE(zero.ok()) << zero.message();
+  EXPECT_FALSE(DenseChain::of(*zero).has_value());
+}
+
 TEST(DenseChain, OtherGraphsAreRefused) {
   GraphBuilder b;
   const int64_t x = b.input({3});

@@ -20,7 +20,10 @@ std::string flags_text(uint32_t flags) {
   static constexpr std::pair<OpFlag, const char*> kNames[] = {
       {kFlagElementwise, "elementwise"}, {kFlagMonotone, "monotone"}, {kFlagStorageOnly, "storage-only"},
       {kFlagPayload, "payload"},         {kFlagParams, "params"},     {kFlagInteger, "integer"},
-      {kFlagBool, "bool"},               {kFlagRandom, "random"},     {kFlagAxis, "axis"}};
+      {kFlagBool, "bool"},               {kFlagRandom, "random"},     {kFlagAxis, "axis"},
+      {kFlagSameOrder, "same-order"},    {kFlagAffine, "affine"},     {kFlagPiecewiseLinear, "piecewise-linear"},
+      {kFlagRelaxed, "relaxed"},         {kFlagOneToOne, "one-to-one"},
+      {kFlagSplit, "split"}};
   std::string out;
   for (auto [flag, name] : kNames)
     if (flags & flag) out += (out.empty() ? "" : ", ") + std::string(name);
@@ -46,7 +49,11 @@ void print_markdown() {
                "Flags: elementwise, monotone (nondecreasing), storage-only (moves data, no arithmetic), payload\n"
                "(needs a payload record), params (parameters keyed by node id), integer (the typed interpreter\n"
                "accepts it on int dtypes), bool (defined on bool too), random (splitmix64 stream), axis (reads an\n"
-               "axis attribute). onnx: the ONNX op type export writes and import maps back 1:1; (custom): its own\n"
+               "axis attribute); for the bound engine: same-order (the parent's elements in the same row-major order),\n"
+               "affine (fixed weights times parent elements plus a constant), piecewise-linear, relaxed (bounded\n"
+               "between two lines per element from the parent's box), one-to-one (every output element a distinct\n"
+               "parent element), split (branch and bound splits it at 0; alpha-CROWN optimises its lower slope).\n"
+               "onnx: the ONNX op type export writes and import maps back 1:1; (custom): its own\n"
                "export function (attributes, initializers); custom: lowered to other ops; -: no ONNX counterpart.\n"
                "diff: rule (JVP and VJP rules), zero (gradient stops: zero derivative), none (no derivative: an\n"
                "error when a gradient must flow through), leaf (no parents); see docs/AUTODIFF.md.\n"

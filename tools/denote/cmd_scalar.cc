@@ -108,7 +108,7 @@ std::string trig_work_error(const OpEntry& op, const BinaryFormat& f, uint64_t w
 std::string int_answer(const OpEntry& op, const typed::DType& t, const Word* a) {
   const std::optional<Op> iop = int_op_of(op.name);
   if (!iop) return fmt::format("error: {} is not defined on {}", op.name, typed::dtype_name(t));
-  if (*iop == Op::Pow)
+  if (typed::is_int_power(*iop))
     if (std::string e = pow_work_error(t, a[1]); !e.empty()) return e;
   auto r = typed::apply_words(*iop, t, a[0], a[1]);
   if (!r.ok()) return "error: " + r.message();

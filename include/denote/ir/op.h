@@ -23,6 +23,12 @@ enum OpFlag : uint32_t {
   kFlagAxis = 1u << 6,
   kFlagParams = 1u << 7,  // parameters come from the payload by node id (listing: payload=node_id)
   kFlagBool = 1u << 8,    // defined on bool too (logical or / and)
+  kFlagSameOrder = 1u << 9,        // output = the parent's elements in the same row-major order
+  kFlagAffine = 1u << 10,          // output = fixed weights x parent elements + constant (bounds pass it exactly)
+  kFlagPiecewiseLinear = 1u << 11, // continuous, finitely many linear pieces
+  kFlagRelaxed = 1u << 12,         // unary; bounds relax it between two lines per element
+  kFlagOneToOne = 1u << 13,        // storage-only; each output element a distinct parent element
+  kFlagSplit = 1u << 14,           // branch and bound splits it at 0; alpha-CROWN optimises its lower slope
 };
 
 // The ONNX column of ops.def: how export writes the op and which ONNX op type imports back to it.
@@ -88,8 +94,15 @@ inline const OpInfo& op_info(Op op) { return kOpTable[static_cast<size_t>(op)]; 
 // The same row in constant expressions (tables generated at compile time).
 constexpr const OpInfo& op_info_c(Op op) { return kOpTable[static_cast<size_t>(op)]; }
 inline std::string_view op_tag(Op op) { return op_info(op).tag; }
-inline bool has_flag(Op op, OpFlag f) { return (op_info(op).flags & f) != 0; }
-inline bool is_elementwise(Op op) { return has_flag(op, kFlagElementwise); }
+constexpr bool has_flag(Op op, OpFlag f) { return (op_info_c(op).flags & f) != 0; }
+constexpr bool is_elementwise(Op op) { return has_flag(op, kFlagElementwise); }
+// Facts the bound engine, verify and the fast paths read (ops.def's O, L, K, X flags), usable in `if constexpr`.
+constexpr bool moves_one_to_one(Op op) { return has_flag(op, kFlagOneToOne); }
+constexpr bool keeps_order(Op op) { return has_flag(op, kFlagSameOrder); }
+constexpr bool is_affine(Op op) { return has_flag(op, kFlagAffine); }
+constexpr bool is_piecewise_linear(Op op) { return has_flag(op, kFlagPiecewiseLinear); }
+constexpr bool is_relaxed(Op op) { return has_flag(op, kFlagRelaxed); }
+constexpr bool splits_at_zero(Op op) { return has_flag(op, kFlagSplit); }
 // The ONNX op type the op exports as (ops.def's onnx column); "" when none or lowered to other ops.
 constexpr std::string_view onnx_name(Op op) { return kOpTable[static_cast<size_t>(op)].onnx.name; }
 constexpr OnnxExport onnx_export(Op op) { return kOpTable[static_cast<size_t>(op)].onnx.how; }

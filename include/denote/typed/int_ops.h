@@ -27,6 +27,8 @@ namespace denote::typed {
 bool is_unary_int_op(Op op);
 // div_trunc, div_floor, remainder: the second operand may not be zero.
 bool is_int_division(Op op);
+// pow: the second operand is an exponent, and the work grows with it (pow_work).
+bool is_int_power(Op op);
 // ok when `op` is defined on t (an int or bool dtype); otherwise an error naming the op and dtype
 // (for true division, exp, log, rsqrt, erf, gelu ... on ints: a cast to a binary format is needed).
 Status check_int_op(Op op, const DType& t);

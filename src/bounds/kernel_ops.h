@@ -1,0 +1,54 @@
+// Which ops the bound engine's dedicated kernels serve: a table over include/denote/ir/ops.def (a row
+// per op that has one), read by IBP's fast passes, CROWN's one-step, first-layer and max_pool paths, and
+// verify's dense chains. Facts about ops themselves (affine, same order, relaxed, split) are ops.def's
+// flags (op.h: is_affine, keeps_order, is_relaxed, splits_at_zero); this table says only which kernel runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+
+#include "denote/ir/op.h"
+
+namespace denote {
+
+enum class BoundKernel : uint8_t {
+  None,
+  Dense,    // linear, y = W x + b: ibp_dense.h, crown_linear.cc, Engine::linear_one_step
+  Conv,     // conv: the batched conv (ibp_conv.h, crown_conv.cc)
+  Pool,     // max_pool: lines from the parent's box (crown_maxpool.cc)
+  Product,  // mul_elem, matmul: affine in one operand when the other is constant
+};
+
+template <Op O>
+inline constexpr BoundKernel kBoundKernel = BoundKernel::None;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::Linear> = BoundKernel::Dense;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::Conv> = BoundKernel::Conv;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::MaxPool> = BoundKernel::Pool;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::MulElem> = BoundKernel::Product;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::Matmul> = BoundKernel::Product;
+
+constexpr BoundKernel bound_kernel(Op op) {
+  constexpr BoundKernel kTable[] = {
+#define DENOTE_OP(name, ...) kBoundKernel<Op::name>,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kTable) == kNumOps);
+  return kTable[static_cast<size_t>(op)];
+}
+constexpr bool is_dense(Op op) { return bound_kernel(op) == BoundKernel::Dense; }
+
+// A constant offset or scale of parent 0 (x + c, x - c, x * c) when parent 1 is a constant: an
+// elementwise binary op that is affine, or a product.
+constexpr bool offset_or_scale(Op op) {
+  return is_elementwise(op) && op_info_c(op).min_parents == 2 &&
+         (is_affine(op) || bound_kernel(op) == BoundKernel::Product);
+}
+
+}  // namespace denote
