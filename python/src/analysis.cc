@@ -375,8 +375,10 @@ kernels: "exact" (default) or "openblas" (f32/f64 linear nodes as gemm).)doc");
           R"doc(The kernel plan under a policy (provider "auto", "prefer:P", "only:P"; assurance "checked" or
 "external"): {'device': ..., 'nodes': [{'id', 'op', 'capsule', 'provider', 'device', 'trust', 'reduction'}]},
 or the report text (one line per node, as `denote plan`) with report=True.)doc");
-  m.def("verify", &verify, py::arg("model"), py::arg("vnnlib_path"), py::arg("timeout") = 60.0,
-        py::arg("arith") = "f32", py::arg("seed") = 1, py::arg("threads") = 1, py::arg("split") = "auto",
+  const VerifyOptions defaults;  // the library's defaults are Python's (and the CLI's)
+  m.def("verify", &verify, py::arg("model"), py::arg("vnnlib_path"), py::arg("timeout") = defaults.timeout_s,
+        py::arg("arith") = defaults.arith, py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
+        py::arg("split") = "auto",
         py::arg("max_memory") = py::none(),
         R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`:
 {'result': 'sat'|'unsat'|'unknown'|'timeout', 'time_s', 'witness': {'x', 'y'} or None, 'stats': {...},

@@ -79,17 +79,9 @@ Result<LoadedInstance> load_instance(const std::string& model_path, const std::s
 }
 
 VerifyOptions verify_options(const VerifyCliOptions& o, double timeout) {
-  VerifyOptions vo;
+  VerifyOptions vo = o.verify;
   vo.timeout_s = timeout;
-  vo.arith = o.arith;
-  vo.seed = o.seed;
   vo.split = parse_split_mode(o.split).value_or(SplitMode::Auto);
-  vo.beta_iters = o.beta_iters;
-  vo.forward_bounds = o.forward_bounds;
-  vo.combine_atoms = !o.no_combine;
-  vo.bab_alpha_iters = o.bab_alpha_iters;
-  vo.bab_alpha_after = o.bab_alpha_after;
-  vo.bab_alpha_intermediate = !o.bab_alpha_no_intermediate;
   vo.max_bytes = std::max<int64_t>(1, o.max_bytes / (o.instances.empty() ? 1 : std::max(1, o.jobs)));
   vo.threads = o.threads > 0 ? o.threads
                : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
@@ -156,7 +148,7 @@ int print_outcome(const VerifyCliOptions& o, const VerifyOutcome& r) {
 namespace {
 
 int verify_one(const VerifyCliOptions& o) {
-  auto r = run_one(o.model, o.property, o.timeout, o);
+  auto r = run_one(o.model, o.property, o.verify.timeout_s, o);
   if (!r.ok()) return fail(r.message());
   return print_outcome(o, *r);
 }
@@ -339,27 +331,30 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_option("property", o->property, "VNN-LIB property file");
   sub->add_option("--instances", o->instances, "a VNN-COMP benchmark CSV (onnx,vnnlib,timeout per line)");
   sub->add_option("--root", o->root, "directory the CSV's paths are relative to (default: the CSV's directory)");
-  sub->add_option("--timeout", o->timeout, "seconds for one instance (default 60)");
-  sub->add_option("--arith", o->arith, "the network's arithmetic: f32 (default, ONNX FLOAT) or f64");
+  VerifyOptions& v = o->verify;  // the library's defaults are the command's (printed by --help)
+  sub->add_option("--timeout", v.timeout_s, "seconds for one instance")->capture_default_str();
+  sub->add_option("--arith", v.arith, "the network's arithmetic: f32 (ONNX FLOAT) or f64")->capture_default_str();
   sub->add_option("--split", o->split,
                   "what branch and bound splits: auto (default: relu phases when more than 16 inputs are open), "
                   "input or relu");
-  sub->add_option("--beta-iters", o->beta_iters,
-                  "relu splitting: alpha-beta-CROWN steps per subdomain (default 10; 0: CROWN only)");
-  sub->add_flag("--forward-bounds", o->forward_bounds,
+  sub->add_option("--beta-iters", v.beta_iters, "relu splitting: alpha-beta-CROWN steps per subdomain (0: CROWN only)")
+      ->capture_default_str();
+  sub->add_flag("--forward-bounds", v.forward_bounds,
                 "input splitting: forward linear bounds in the input before CROWN's intermediate passes (inputs "
                 "of at most 64 elements)");
-  sub->add_flag("--no-combine", o->no_combine,
+  sub->add_flag_callback("--no-combine", [o] { o->verify.combine_atoms = false; },
                 "input splitting: refute a conjunction by single atoms only, not also by a combination of its "
                 "atoms' linear bounds (docs/VERIFY.md)");
-  sub->add_option("--bab-alpha-iters", o->bab_alpha_iters,
+  sub->add_option("--bab-alpha-iters", v.bab_alpha_iters,
                   "input splitting: alpha-CROWN steps for the boxes CROWN leaves open, once the search has bounded "
-                  "--bab-alpha-after subdomains (default 6; 0: CROWN only)");
-  sub->add_option("--bab-alpha-after", o->bab_alpha_after,
-                  "input splitting: subdomains bounded by CROWN alone before --bab-alpha-iters applies (default 6144)");
-  sub->add_flag("--bab-alpha-no-intermediate", o->bab_alpha_no_intermediate,
-                "input splitting: the open boxes' alpha-CROWN optimises the final rows' slopes only");
-  sub->add_option("--seed", o->seed, "seed of the falsification's random points");
+                  "--bab-alpha-after subdomains (0: CROWN only)")
+      ->capture_default_str();
+  sub->add_option("--bab-alpha-after", v.bab_alpha_after,
+                  "input splitting: subdomains bounded by CROWN alone before --bab-alpha-iters applies")
+      ->capture_default_str();
+  sub->add_flag_callback("--bab-alpha-no-intermediate", [o] { o->verify.bab_alpha_intermediate = false; },
+                         "input splitting: the open boxes' alpha-CROWN optimises the final rows' slopes only");
+  sub->add_option("--seed", v.seed, "seed of the falsification's random points")->capture_default_str();
   sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
   sub->add_option("--threads", o->threads,
                   "threads of one instance's branch and bound (default: every core; 1 with --instances)");
@@ -373,15 +368,17 @@ void add_verify(CLI::App& app, Command& cmd) {
       const auto budget = max_memory_bytes(o->max_memory);
       if (!budget.ok()) return usage_error(budget.message());
       o->max_bytes = *budget;
-      if (o->arith != "f32" && o->arith != "f64") return usage_error("--arith " + o->arith + ": expected f32 or f64");
+      const VerifyOptions& v = o->verify;
+      if (v.arith != "f32" && v.arith != "f64") return usage_error("--arith " + v.arith + ": expected f32 or f64");
       if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");
-      if (o->beta_iters < 0 || o->beta_iters > 1000)
-        return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", o->beta_iters));
-      if (o->bab_alpha_iters < 0 || o->bab_alpha_iters > 1000)
-        return usage_error(fmt::format("--bab-alpha-iters {}: expected 0 to 1000", o->bab_alpha_iters));
-      if (o->bab_alpha_after < 0)
-        return usage_error(fmt::format("--bab-alpha-after {}: expected a count >= 0", o->bab_alpha_after));
-      if (!(o->timeout > 0)) return usage_error(fmt::format("--timeout {}: expected a number of seconds > 0", o->timeout));
+      if (v.beta_iters < 0 || v.beta_iters > 1000)
+        return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", v.beta_iters));
+      if (v.bab_alpha_iters < 0 || v.bab_alpha_iters > 1000)
+        return usage_error(fmt::format("--bab-alpha-iters {}: expected 0 to 1000", v.bab_alpha_iters));
+      if (v.bab_alpha_after < 0)
+        return usage_error(fmt::format("--bab-alpha-after {}: expected a count >= 0", v.bab_alpha_after));
+      if (!(o->verify.timeout_s > 0))
+        return usage_error(fmt::format("--timeout {}: expected a number of seconds > 0", o->verify.timeout_s));
       if (o->jobs < 1 || o->jobs > 256) return usage_error(fmt::format("--jobs {}: expected 1 to 256", o->jobs));
       if (o->threads < 0 || o->threads > 256)
         return usage_error(fmt::format("--threads {}: expected 1 to 256 (0: the default)", o->threads));

@@ -14,17 +14,13 @@
 
 namespace denote::cli {
 
+// The command line of `denote verify`: the library's VerifyOptions (its defaults are the CLI's; the options
+// --timeout, --arith, --seed, --beta-iters, --forward-bounds, --no-combine, --bab-alpha-* write into it) and
+// what only the command has.
 struct VerifyCliOptions {
-  std::string model, property, instances, root, out, arith = "f32", split = "auto";
-  double timeout = 60;
-  uint64_t seed = 1;
+  VerifyOptions verify;
+  std::string model, property, instances, root, out, split = "auto";
   int jobs = 2;
-  bool forward_bounds = false;  // --forward-bounds
-  bool no_combine = false;      // --no-combine
-  int bab_alpha_iters = 6;      // --bab-alpha-iters
-  int64_t bab_alpha_after = 6144;  // --bab-alpha-after
-  bool bab_alpha_no_intermediate = false;  // --bab-alpha-no-intermediate
-  int beta_iters = 10;      // relu branch and bound: alpha-beta-CROWN steps per subdomain (0: CROWN)
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances
   double rank_grace = 10;   // MPI: seconds past an instance's timeout before its rank counts as lost
   std::string max_memory = "auto";  // --max-memory: the bound passes' budget, per process

@@ -227,8 +227,8 @@ int run_coordinator(Comm& comm, const VerifyCliOptions& o) {
     return fail(in.message());
   }
   CoordinatorHook hook(comm, o.rank_grace);
-  hook.await_ready(std::min(o.timeout, 30.0));
-  VerifyOptions vo = verify_options(o, o.timeout);
+  hook.await_ready(std::min(o.verify.timeout_s, 30.0));
+  VerifyOptions vo = verify_options(o, o.verify.timeout_s);
   vo.frontier = &hook;
   auto r = verify(in->model, in->property, vo);
   hook.quit_all();
