@@ -1,5 +1,6 @@
 // alpha-CROWN's optimiser (src/bounds/crown_engine.h): projected Adam ascent on the relu lower
-// slopes, one slope per (row, neuron) of every unstable relu the start node depends on. The
+// slopes, one slope per (row, neuron) of every unstable relu the start node depends on, and on the
+// tangent points of the S-shaped ops (tanh, sigmoid, erf: src/bounds/crown_tangents.h). The
 // gradient of a row's bound is exact where the pass's choices are locally constant: with the
 // lines fixed, the bound is the relaxed network's value at the box vertex that attains it, so
 // d bound_r / d alpha_{r,j} = A_relu[r, j] * x_j, x_j the relu input of the relaxed network at
@@ -14,6 +15,7 @@
 #include "bounds/crown_engine.h"
 #include "denote/base/deadline.h"
 #include "bounds/crown_relax.h"
+#include "bounds/crown_tangents.h"
 #include "eval/walk.h"
 
 namespace denote::crown {
@@ -38,8 +40,9 @@ std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start,
     if (alpha[static_cast<size_t>(n.id)].empty()) continue;
     const auto& xb = *boxes[static_cast<size_t>(n.parents[0])];
     auto& v = mark(n.parents[0]);
+    const bool every = !splits_at_zero(n.op);  // tangent points: every element has some
     for (size_t j = 0; j < v.size(); ++j)
-      if (xb.lo[j] < 0 && xb.hi[j] > 0) v[j] = 1;
+      if (every || (xb.lo[j] < 0 && xb.hi[j] > 0)) v[j] = 1;
   }
   for (const auto& bt : beta_terms) mark(bt.node)[static_cast<size_t>(bt.elem)] = 1;
   for (int64_t id = start; id >= 0; --id) {
@@ -91,15 +94,25 @@ StartRows start_rows(const std::vector<double>& C, int64_t rows) {
 }
 
 // The slopes of every relu the start depends on (with a parent box): rows x m, each row CROWN's
-// adaptive choice, and zero Adam moments; whether some relu is unstable (has a slope to optimise).
+// adaptive choice, and zero Adam moments; the tangent points of every S-shaped op likewise
+// (crown_tangents.h); whether some relu is unstable or some tangent point exists (has a parameter).
 bool init_slopes(const Graph& g, const std::vector<std::optional<DoubleBox>>& boxes, int64_t start, int64_t rows,
                  std::vector<std::vector<double>>& alpha, std::vector<Adam>& adam) {
   const std::vector<bool> anc = walk::ancestors(g, start);
   bool any = false;
   for (const Node& n : g.nodes) {
-    if (!splits_at_zero(n.op) || !anc[static_cast<size_t>(n.id)] || n.id == start) continue;
+    if (!anc[static_cast<size_t>(n.id)] || n.id == start || n.parents.empty()) continue;
     const auto& xb = boxes[static_cast<size_t>(n.parents[0])];
     if (!xb) continue;
+    if (tangent_smooth(n.op)) {
+      auto& t = alpha[static_cast<size_t>(n.id)];
+      init_tangents(*tangent_smooth(n.op), *xb, rows, t);
+      any = any || std::any_of(t.begin(), t.end(), [](double d) { return !std::isnan(d); });
+      adam[static_cast<size_t>(n.id)].m.assign(t.size(), 0.0);
+      adam[static_cast<size_t>(n.id)].v.assign(t.size(), 0.0);
+      continue;
+    }
+    if (!splits_at_zero(n.op)) continue;
     const size_t m = xb->lo.size();
     auto& a = alpha[static_cast<size_t>(n.id)];
     a.assign(static_cast<size_t>(rows) * m, 0.0);
@@ -206,6 +219,11 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
       auto& a = alpha[static_cast<size_t>(n.id)];
       const auto& Ar = pr.A[static_cast<size_t>(n.id)];
       const auto& X = V[static_cast<size_t>(n.parents.empty() ? 0 : n.parents[0])];
+      if (const Smooth* sm = tangent_smooth(n.op); sm && !a.empty()) {
+        auto& ad = adam[static_cast<size_t>(n.id)];
+        tangent_step(*sm, *boxes[static_cast<size_t>(n.parents[0])], Ar, X, rows, lr, c1, c2, a, ad.m, ad.v);
+        continue;
+      }
       if (a.empty() || Ar.empty() || X.size() != a.size()) continue;
       adam_slopes(a, adam[static_cast<size_t>(n.id)], Ar, X, *boxes[static_cast<size_t>(n.parents[0])], rows, lr, c1,
                   c2);

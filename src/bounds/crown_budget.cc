@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bounds/crown_rules.h"
+#include "bounds/crown_tangents.h"
 #include "eval/walk.h"
 
 namespace denote::crown {
@@ -32,7 +33,7 @@ Cone cone_of(const Graph& g, int64_t start) {
     const int64_t m = elements(g, n.id);
     c.largest = std::max(c.largest, m);
     c.all += m;
-    if (forward_reads_coefficients(n.op)) c.relaxed += m;
+    if (forward_reads_coefficients(n.op)) c.relaxed += tangent_smooth(n.op) ? 2 * m : m;  // two tangent points
     return ok_status();
   });
   return c;

@@ -115,20 +115,75 @@ inline Relax relax_concave(const Smooth& s, double l, double u) {
   return finish(r);
 }
 
-// Increasing, convex on x <= 0 and concave on x >= 0. Mixed sign: below, the line through l with
-// slope a <= min(f'(l), chord) under f at l, 0 and u (convex part: under the tangent at l; concave
-// part: under the chord from 0 to u); above, the mirror image at u.
+// Increasing, convex on x <= 0 and concave on x >= 0, l < 0 < u. A lower line of slope f'(d) at a point
+// d in [l, 0], under the tangent at d and under f at u (f_u: a lower enclosure of f(u)): below f on
+// [l, 0] (under the tangent, f convex there) and on [0, u] (under f at 0 and at u, f concave there).
+// The upper line mirrors it: slope f'(d), d in [0, u], above the tangent at d and above f at l.
+inline Line s_lower_at(const Smooth& s, double l, double u, double d, double f_u) {
+  Line ln = tangent_below(s, l, u, d);
+  ln.b = std::min(ln.b, lower_intercept(f_u, ln.a, u));
+  return ln;
+}
+inline Line s_upper_at(const Smooth& s, double l, double u, double d, double f_l) {
+  Line ln = tangent_above(s, l, u, d);
+  ln.b = std::max(ln.b, upper_intercept(f_l, ln.a, l));
+  return ln;
+}
+// CROWN's tangent points: d in [l, 0] whose tangent passes through (u, f(u)) (lower), d in [0, u] whose
+// tangent passes through (l, f(l)) (upper); NaN when the endpoint's own tangent already misses it (then the
+// chord is the line). By bisection on g(d) = f(d) + f'(d) (u - d) - f(u), increasing on [l, 0] (g' =
+// f''(d) (u - d) >= 0; the upper's g' = f''(d) (l - d) >= 0 on [0, u] too); its accuracy does not matter
+// for soundness (s_lower_at and s_upper_at hold for every d).
+inline double s_lower_point(const Smooth& s, double l, double u) {
+  const double fu = s.f(u);
+  auto g = [&](double d) { return s.f(d) + s.df(d) * (u - d) - fu; };
+  if (!(g(l) <= 0)) return NAN;
+  if (g(0) <= 0) return 0;
+  double a = l, b = 0;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = a + (b - a) / 2;
+    (g(mid) <= 0 ? a : b) = mid;
+  }
+  return a;
+}
+inline double s_upper_point(const Smooth& s, double l, double u) {
+  const double fl = s.f(l);
+  auto g = [&](double d) { return s.f(d) + s.df(d) * (l - d) - fl; };
+  if (!(g(u) >= 0)) return NAN;
+  if (g(0) >= 0) return 0;
+  double a = 0, b = u;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = a + (b - a) / 2;
+    (g(mid) >= 0 ? b : a) = mid;
+  }
+  return b;
+}
+
+// Mixed sign: below, CROWN's tangent through (u, f(u)) (s_lower_point, s_lower_at), or the tangent at
+// the midpoint when that point is left of the midpoint (every point left of it is valid; auto_LiRPA's
+// default too: tighter on the long side of a lopsided interval); where there is none,
+// the line through l with slope a <= min(f'(l), chord) under f at l, 0 and u (convex part: under the
+// tangent at l; concave part: under the chord from 0 to u); above, the mirror image at u.
 inline Relax relax_s_shaped(const Smooth& s, double l, double u) {
   if (u <= 0) return relax_convex(s, l, u);
   if (l >= 0) return relax_concave(s, l, u);
   const double c = chord_slope(s, l, u);
   Relax r;
-  const double al = std::max(0.0, std::min(c, s.df(l) * (1 - 4 * s.rel) - 2 * s.dabs - 1e-300));
-  r.lo = {al, std::min({lower_intercept(flo(s, l), al, l), lower_intercept(flo(s, 0), al, 0),
-                         lower_intercept(flo(s, u), al, u)})};
-  const double au = std::max(0.0, std::min(c, s.df(u) * (1 - 4 * s.rel) - 2 * s.dabs - 1e-300));
-  r.up = {au, std::max({upper_intercept(fhi(s, l), au, l), upper_intercept(fhi(s, 0), au, 0),
-                         upper_intercept(fhi(s, u), au, u)})};
+  const double mid = l + (u - l) / 2;
+  if (const double d = s_lower_point(s, l, u); !std::isnan(d)) {
+    r.lo = s_lower_at(s, l, u, std::min(d, mid), flo(s, u));
+  } else {
+    const double al = std::max(0.0, std::min(c, s.df(l) * (1 - 4 * s.rel) - 2 * s.dabs - 1e-300));
+    r.lo = {al, std::min({lower_intercept(flo(s, l), al, l), lower_intercept(flo(s, 0), al, 0),
+                           lower_intercept(flo(s, u), al, u)})};
+  }
+  if (const double d = s_upper_point(s, l, u); !std::isnan(d)) {
+    r.up = s_upper_at(s, l, u, std::max(d, mid), fhi(s, l));
+  } else {
+    const double au = std::max(0.0, std::min(c, s.df(u) * (1 - 4 * s.rel) - 2 * s.dabs - 1e-300));
+    r.up = {au, std::max({upper_intercept(fhi(s, l), au, l), upper_intercept(fhi(s, 0), au, 0),
+                           upper_intercept(fhi(s, u), au, u)})};
+  }
   return finish(r);
 }
 

@@ -14,6 +14,7 @@
 #include "bounds/crown_linear.h"
 #include "bounds/crown_maxpool.h"
 #include "bounds/crown_relax.h"
+#include "bounds/crown_tangents.h"
 #include "bounds/crown_sums.h"
 
 namespace denote::crown {
@@ -109,9 +110,22 @@ Relax r_abs(double l, double u) { return relax_abs(l, u); }
 Relax r_neg(double, double) { return Relax{{-1, 0}, {-1, 0}, true}; }
 Relax r_exp(double l, double u) { return relax_convex(Smooth{exp_f, exp_f}, l, u); }
 Relax r_softplus(double l, double u) { return relax_convex(Smooth{softplus_f, sigmoid_f, 16 * kU, kCancel}, l, u); }
-Relax r_tanh(double l, double u) { return relax_s_shaped(Smooth{tanh_f, tanh_df, 16 * kU, kCancel}, l, u); }
-Relax r_sigmoid(double l, double u) { return relax_s_shaped(Smooth{sigmoid_f, sigmoid_df, 16 * kU, kCancel}, l, u); }
-Relax r_erf(double l, double u) { return relax_s_shaped(Smooth{erf_f, erf_df}, l, u); }
+constexpr Smooth kTanh{tanh_f, tanh_df, 16 * kU, kCancel};
+constexpr Smooth kSigmoid{sigmoid_f, sigmoid_df, 16 * kU, kCancel};
+constexpr Smooth kErf{erf_f, erf_df};
+Relax r_tanh(double l, double u) { return relax_s_shaped(kTanh, l, u); }
+Relax r_sigmoid(double l, double u) { return relax_s_shaped(kSigmoid, l, u); }
+Relax r_erf(double l, double u) { return relax_s_shaped(kErf, l, u); }
+
+// The S-shaped ops whose tangent points alpha-CROWN optimises (crown_tangents.h), a table over ops.def.
+template <Op O>
+constexpr const Smooth* kTangents = nullptr;
+template <>
+constexpr const Smooth* kTangents<Op::Tanh> = &kTanh;
+template <>
+constexpr const Smooth* kTangents<Op::Sigmoid> = &kSigmoid;
+template <>
+constexpr const Smooth* kTangents<Op::Erf> = &kErf;
 Relax r_log(double l, double u) { return l > 0 ? relax_concave(Smooth{log_f, log_df}, l, u) : Relax{{}, {}, false}; }
 Relax r_sqrt(double l, double u) {
   if (!(l >= 0) || !(u > 0)) return Relax{{}, {}, false};
@@ -295,6 +309,37 @@ void relax_rows(RuleCtx& c, const Lines& L, double* A, const double* alpha, int6
     relax_rows_base<HasAlpha>(c, L, A, alpha, m);
 }
 
+// Row r's lines from the node's tangent points t (rows x m lower, then rows x m upper; crown_tangents.h):
+// L's lines where a point is NaN or the element is cut. E: the elements' tangent boxes.
+void row_lines(const Smooth& s, const std::vector<TangentBox>& E, const Lines& L, const std::vector<double>& t,
+               int64_t r, int64_t m, Lines& R) {
+  const size_t n = t.size() / 2, at = static_cast<size_t>(r * m);
+  for (size_t j = 0; j < static_cast<size_t>(m); ++j) {
+    R.la[j] = L.la[j], R.lb[j] = L.lb[j], R.ua[j] = L.ua[j], R.ub[j] = L.ub[j];
+    if (!L.ok[j]) continue;
+    Line ln;
+    if (tangent_lower(s, E[j], t[at + j], ln)) R.la[j] = ln.a, R.lb[j] = ln.b;
+    if (tangent_upper(s, E[j], t[n + at + j], ln)) R.ua[j] = ln.a, R.ub[j] = ln.b;
+  }
+}
+std::vector<TangentBox> tangent_boxes(const Smooth& s, const DoubleBox& xb) {
+  std::vector<TangentBox> E(xb.lo.size());
+  for (size_t j = 0; j < E.size(); ++j) E[j] = tangent_box(s, xb.lo[j], xb.hi[j]);
+  return E;
+}
+void relax_rows_tangents(RuleCtx& c, const Smooth& s, const DoubleBox& xb, const Lines& L, double* A,
+                         const std::vector<double>& t, int64_t m) {
+  Lines R = L;
+  const std::vector<TangentBox> E = tangent_boxes(s, xb);
+  const UpSum up_sum_2m(static_cast<double>(2 * m));
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    row_lines(s, E, L, t, r, m, R);
+    double sums[4];
+    relax_row<false>(R, A + r * m, nullptr, m, sums);
+    add_row_sums(c, r, sums, up_sum_2m);
+  }
+}
+
 // The line row r uses at element j: the lower one for a coefficient >= 0, else the upper one.
 template <Op O>
 bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
@@ -306,6 +351,16 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const Lines L = element_lines<O>(*xb, *yb, c.err.u, c.err.tiny);
   const std::vector<double>* alpha = splits_at_zero(O) ? alpha_of(c, n.id) : nullptr;
   const std::vector<int64_t>* S = c.support_of(n.id);
+  if constexpr (kTangents<O> != nullptr) {
+    const std::vector<double>* t = alpha_of(c, n.id);
+    if (t && t->size() == static_cast<size_t>(2 * c.st.rows * m)) {
+      relax_rows_tangents(c, *kTangents<O>, *xb, L, A.data(), *t, m);
+      std::optional<std::vector<int64_t>> kept;
+      if (S) kept = *S;
+      c.add_to(p, std::move(A), std::move(kept));
+      return c.st.failure.empty();
+    }
+  }
   if (S && 2 * static_cast<int64_t>(S->size()) <= m) {  // few nonzero columns: those only
     if (alpha)
       relax_rows_cols<true>(c, L, A.data(), alpha->data(), m, *S);
@@ -553,10 +608,18 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
     for (int64_t j = 0; j < m; ++j)
       if (L.la[j] != 0 || L.ua[j] != 0) return false;
   const std::vector<double>* alpha = splits_at_zero(O) ? alpha_of(f.rc, n.id) : nullptr;
+  const std::vector<double>* t = kTangents<O> != nullptr ? alpha_of(f.rc, n.id) : nullptr;
+  if (t && t->size() != static_cast<size_t>(2 * f.rc.st.rows * m)) t = nullptr;
+  Lines R = L;  // row r's lines (the tangent points' where the op has them)
+  std::vector<TangentBox> E;
+  if constexpr (kTangents<O> != nullptr)
+    if (t) E = tangent_boxes(*kTangents<O>, *xb);
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(static_cast<size_t>(f.rc.st.rows * m));
   for (int64_t r = 0; r < f.rc.st.rows; ++r) {
     const double* al = alpha ? alpha->data() + r * m : nullptr;
+    if constexpr (kTangents<O> != nullptr)
+      if (t) row_lines(*kTangents<O>, E, L, *t, r, m, R);
     for (int64_t j = 0; j < m; ++j) {
       const double lam = A[r * m + j];
       if (!L.ok[j]) {
@@ -564,8 +627,8 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
         continue;
       }
       const bool below = lam >= 0;
-      const double la = below ? (al && L.open[j] ? al[j] : L.la[j]) : L.ua[j];
-      V[r * m + j] = (la != 0 ? la * X[r * m + j] : 0.0) + (below ? L.lb[j] : L.ub[j]);
+      const double la = below ? (al && L.open[j] ? al[j] : R.la[j]) : R.ua[j];
+      V[r * m + j] = (la != 0 ? la * X[r * m + j] : 0.0) + (below ? R.lb[j] : R.ub[j]);
     }
   }
   return true;
@@ -604,6 +667,16 @@ template <>
 constexpr ForwardRule kForward<Op::Conv> = &fwd_conv;
 
 }  // namespace
+
+const Smooth* tangent_smooth(Op op) {
+  static constexpr const Smooth* kTable[] = {
+#define DENOTE_OP(name, ...) kTangents<Op::name>,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kTable) == kNumOps);
+  return kTable[static_cast<size_t>(op)];
+}
 
 Rule crown_rule(Op op) {
   static constexpr Rule kRules[] = {
