@@ -2,8 +2,9 @@
 # The verification benchmarks of docs/PERF.md: `denote verify --instances` on ACAS Xu (186 instances) and on
 # the mnistfc instances whose network ../shared/data holds (256x2: 30), with the CSVs' timeouts or a cap, two
 # jobs on the two cores, the machine load written before and after.
-# verivital (VNN-COMP 2021: 60 instances, two MNIST CNNs, avg-pool and max-pool) on request.
-# Usage: bench/verify_csv.sh [acasxu|mnistfc|verivital|both] [--cap SECONDS] [-- extra denote verify options]
+# verivital (VNN-COMP 2021: 60 instances, two MNIST CNNs, avg-pool and max-pool) and eran (72 instances: a
+# 9x200 relu MLP and a 6x200 sigmoid MLP, both behind (x - mean) / std) on request.
+# Usage: bench/verify_csv.sh [acasxu|mnistfc|verivital|eran|both] [--cap SECONDS] [-- extra denote verify options]
 #   bench/verify_csv.sh mnistfc --cap 10 -- --beta-iters 20
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,4 +35,5 @@ run() {  # name csv root
 [[ "$which" == mnistfc || "$which" == both ]] && run mnistfc "$data/mnistfc/mnistfc_instances.csv" "$data/mnistfc" "$@"
 [[ "$which" == verivital ]] && run verivital "$data/vnncomp2021/verivital/verivital_instances.csv" \
   "$data/vnncomp2021/verivital" "$@"
+[[ "$which" == eran ]] && run eran "$data/vnncomp2021/eran/eran_instances.csv" "$data/vnncomp2021/eran" "$@"
 exit 0

@@ -59,8 +59,19 @@ std::optional<py::dtype> numpy_dtype(const typed::DType& t) {
   raise_invalid(what + ": expected a numpy array (or nested lists of numbers)");
 }
 
+// A torch tensor (requires_grad, on a device, or not) is read through tensor.detach().cpu().numpy(): only
+// its values are read, so an auto_LiRPA user's x passes as it is.
+bool torch_like(const py::handle& obj) {
+  return py::hasattr(obj, "detach") && py::hasattr(obj, "cpu") && py::hasattr(obj, "numpy");
+}
+
 py::array contiguous(const py::handle& obj, const std::string& what) {
   py::array a = py::array::ensure(obj, py::array::c_style);
+  if (!a && torch_like(obj)) {
+    PyErr_Clear();
+    py::object values = obj.attr("detach")().attr("cpu")().attr("numpy")();
+    a = py::array::ensure(values, py::array::c_style);
+  }
   if (!a) not_an_array(obj, what);
   return a;
 }
@@ -87,8 +98,11 @@ bool is_integral_array(const py::handle& obj) {
 }
 
 template <class S>
-py::array_t<S, py::array::c_style | py::array::forcecast> float_array(const py::handle& obj, const Label& label,
+py::array_t<S, py::array::c_style | py::array::forcecast> float_array(const py::handle& given, const Label& label,
                                                                      bool allow_int) {
+  py::object values;  // a torch tensor's values as a numpy array (torch_like)
+  if (!py::isinstance<py::array>(given) && torch_like(given)) values = given.attr("detach")().attr("cpu")().attr("numpy")();
+  const py::handle obj = values ? values : given;
   if (py::isinstance<py::array>(obj)) {
     const py::array a = py::reinterpret_borrow<py::array>(obj);
     const char kind = a.dtype().kind();
@@ -98,7 +112,7 @@ py::array_t<S, py::array::c_style | py::array::forcecast> float_array(const py::
   }
   using Array = py::array_t<S, py::array::c_style | py::array::forcecast>;
   Array a = Array::ensure(obj);
-  if (!a) not_an_array(obj, label.str());
+  if (!a) not_an_array(given, label.str());
   return a;
 }
 

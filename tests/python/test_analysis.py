@@ -31,6 +31,20 @@ def test_bounds_match_cli(cli, acas_path, method, arith):
     np.testing.assert_array_equal(hi.ravel(), want["hi"])
 
 
+def test_torch_tensors_are_read_as_their_values(acas_path):
+    """An auto_LiRPA user's tensors (requires_grad or not) pass as they are: their values are read."""
+    torch = pytest.importorskip("torch")
+    m = denote.load(acas_path)
+    lo_t = torch.tensor(LO, dtype=torch.float64, requires_grad=True)
+    hi_t = torch.tensor(HI, dtype=torch.float64)
+    for method in ("ibp", "crown"):
+        got, want = m.bounds(lo_t, hi_t, method=method), m.bounds(LO, HI, method=method)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    x = torch.tensor((LO + HI) / 2, dtype=torch.float32, requires_grad=True)
+    np.testing.assert_array_equal(m.run(x), m.run(x.detach().numpy()))
+
+
 def test_bounds_contain_samples(acas_path):
     m = denote.load(acas_path)
     lo, hi = m.bounds(LO, HI, method="crown")
