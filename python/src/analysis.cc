@@ -46,6 +46,7 @@ struct BoundArgs {
   std::string method, arith;
   bool all_nodes = false, lirpa_compatible = false;
   int alpha_iters = 20;
+  std::string intermediate = "crown";
 };
 
 // (lo, hi) of C y with a spec; else per output (IBP's box, or the CROWN pass started there), or
@@ -103,6 +104,10 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
   // As the CLI's --alpha-iters: 1 to 100000 (a negative count once ran no step and 10^9 ran for hours).
   if (a.alpha_iters < 1 || a.alpha_iters > 100000)
     raise_invalid(fmt::format("alpha_iters {}: expected 1 to 100000", a.alpha_iters), "alpha_iters");
+  CrownOptions co;
+  if (!set_intermediate(a.intermediate, co))
+    raise_invalid("intermediate " + a.intermediate + ": expected crown, forward, forward+crown or ibp (crown-ibp)",
+                  "intermediate");
   const Model& m = self.model();
   const std::vector<DoubleBox> boxes = boxes_of(self, lo, hi);
   const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);
@@ -113,7 +118,6 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     if (*method == BoundMethod::Ibp && !spec) {
       ibp_r = run_ibp_double(m.graph, m.payload, boxes, a.arith, options);
     } else {
-      CrownOptions co;
       co.method = *method;
       co.arith = a.arith;
       co.alpha_iters = a.alpha_iters;
@@ -328,19 +332,22 @@ void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
       "bounds",
       [](const PyModel& self, const py::object& lo, const py::object& hi, const std::string& method,
          const py::object& spec, const std::string& arith, bool all_nodes, int alpha_iters, bool lirpa_compatible,
-         const std::optional<int64_t>& max_memory) {
-        return bounds(self, lo, hi, spec, BoundArgs{method, arith, all_nodes, lirpa_compatible, alpha_iters},
+         const std::optional<int64_t>& max_memory, const std::string& intermediate) {
+        return bounds(self, lo, hi, spec,
+                      BoundArgs{method, arith, all_nodes, lirpa_compatible, alpha_iters, intermediate},
                       eval_options(max_memory));
       },
       py::arg("lo"), py::arg("hi"), py::arg("method") = "ibp", py::arg("spec") = py::none(), py::arg("arith") = "f64",
       py::arg("all_nodes") = false, py::arg("alpha_iters") = 20, py::arg("lirpa_compatible") = false,
-      py::arg("max_memory") = py::none(),
+      py::arg("max_memory") = py::none(), py::arg("intermediate") = "crown",
       R"doc(Sound bounds over the input box [lo, hi] (arrays for a one-input model, else one per input).
 
 method: "ibp" (default), "crown" or "alpha-crown" (any case; auto_LiRPA's "CROWN-Optimized" is alpha-crown). arith: the endpoint arithmetic (ibp: f64, f32 or a
 binary format; crown: f64 or f32). spec: a matrix C (rows x output elements): returns (lo, hi) of C y,
 one entry per row. Otherwise returns (lower, upper) arrays shaped like the output (a list of pairs for
-several outputs, {node_id: (lower, upper)} with all_nodes); a node without a sound box gets -inf..inf.)doc");
+several outputs, {node_id: (lower, upper)} with all_nodes); a node without a sound box gets -inf..inf.
+intermediate (crown/alpha-crown): where the boxes inside come from, as the CLI's --intermediate: "crown"
+(default), "forward", "forward+crown" or "ibp" ("CROWN-IBP": IBP inside, CROWN at the output).)doc");
   cls.def(
       "grad",
       [](const PyModel& self, const py::args& xs, const std::optional<int64_t>& output, const py::object& cotangent,

@@ -25,6 +25,16 @@ std::optional<BoundMethod> parse_bound_method(std::string_view text) {
   return std::nullopt;
 }
 
+bool set_intermediate(std::string_view name, CrownOptions& o) {
+  std::string t(name);
+  for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (t == "crown-ibp") t = "ibp";
+  if (t != "crown" && t != "forward" && t != "forward+crown" && t != "ibp") return false;
+  o.intermediate_crown = t == "crown" || t == "forward+crown";
+  o.forward_intermediate = t == "forward" || t == "forward+crown";
+  return true;
+}
+
 std::string_view bound_method_name(BoundMethod m) {
   return m == BoundMethod::Ibp ? "ibp" : m == BoundMethod::Crown ? "crown" : "alpha-crown";
 }

@@ -31,6 +31,21 @@ def test_bounds_match_cli(cli, acas_path, method, arith):
     np.testing.assert_array_equal(hi.ravel(), want["hi"])
 
 
+@pytest.mark.parametrize("intermediate", ["crown", "forward", "forward+crown", "ibp"])
+def test_bounds_intermediate_match_cli(cli, acas_path, intermediate):
+    m = denote.load(acas_path)
+    lo, hi = m.bounds(LO, HI, method="crown", arith="f32", intermediate=intermediate)
+    want = cli_json(cli, "bounds", acas_path, "--box", json.dumps(LO.tolist()), json.dumps(HI.tolist()),
+                    "--method", "crown", "--arith", "f32", "--intermediate", intermediate)["boxes"][0]
+    np.testing.assert_array_equal(lo.ravel(), want["lo"])
+    np.testing.assert_array_equal(hi.ravel(), want["hi"])
+    if intermediate == "ibp":  # auto_LiRPA's name for it
+        same = m.bounds(LO, HI, method="crown", arith="f32", intermediate="CROWN-IBP")
+        np.testing.assert_array_equal(same[0], lo)
+    with pytest.raises(denote.InvalidInputError, match="intermediate"):
+        m.bounds(LO, HI, method="crown", intermediate="sideways")
+
+
 def test_torch_tensors_are_read_as_their_values(acas_path):
     """An auto_LiRPA user's tensors (requires_grad or not) pass as they are: their values are read."""
     torch = pytest.importorskip("torch")

@@ -113,20 +113,17 @@ int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOption
     return usage_error("--alpha-iters goes with --method alpha-crown");
   if (lb.alpha_iters < 1 || lb.alpha_iters > 100000)
     return usage_error(fmt::format("--alpha-iters {}: expected 1 to 100000", lb.alpha_iters));
-  const std::string& im = lb.intermediate;
-  if (im != "crown" && im != "forward" && im != "forward+crown" && im != "ibp")
-    return usage_error("--intermediate " + im + ": expected crown, forward, forward+crown or ibp");
+  CrownOptions co;
+  if (!set_intermediate(lb.intermediate, co))
+    return usage_error("--intermediate " + lb.intermediate + ": expected crown, forward, forward+crown or ibp");
   auto m = load_checked_model(o.path);
   if (!m.ok()) return fail(m.message());
   auto boxes = parse_boxes(m->graph, o);
   if (!boxes.ok()) return fail(boxes.message());
-  CrownOptions co;
   co.method = method;
   co.arith = o.arith;
   co.alpha_iters = lb.alpha_iters;
   co.lirpa_compatible = lb.lirpa_compatible;
-  co.intermediate_crown = im == "crown" || im == "forward+crown";
-  co.forward_intermediate = im == "forward" || im == "forward+crown";
   set_max_bytes(co.eval, *budget);
   Run run;
   std::optional<SpecMatrix> spec;

@@ -44,6 +44,12 @@ enum class BoundMethod : uint8_t { Ibp, Crown, AlphaCrown };
 // "ibp", "crown", "alpha-crown"; nullopt otherwise.
 std::optional<BoundMethod> parse_bound_method(std::string_view text);
 std::string_view bound_method_name(BoundMethod m);
+struct CrownOptions;
+// Where intermediate bounds come from, as the CLI's --intermediate and Python's intermediate= name it:
+// "crown" (default), "forward", "forward+crown" or "ibp" (any case; auto_LiRPA's "CROWN-IBP" is "ibp":
+// IBP's boxes inside, a CROWN pass at the end); sets CrownOptions::intermediate_crown and
+// forward_intermediate. False for any other name (o unchanged).
+bool set_intermediate(std::string_view name, CrownOptions& o);
 
 struct CrownOptions {
   BoundMethod method = BoundMethod::Crown;
