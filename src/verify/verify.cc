@@ -422,7 +422,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
                     Bounded root, int job) {
   Bab bab{s, b, pool, Domain{s.c.lo_out, s.c.hi_out, nullptr}, SplitMix64(s.o.seed ^ 0xbab), {}, false, 0, s.o.frontier, job};
   const auto tb = Clock::now();
-  if (root.dec == Decision::Open && s.o.alpha_root) {
+  if (root.dec == Decision::Open && s.o.alpha_root && !root.alpha) {  // root.alpha: joint_alpha ran
     ++s.stats.alpha_calls;
     Bounded a = b.bound(bab.whole, BoundMethod::AlphaCrown);
     if (a.dec != Decision::Error) root = std::move(a);
@@ -440,6 +440,46 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   if (bab.hook) bab.hook->finish(job);
   s.stats.bab_s += since(t);
   return r;
+}
+
+// One alpha-CROWN call on the rows of several open conjunctions of one case (they share its input box,
+// and the optimised intermediate bounds do not depend on the rows: a robustness property's nine
+// conjunctions paid nine optimisations of the same intermediate bounds): a conjunction one of whose
+// atoms is impossible by its row's bound is proven; the others keep these bounds and node boxes as their
+// root (what their own alpha-CROWN would give: the rows are optimised independently), so decide() does
+// not run it again. `open`: indices into bounders and roots. Returns whether it proved any; a failed
+// pass changes nothing (each conjunction's own alpha-CROWN runs later).
+bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& open, const std::vector<Bounder>& bounders,
+                 std::vector<Bounded>& roots, BoundErrors& errors) {
+  SpecMatrix spec{0, bounders[open.front()].spec.cols, {}};
+  for (size_t i : open) {
+    spec.rows += bounders[i].spec.rows;
+    spec.c.insert(spec.c.end(), bounders[i].spec.c.begin(), bounders[i].spec.c.end());
+  }
+  CrownOptions co = bounders[open.front()].options(Domain{c.lo_out, c.hi_out, nullptr}, BoundMethod::AlphaCrown);
+  co.stop_above = nullptr;  // the rows of one conjunction above its rhs do not decide the others
+  co.input_coefficients = false;
+  const DoubleBox box{input_shape(m), c.lo_out, c.hi_out};
+  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
+  if (!r.ok()) {
+    errors.add(r.status());
+    return false;
+  }
+  bool any = false;
+  auto at = r->spec_lo.begin();
+  const auto boxes = std::make_shared<const Boxes>(std::move(r->boxes));
+  for (size_t i : open) {
+    std::vector<double> lower(at, at + bounders[i].spec.rows);
+    at += bounders[i].spec.rows;
+    Bounded& b = roots[i];
+    for (size_t k = 0; k < lower.size() && k < b.spec_lo.size(); ++k) lower[k] = std::max(lower[k], b.spec_lo[k]);
+    if (some_atom_impossible(bounders[i].conj, lower)) {
+      b.dec = Decision::Proven, any = true;
+      continue;
+    }
+    b.spec_lo = std::move(lower), b.coef.clear(), b.boxes = boxes, b.alpha = true;
+  }
+  return any;
 }
 
 // An undecided answer says when points satisfied the property in the network's arithmetic but not
@@ -566,7 +606,20 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     }
     if (past(deadline)) return stage_end(std::nullopt);
   }
-  // Stage 4: alpha-CROWN and branch and bound, conjunction by conjunction.
+  // Stage 4: alpha-CROWN on each case's open conjunctions at once (joint_alpha), then alpha-CROWN and
+  // branch and bound conjunction by conjunction on the rest.
+  if (o.alpha_root) {
+    for (const VnnCase& c : p.cases) {
+      std::vector<size_t> open;
+      for (size_t i = 0; i < jobs.size(); ++i)
+        if (jobs[i].c == &c && roots[i].dec == Decision::Open && !jobs[i].conj->empty()) open.push_back(i);
+      if (open.size() < 2 || past(deadline)) continue;
+      const auto tb2 = Clock::now();
+      ++st.alpha_calls;
+      if (joint_alpha(m, c, open, bounders, roots, errors)) st.decided_by = "alpha-crown";
+      st.bounds_s += since(tb2);
+    }
+  }
   const std::optional<DenseChain> chain = DenseChain::of(m);
   bool all_unsat = true, timed_out = false;
   std::string search_note;  // why a search stopped undecided (its memory), the first one

@@ -176,3 +176,31 @@ def test_ctrl_c_interrupts_long_calls(root, acas_path):
     starved = denote.verify(m, prop, timeout=60, max_memory=2048)
     assert starved["result"] == "unknown"
     assert "a bound failed" in starved["note"]
+
+
+def test_verify_one_alpha_crown_for_a_cases_conjunctions(tmp_path):
+    """A robustness property's conjunctions share the input box: CROWN leaves two of them open here and one
+    alpha-CROWN call on their rows together proves both (the optimised intermediate bounds serve every row)."""
+    rng = np.random.default_rng(68)
+    b = denote.GraphBuilder()
+    x = b.input([4])
+    h = b.op("sigmoid", b.linear(x, rng.uniform(-2, 2, (8, 4)), rng.uniform(-1, 1, 8)))
+    h = b.op("sigmoid", b.linear(h, rng.uniform(-2, 2, (8, 8)), rng.uniform(-1, 1, 8)))
+    m = b.build([b.linear(h, rng.uniform(-2, 2, (5, 8)), rng.uniform(-1, 1, 5))])
+    x0, eps, label = np.array([0.1, -0.2, 0.3, 0.05]), 0.35, 1
+    assert int(np.argmax(np.asarray(m.run(x0)).ravel())) == label
+    lines = [f"(declare-const X_{i} Real)" for i in range(4)] + [f"(declare-const Y_{j} Real)" for j in range(5)]
+    lines += [f"(assert (>= X_{i} {x0[i] - eps!r}))\n(assert (<= X_{i} {x0[i] + eps!r}))" for i in range(4)]
+    lines.append("(assert (or " + " ".join(f"(and (>= Y_{j} Y_{label}))" for j in range(5) if j != label) + "))")
+    prop = tmp_path / "robust.vnnlib"
+    prop.write_text("\n".join(lines) + "\n")
+    # CROWN alone leaves two conjunctions open (their rows' lower bounds below 0).
+    C = np.zeros((4, 5))
+    for r, j in enumerate(j for j in range(5) if j != label):
+        C[r, label], C[r, j] = 1, -1
+    lo, _ = m.bounds(x0 - eps, x0 + eps, method="crown", spec=C, arith="f32")
+    assert (lo < 0).sum() == 2
+    r = denote.verify(m, str(prop), timeout=60, threads=1)
+    assert r["result"] == "unsat"
+    assert r["stats"]["decided_by"] == "alpha-crown"
+    assert r["stats"]["alpha_calls"] == 1
