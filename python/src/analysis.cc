@@ -97,6 +97,21 @@ std::optional<SpecMatrix> spec_of(const Model& m, const py::object& spec) {
   return SpecMatrix{c.shape.size() == 2 ? c.shape[0] : 1, c.shape.back(), std::move(c.data)};
 }
 
+// A UserWarning naming the nodes CROWN took at their IBP box (CrownResult::cut): the bounds hold, but
+// are only as tight as IBP's there, which an auto_LiRPA user would otherwise not see.
+void warn_cut(const Model& m, const std::vector<CrownResult>& runs) {
+  std::vector<int64_t> cut;
+  for (const auto& r : runs) cut.insert(cut.end(), r.cut.begin(), r.cut.end());
+  std::sort(cut.begin(), cut.end());
+  cut.erase(std::unique(cut.begin(), cut.end()), cut.end());
+  if (cut.empty()) return;
+  std::string what;
+  for (int64_t id : cut)
+    what += fmt::format("{}node {} ({})", what.empty() ? "" : ", ", id, op_tag(m.graph.nodes[static_cast<size_t>(id)].op));
+  const std::string msg = "no linear relaxation at " + what + "; the linear bounds take their IBP box there";
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
+}
+
 py::object bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& spec_obj,
                   const BoundArgs& a, const EvalOptions& options) {
   const std::optional<BoundMethod> method = parse_bound_method(a.method);
@@ -135,6 +150,7 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     return true;
   });
   check(failed);
+  warn_cut(m, runs);
   const DoubleIbp ibp = unwrap(std::move(ibp_r));
   return bound_result(m, ibp, runs, spec.has_value(), a.all_nodes);
 }

@@ -69,6 +69,27 @@ Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
   return c;
 }
 
+// The nodes the output depends on whose op has no linear rule, or whose rule needs a constant operand that
+// it lacks (mul_elem, matmul: one of the two; div: the divisor): CrownResult::cut.
+std::vector<int64_t> cut_nodes(const Graph& g, int64_t output_id) {
+  const std::vector<bool> anc = walk::ancestors(g, output_id);
+  auto constant = [&](int64_t p) {
+    const Node& q = g.nodes[static_cast<size_t>(p)];
+    return q.op == Op::Const || (has_flag(q.op, kFlagStorageOnly) && q.parents.size() == 1 &&
+                                 g.nodes[static_cast<size_t>(q.parents[0])].op == Op::Const);
+  };
+  std::vector<int64_t> out;
+  for (const Node& n : g.nodes) {
+    if (!anc[static_cast<size_t>(n.id)]) continue;
+    bool cut = crown::crown_rule(n.op) == nullptr;
+    const BoundKernel k = bound_kernel(n.op);
+    if (k == BoundKernel::Product) cut = !constant(n.parents[0]) && !constant(n.parents.back());
+    if (k == BoundKernel::Quotient) cut = !constant(n.parents.back());  // x / c only
+    if (cut) out.push_back(n.id);
+  }
+  return out;
+}
+
 // alpha-CROWN on the rows +e_j, -e_j of the elements, as many at a time as the budget allows
 // (elements whose rows do not fit keep their CROWN bounds).
 void optimise_elements(crown::Engine& eng, int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo,
@@ -348,6 +369,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   if (o.splits)
     for (const auto& sp : *o.splits) eng.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
   const bool passes = linear && o.method != BoundMethod::Ibp;  // CROWN's passes, not only the one-step rule
+  if (passes) res.cut = cut_nodes(g, output_id);
   if (passes && o.forward_intermediate && (!o.splits || o.splits->empty())) crown::symbolic_bounds(eng);
   if (passes && o.intermediate_crown && !splits.infeasible)
     DENOTE_RETURN_IF_ERROR(intermediate_bounds(eng, output_id, o, splits));

@@ -49,35 +49,65 @@ bool rule_sub(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   return c.st.failure.empty();
 }
 
-// ---- mul_elem with a constant operand: coefficients A (.) c; otherwise cut.
-const std::vector<double>* const_operand(const RuleCtx& c, const Node& n, int64_t& other) {
+// ---- mul_elem with a constant operand: coefficients A (.) c; div by a constant: A (.) (1 / c); otherwise cut.
+// The constant operand of a binary node (parent `k` when k >= 0, else either): a const of the node's size,
+// or a storage-only op (broadcast_to: ONNX import's form) of a one-element const, its value repeated; the
+// other parent goes to `other`. nullopt: none.
+std::optional<std::vector<double>> const_operand(const RuleCtx& c, const Node& n, int64_t& other, int only = -1) {
+  const size_t m = static_cast<size_t>(c.numel_of(n.id));
   for (int k = 0; k < 2; ++k) {
+    if (only >= 0 && k != only) continue;
     const Node& p = c.g.nodes[static_cast<size_t>(n.parents[static_cast<size_t>(k)])];
-    if (p.op != Op::Const) continue;
-    if (const auto* rec = find_record(c.payload.consts, p.id)) {
-      other = n.parents[static_cast<size_t>(1 - k)];
-      return &rec->values;
-    }
+    int64_t id = p.id;
+    if (p.op != Op::Const && has_flag(p.op, kFlagStorageOnly) && p.parents.size() == 1) id = p.parents[0];
+    if (c.g.nodes[static_cast<size_t>(id)].op != Op::Const) continue;
+    const auto* rec = find_record(c.payload.consts, id);
+    if (!rec || (rec->values.size() != m && rec->values.size() != 1) || (id != p.id && rec->values.size() != 1))
+      continue;
+    other = n.parents[static_cast<size_t>(1 - k)];
+    return rec->values.size() == m ? rec->values : std::vector<double>(m, rec->values[0]);
   }
-  return nullptr;
+  return std::nullopt;
+}
+// x (.) v for a constant v (mul_elem: v = c; div: v = 1 / c rounded, one more u of the coefficients).
+bool rule_scale(RuleCtx& c, const Node& n, std::vector<double>&& A, const std::vector<double>& v, int64_t other,
+                double coef_u) {
+  const int64_t m = c.numel_of(n.id);
+  std::vector<double> scale(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) {
+    const double cj = std::fabs(v[static_cast<size_t>(j)]);
+    // coefficient rounding u |A v| xmax, evaluation rounding (and f32 rounding of the constant): 3 u_eval |v| xmax.
+    scale[static_cast<size_t>(j)] = (coef_u + 3 * c.err.u) * cj * c.absmax(other, j) + c.err.tiny;
+  }
+  c.slack_abs_dot(A, scale, 1.0);
+  for (int64_t r = 0; r < c.st.rows; ++r)
+    for (int64_t j = 0; j < m; ++j) A[static_cast<size_t>(r * m + j)] *= v[static_cast<size_t>(j)];
+  c.add_to(other, std::move(A));
+  return c.st.failure.empty();
 }
 
 bool rule_mul_elem(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   int64_t other = -1;
-  const std::vector<double>* cv = const_operand(c, n, other);
+  const auto cv = const_operand(c, n, other);
   if (!cv || !box_of(c, other)) return c.concretize(n.id, A);
-  const int64_t m = c.numel_of(n.id);
-  std::vector<double> scale(static_cast<size_t>(m));
-  for (int64_t j = 0; j < m; ++j) {
-    const double cj = std::fabs((*cv)[static_cast<size_t>(j)]);
-    // coefficient rounding u |A c| xmax, evaluation rounding (and f32 rounding of c): 3 u_eval |c| xmax.
-    scale[static_cast<size_t>(j)] = (kU * 1.01 + 3 * c.err.u) * cj * c.absmax(other, j) + c.err.tiny;
+  return rule_scale(c, n, std::move(A), *cv, other, kU * 1.01);
+}
+
+// The reciprocals of a divisor that is nonzero and finite everywhere, else nullopt (cut).
+std::optional<std::vector<double>> reciprocals(std::optional<std::vector<double>> cv) {
+  if (!cv) return std::nullopt;
+  for (double& v : *cv) {
+    if (!(v != 0) || !std::isfinite(v) || !std::isfinite(1 / v)) return std::nullopt;
+    v = 1 / v;
   }
-  c.slack_abs_dot(A, scale, 1.0);
-  for (int64_t r = 0; r < c.st.rows; ++r)
-    for (int64_t j = 0; j < m; ++j) A[static_cast<size_t>(r * m + j)] *= (*cv)[static_cast<size_t>(j)];
-  c.add_to(other, std::move(A));
-  return c.st.failure.empty();
+  return cv;
+}
+
+bool rule_div(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  int64_t other = -1;
+  const auto q = reciprocals(const_operand(c, n, other, /*only=*/1));
+  if (!q || !box_of(c, other)) return c.concretize(n.id, A);
+  return rule_scale(c, n, std::move(A), *q, other, 2 * kU * 1.01);
 }
 
 // ---- elementwise relaxations.
@@ -489,6 +519,8 @@ constexpr Rule kRule<Op::Sub> = &rule_sub;
 template <>
 constexpr Rule kRule<Op::MulElem> = &rule_mul_elem;
 template <>
+constexpr Rule kRule<Op::Div> = &rule_div;
+template <>
 constexpr Rule kRule<Op::Matmul> = &rule_matmul;
 template <>
 constexpr Rule kRule<Op::MaxElem> = &rule_pair<true>;
@@ -579,17 +611,24 @@ bool fwd_add_sub(ForwardCtx& f, const Node& n, double sign) {
 bool fwd_add(ForwardCtx& f, const Node& n) { return fwd_add_sub(f, n, 1); }
 bool fwd_sub(ForwardCtx& f, const Node& n) { return fwd_add_sub(f, n, -1); }
 
-bool fwd_mul_elem(ForwardCtx& f, const Node& n) {
-  int64_t other = -1;
-  const std::vector<double>* cv = const_operand(f.rc, n, other);
-  if (!cv) return fwd_vertex(f, n);
+bool fwd_scale(ForwardCtx& f, const Node& n, const std::vector<double>& v, int64_t other) {
   const auto& X = f.V[static_cast<size_t>(other)];
   if (X.empty()) return false;
-  const size_t m = cv->size();
+  const size_t m = v.size();
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(X.size());
-  for (size_t i = 0; i < X.size(); ++i) V[i] = X[i] * (*cv)[i % m];
+  for (size_t i = 0; i < X.size(); ++i) V[i] = X[i] * v[i % m];
   return true;
+}
+bool fwd_mul_elem(ForwardCtx& f, const Node& n) {
+  int64_t other = -1;
+  const auto cv = const_operand(f.rc, n, other);
+  return cv ? fwd_scale(f, n, *cv, other) : fwd_vertex(f, n);
+}
+bool fwd_div(ForwardCtx& f, const Node& n) {
+  int64_t other = -1;
+  const auto q = reciprocals(const_operand(f.rc, n, other, 1));
+  return q ? fwd_scale(f, n, *q, other) : fwd_vertex(f, n);
 }
 
 template <Op O>
@@ -655,6 +694,8 @@ template <>
 constexpr ForwardRule kForward<Op::Sub> = &fwd_sub;
 template <>
 constexpr ForwardRule kForward<Op::MulElem> = &fwd_mul_elem;
+template <>
+constexpr ForwardRule kForward<Op::Div> = &fwd_div;
 template <>
 constexpr ForwardRule kForward<Op::Matmul> = &fwd_matmul;
 template <>

@@ -17,7 +17,8 @@ enum class BoundKernel : uint8_t {
   Dense,    // linear, y = W x + b: ibp_dense.h, crown_linear.cc, Engine::linear_one_step
   Conv,     // conv: the batched conv (ibp_conv.h, crown_conv.cc)
   Pool,     // max_pool: lines from the parent's box (crown_maxpool.cc)
-  Product,  // mul_elem, matmul: affine in one operand when the other is constant
+  Product,   // mul_elem, matmul: affine in one operand when the other is constant
+  Quotient,  // div: affine in the dividend when the divisor is constant
 };
 
 template <Op O>
@@ -32,6 +33,8 @@ template <>
 inline constexpr BoundKernel kBoundKernel<Op::MulElem> = BoundKernel::Product;
 template <>
 inline constexpr BoundKernel kBoundKernel<Op::Matmul> = BoundKernel::Product;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::Div> = BoundKernel::Quotient;
 
 constexpr BoundKernel bound_kernel(Op op) {
   constexpr BoundKernel kTable[] = {

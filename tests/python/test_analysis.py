@@ -204,3 +204,18 @@ def test_verify_one_alpha_crown_for_a_cases_conjunctions(tmp_path):
     assert r["result"] == "unsat"
     assert r["stats"]["decided_by"] == "alpha-crown"
     assert r["stats"]["alpha_calls"] == 1
+
+
+def test_bounds_warn_where_crown_takes_the_ibp_box(acas_path):
+    b = denote.GraphBuilder()
+    x = b.input([3])
+    h = b.op("gelu", b.linear(x, np.eye(3), np.zeros(3)))
+    m = b.build([b.linear(h, np.ones((1, 3)), np.zeros(1))])
+    lo, hi = -np.ones(3), np.ones(3)
+    with pytest.warns(UserWarning, match=r"no linear relaxation at node 2 \(gelu\)"):
+        m.bounds(lo, hi, method="crown")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # none on an MLP, none for IBP
+        denote.load(acas_path).bounds(LO, HI, method="crown")
+        m.bounds(lo, hi, method="ibp")

@@ -1,6 +1,7 @@
 // denote bounds --method crown|alpha-crown [--spec C] [--alpha-iters N]: linear bounds (run_crown,
 // include/denote/bounds/crown.h). Text: the output boxes (every box with --all-nodes), then one
 // line per spec row; --json adds "output" to each box and {"spec": {"lo", "hi"}}.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -40,7 +41,22 @@ Result<SpecMatrix> parse_spec(const std::string& text, int64_t cols) {
 
 struct Run {
   std::vector<CrownResult> per_output;  // one per model output (the spec run: one)
+  // The nodes every run took at their IBP box (CrownResult::cut), ascending, once each.
+  std::vector<int64_t> cut() const {
+    std::vector<int64_t> all;
+    for (const auto& r : per_output) all.insert(all.end(), r.cut.begin(), r.cut.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    return all;
+  }
 };
+
+// "node 5 (gelu), node 7 (softmax)"
+std::string cut_text(const Model& m, const std::vector<int64_t>& cut) {
+  std::string s;
+  for (int64_t id : cut) s += fmt::format("{}node {} ({})", s.empty() ? "" : ", ", id, op_tag(m.graph.nodes[static_cast<size_t>(id)].op));
+  return s;
+}
 
 void print_text(const Model& m, const Run& run, const BoxOptions& o, BoundMethod method) {
   std::cout << "method: " << bound_method_name(method) << ", arith: " << o.arith
@@ -65,6 +81,9 @@ void print_text(const Model& m, const Run& run, const BoxOptions& o, BoundMethod
   if (first.has_spec)
     for (size_t k = 0; k < first.spec_lo.size(); ++k)
       std::cout << fmt::format("spec row {}: [{:.9g}, {:.9g}]\n", k, first.spec_lo[k], first.spec_hi[k]);
+  if (const auto cut = run.cut(); !cut.empty())
+    std::cout << "note: no linear relaxation at " << cut_text(m, cut)
+              << "; the linear bounds take their IBP box there (docs/NUMERICS.md, \"Linear bounds\")\n";
 }
 
 void print_json(const Model& m, const Run& run, const BoxOptions& o, BoundMethod method) {
@@ -96,6 +115,7 @@ void print_json(const Model& m, const Run& run, const BoxOptions& o, BoundMethod
   if (first.has_spec)
     out += fmt::format(", \"spec\": {{\"output\": {}, \"lo\": {}, \"hi\": {}}}", first.output, json_list(first.spec_lo),
                        json_list(first.spec_hi));
+  out += fmt::format(", \"cut\": [{}]", join_ints(run.cut()));
   out += fmt::format(", \"stats\": {{\"passes\": {}, \"rows\": {}, \"alpha_steps\": {}}}}}\n", first.passes, first.rows,
                      first.alpha_steps);
   std::cout << out;

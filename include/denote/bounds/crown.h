@@ -158,6 +158,10 @@ struct CrownResult {
   std::vector<std::vector<double>> relu_coef;
   // The splits contradict the boxes: no input satisfies them (spec_lo = +inf, spec_hi = -inf).
   bool infeasible = false;
+  // The nodes the output depends on that CROWN and alpha-CROWN take at their IBP box because they have no
+  // linear relaxation (an op without a rule, or a product or quotient of two variables): where the linear
+  // bounds are only as tight as IBP's. Empty with method ibp or when the passes did not run.
+  std::vector<int64_t> cut;
   // Counters: backward passes, rows propagated, alpha iterations run.
   int64_t passes = 0, rows = 0, alpha_steps = 0;
   // Why the linear passes did not run and the bounds are IBP's ("" when they ran): the evaluation's
