@@ -496,41 +496,6 @@ bool fwd_pair(ForwardCtx& f, const Node& n) {
 
 bool rule_cut(RuleCtx& c, const Node& n, std::vector<double>&& A) { return c.concretize(n.id, A); }
 
-// The backward rule of each op: a relaxed elementwise op through its two lines, an affine op back through
-// its VJP (crown_affine.h); the rows below have their own; any other op is cut at its box (nullptr).
-template <Op O>
-constexpr Rule default_rule() {
-  if constexpr (Elementwise<O>::fn != nullptr) return &rule_elementwise<O>;
-  else if constexpr (is_affine(O)) return &rule_affine;
-  else return nullptr;
-}
-template <Op O>
-constexpr Rule kRule = default_rule<O>();
-template <>
-constexpr Rule kRule<Op::Input> = &rule_cut;
-template <>
-constexpr Rule kRule<Op::Const> = &rule_cut;
-template <>
-constexpr Rule kRule<Op::Linear> = &rule_linear;
-template <>
-constexpr Rule kRule<Op::Add> = &rule_add;
-template <>
-constexpr Rule kRule<Op::Sub> = &rule_sub;
-template <>
-constexpr Rule kRule<Op::MulElem> = &rule_mul_elem;
-template <>
-constexpr Rule kRule<Op::Div> = &rule_div;
-template <>
-constexpr Rule kRule<Op::Matmul> = &rule_matmul;
-template <>
-constexpr Rule kRule<Op::MaxElem> = &rule_pair<true>;
-template <>
-constexpr Rule kRule<Op::MinElem> = &rule_pair<false>;
-template <>
-constexpr Rule kRule<Op::MaxPool> = &rule_max_pool;
-template <>
-constexpr Rule kRule<Op::Conv> = &rule_conv;  // one transposed conv over all rows
-
 // ---- forward rules (alpha-CROWN).
 // v[r, j] = a[r, j] >= 0 ? lo[j] : hi[j] (NaN: hi), in AVX2 lanes where the CPU has them.
 [[gnu::always_inline]] inline void vertex_rows_in(const double* __restrict a, const double* __restrict lo,
@@ -677,35 +642,52 @@ bool fwd_matmul(ForwardCtx& f, const Node& n) {
   return matmul_is_affine(f.rc, n) ? fwd_affine(f, n) : fwd_vertex(f, n);
 }
 
-// The forward rule of each op (the same kinds as kRule); a cut node gives its box's vertex.
+// Each op's rules, a table over ops.def: backward (nullptr: cut at its box) and forward (alpha-CROWN's
+// relaxed network; a cut node gives its box's vertex). A relaxed elementwise op goes through its two lines,
+// an affine op back through its VJP (crown_affine.h); the rows below have their own.
+struct Rules {
+  Rule back;
+  ForwardRule fwd;
+};
 template <Op O>
-constexpr ForwardRule default_forward() {
-  if constexpr (Elementwise<O>::fn != nullptr) return &fwd_elementwise<O>;
-  else if constexpr (is_affine(O)) return &fwd_affine;
-  else return &fwd_vertex;
+constexpr Rules default_rules() {
+  if constexpr (Elementwise<O>::fn != nullptr) return {&rule_elementwise<O>, &fwd_elementwise<O>};
+  else if constexpr (is_affine(O)) return {&rule_affine, &fwd_affine};
+  else return {nullptr, &fwd_vertex};
 }
 template <Op O>
-constexpr ForwardRule kForward = default_forward<O>();
+constexpr Rules kRules = default_rules<O>();
 template <>
-constexpr ForwardRule kForward<Op::Linear> = &fwd_linear;
+constexpr Rules kRules<Op::Input> = {&rule_cut, &fwd_vertex};
 template <>
-constexpr ForwardRule kForward<Op::Add> = &fwd_add;
+constexpr Rules kRules<Op::Const> = {&rule_cut, &fwd_vertex};
 template <>
-constexpr ForwardRule kForward<Op::Sub> = &fwd_sub;
+constexpr Rules kRules<Op::Linear> = {&rule_linear, &fwd_linear};
 template <>
-constexpr ForwardRule kForward<Op::MulElem> = &fwd_mul_elem;
+constexpr Rules kRules<Op::Add> = {&rule_add, &fwd_add};
 template <>
-constexpr ForwardRule kForward<Op::Div> = &fwd_div;
+constexpr Rules kRules<Op::Sub> = {&rule_sub, &fwd_sub};
 template <>
-constexpr ForwardRule kForward<Op::Matmul> = &fwd_matmul;
+constexpr Rules kRules<Op::MulElem> = {&rule_mul_elem, &fwd_mul_elem};
 template <>
-constexpr ForwardRule kForward<Op::MaxElem> = &fwd_pair<true>;
+constexpr Rules kRules<Op::Div> = {&rule_div, &fwd_div};
 template <>
-constexpr ForwardRule kForward<Op::MinElem> = &fwd_pair<false>;
+constexpr Rules kRules<Op::Matmul> = {&rule_matmul, &fwd_matmul};
 template <>
-constexpr ForwardRule kForward<Op::MaxPool> = &fwd_max_pool;
+constexpr Rules kRules<Op::MaxElem> = {&rule_pair<true>, &fwd_pair<true>};
 template <>
-constexpr ForwardRule kForward<Op::Conv> = &fwd_conv;
+constexpr Rules kRules<Op::MinElem> = {&rule_pair<false>, &fwd_pair<false>};
+template <>
+constexpr Rules kRules<Op::MaxPool> = {&rule_max_pool, &fwd_max_pool};
+template <>
+constexpr Rules kRules<Op::Conv> = {&rule_conv, &fwd_conv};  // one transposed conv over all rows
+
+constexpr Rules kRuleTable[] = {
+#define DENOTE_OP(name, ...) kRules<Op::name>,
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+};
+static_assert(std::size(kRuleTable) == kNumOps);
 
 }  // namespace
 
@@ -719,25 +701,8 @@ const Smooth* tangent_smooth(Op op) {
   return kTable[static_cast<size_t>(op)];
 }
 
-Rule crown_rule(Op op) {
-  static constexpr Rule kRules[] = {
-#define DENOTE_OP(name, ...) kRule<Op::name>,
-#include "denote/ir/ops.def"
-#undef DENOTE_OP
-  };
-  static_assert(std::size(kRules) == kNumOps);
-  return kRules[static_cast<size_t>(op)];
-}
-
-ForwardRule crown_forward(Op op) {
-  static constexpr ForwardRule kRules[] = {
-#define DENOTE_OP(name, ...) kForward<Op::name>,
-#include "denote/ir/ops.def"
-#undef DENOTE_OP
-  };
-  static_assert(std::size(kRules) == kNumOps);
-  return kRules[static_cast<size_t>(op)];
-}
+Rule crown_rule(Op op) { return kRuleTable[static_cast<size_t>(op)].back; }
+ForwardRule crown_forward(Op op) { return kRuleTable[static_cast<size_t>(op)].fwd; }
 
 bool forward_reads_coefficients(Op op) {
   const ForwardRule f = crown_forward(op);
