@@ -326,7 +326,11 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   const auto start = std::chrono::steady_clock::now();
   VnnlibLimits limits;
   limits.deadline = deadline_after(start, timeout);
-  Result<VnnProperty> p = run_interruptible([&] { return load_vnnlib_file(vnnlib_path, limits); });
+  // The VNN-LIB text itself (no file needed) when the string holds a declaration or an assertion.
+  const bool text = vnnlib_path.find("(declare-const") != std::string::npos || vnnlib_path.find("(assert") != std::string::npos;
+  Result<VnnProperty> p = run_interruptible([&] {
+    return text ? parse_vnnlib(vnnlib_path, "<vnnlib text>", limits) : load_vnnlib_file(vnnlib_path, limits);
+  });
   if (!p.ok() && p.status().field() == "deadline") {
     VerifyOutcome late;
     late.result = VerifyResult::Timeout;
@@ -403,7 +407,9 @@ or the report text (one line per node, as `denote plan`) with report=True.)doc")
         py::arg("arith") = defaults.arith, py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
         py::arg("split") = "auto",
         py::arg("max_memory") = py::none(),
-        R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`:
+        R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`.
+vnnlib_path: a VNN-LIB file, or the property's text itself (a string holding "(declare-const" or "(assert").
+The result:
 {'result': 'sat'|'unsat'|'unknown'|'timeout', 'time_s', 'witness': {'x', 'y'} or None, 'stats': {...},
 'note'}. arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
 threads (the answer does not depend on them). split: what branch and bound splits, "auto" (relu phases when more

@@ -204,6 +204,11 @@ def test_verify_one_alpha_crown_for_a_cases_conjunctions(tmp_path):
     assert r["result"] == "unsat"
     assert r["stats"]["decided_by"] == "alpha-crown"
     assert r["stats"]["alpha_calls"] == 1
+    # The property's text does as well as its file.
+    t = denote.verify(m, prop.read_text(), timeout=60, threads=1)
+    assert (t["result"], t["stats"]["alpha_calls"]) == ("unsat", 1)
+    with pytest.raises(denote.ParseError, match="vnnlib text"):
+        denote.verify(m, "(assert (>= X_0 0.5)", timeout=5)
 
 
 def test_bounds_warn_where_crown_takes_the_ibp_box(acas_path):
