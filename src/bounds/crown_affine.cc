@@ -91,6 +91,34 @@ double fan_in(const RuleCtx& c, const Node& n) {
 
 }  // namespace
 
+std::optional<std::vector<double>> apply_affine(const Graph& g, const Payload<double>& p, const Node& n,
+                                                const std::vector<std::vector<double>>& values, bool magnitude) {
+  if (values.size() != n.parents.size()) return std::nullopt;
+  Operands o;
+  for (size_t k = 0; k < values.size(); ++k) {
+    const Shape& s = g.nodes[static_cast<size_t>(n.parents[k])].out_shape;
+    if (static_cast<int64_t>(values[k].size()) != numel(s)) return std::nullopt;
+    o.values.push_back(Tensor<double>(s, values[k]));
+  }
+  for (const auto& t : o.values) o.ptrs.push_back(&t);
+  F64Context ctx;
+  EvalOptions opts;
+  const Payload<double> q = node_payload(p, n.id, magnitude);
+  rules::EvalArgs<double> a{n, std::span<const Tensor<double>* const>(o.ptrs), q, n.out_shape, nullptr, opts};
+  auto r = detail::eval_fn<F64Context>(n.op)(ctx, a);
+  if (!r.ok()) return std::nullopt;
+  return std::move(r->data);
+}
+
+double affine_fan_in(const Graph& g, const Payload<double>& p, const Node& n) {
+  if (const auto* rec = find_record(p.conv, n.id))
+    return static_cast<double>(rec->weight.size()) / static_cast<double>(std::max<int64_t>(rec->config.out_channels, 1)) + 1;
+  if (find_record(p.batch_norm, n.id)) return 6;
+  double total = 0;
+  for (int64_t q : n.parents) total += static_cast<double>(numel(g.nodes[static_cast<size_t>(q)].out_shape));
+  return total + 1;
+}
+
 bool affine_scale(RuleCtx& c, const Node& n, double g_coef, std::vector<double>& scale, std::vector<double>& f0) {
   const int64_t m = c.numel_of(n.id);
   auto z = eval_node(c, n, operands(c, n, false), node_payload(c.payload, n.id, false));

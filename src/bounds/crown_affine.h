@@ -6,6 +6,7 @@
 // (src/bounds/crown_conv.h: all rows as one transposed conv), which falls back to this one.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "bounds/crown_rules.h"
@@ -22,6 +23,15 @@ bool affine_scale(RuleCtx& c, const Node& n, double g_coef, std::vector<double>&
 bool fwd_affine(ForwardCtx& f, const Node& n);
 // matmul with one constant operand is affine in the other; two variable operands: cut.
 bool rule_matmul(RuleCtx& c, const Node& n, std::vector<double>&& A);
+
+// For a-priori error bounds of an affine op n (conv, avg_pool, batch_norm_eval, layout ops, reductions;
+// src/verify/relu_margins.cc): the op evaluated in f64 on `values` (one flat vector per parent, in
+// parent order) with its parameters' magnitudes (|weights|, no offsets) when `magnitude`, else as they
+// are; nullopt when the evaluation fails. affine_fan_in: the largest number of parent elements one output
+// element reads, plus 1 (the evaluation's rounding count).
+std::optional<std::vector<double>> apply_affine(const Graph& g, const Payload<double>& p, const Node& n,
+                                                const std::vector<std::vector<double>>& values, bool magnitude);
+double affine_fan_in(const Graph& g, const Payload<double>& p, const Node& n);
 bool matmul_is_affine(const RuleCtx& c, const Node& n);
 
 }  // namespace denote::crown

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <iterator>
 
+#include "bounds/crown_affine.h"
 #include "bounds/crown_state.h"
 #include "eval/walk.h"
 #include "verify/relu_bab.h"
@@ -26,10 +27,19 @@ using crown::up;
 using crown::up_sum;
 
 // The rule each op has, a table over the op table: rounding into the arithmetic (input, const), the
-// parent's margin (same-order views, relu), linear, an elementwise binary op (sum, product, quotient), or none.
-enum class Kind : uint8_t { None, Rounding, Same, Linear, Sum, Product, Quotient };
+// parent's margin (same-order views, relu, neg), linear, an elementwise binary op (sum, product,
+// quotient), another affine op (conv, avg_pool, batch_norm_eval, layout, reductions: `affine`), max_pool
+// (the window's largest margin), or none.
+enum class Kind : uint8_t { None, Rounding, Same, Linear, Sum, Product, Quotient, Affine, Pool };
 template <Op O>
-constexpr Kind kKind = keeps_order(O) ? Kind::Same : Kind::None;
+constexpr Kind kKind = keeps_order(O) ? Kind::Same : is_affine(O) ? Kind::Affine : Kind::None;
+template <>
+constexpr Kind kKind<Op::Neg> = Kind::Same;
+template <>
+constexpr Kind kKind<Op::MaxPool> = Kind::Pool;
+// batch_norm_eval rounds (x - mean) before scaling, which |M| |x| + |c| does not bound: none (yet).
+template <>
+constexpr Kind kKind<Op::BatchNormEval> = Kind::None;
 template <>
 constexpr Kind kKind<Op::Input> = Kind::Rounding;
 template <>
@@ -94,6 +104,15 @@ struct MarginPass {
       case Kind::Linear:
         if (linear(n, *ps[0], out)) return out;
         break;
+      case Kind::Affine:
+        if (affine(n, ps, out)) return out;
+        break;
+      case Kind::Pool:  // |max a - max b| <= max |a - b|: max_pool of the margins, exact
+        if (auto e = crown::apply_affine(m.graph, m.payload, n, {ps[0]->e}, false); e && e->size() == len) {
+          out.e = std::move(*e);
+          return out;
+        }
+        break;
       case Kind::Sum:
       case Kind::Product:
       case Kind::Quotient:
@@ -103,6 +122,40 @@ struct MarginPass {
         break;
     }
     return error_status(ErrorCode::kUnsupported, "no forward error rule");
+  }
+
+  // An affine op y = M x + c (M >= 0 where it has no parameters; |M| from |weights| where it has):
+  //   e_y = |M| e_x + (u + gamma_{k+2}) (|M| |x| + |c|) + (k + 2) tiny,  k its fan-in;
+  // data movement (storage-only ops) is exact: e_y = M e_x. The three products are evaluated in f64 with
+  // the op's own rule (crown_affine.h's apply_affine) and rounded up by gamma_{k+1} in f64.
+  bool affine(const Node& n, std::span<const Margin* const> ps, Margin& out) const {
+    std::vector<std::vector<double>> e, x, zero;
+    for (size_t k = 0; k < n.parents.size(); ++k) {
+      const DoubleBox* pb = box(n.parents[k]);
+      if (!pb || pb->lo.size() != ps[k]->e.size()) return false;
+      e.push_back(ps[k]->e);
+      std::vector<double> xm(pb->lo.size());
+      for (size_t j = 0; j < xm.size(); ++j) xm[j] = mag(*pb, j);
+      x.push_back(std::move(xm));
+      zero.emplace_back(pb->lo.size(), 0.0);
+    }
+    const auto me = crown::apply_affine(m.graph, m.payload, n, e, true);
+    if (!me || me->size() != out.e.size()) return false;
+    if (has_flag(n.op, kFlagStorageOnly)) {
+      out.e = *me;
+      return true;
+    }
+    const auto mx = crown::apply_affine(m.graph, m.payload, n, x, true);
+    const auto f0 = crown::apply_affine(m.graph, m.payload, n, zero, false);
+    if (!mx || !f0 || mx->size() != out.e.size() || f0->size() != out.e.size()) return false;
+    const double k = crown::affine_fan_in(m.graph, m.payload, n);
+    const double g = up(u + gamma(k + 2, u) * (1 + u)), g64 = 1 + gamma(k + 1);
+    for (size_t j = 0; j < out.e.size(); ++j) {
+      const double size = up(up((*mx)[j] * g64) + up(std::fabs((*f0)[j]) * g64));
+      out.e[j] = up(up((*me)[j] * g64) + up(g * size) + (k + 2) * tiny);
+      if (!std::isfinite(out.e[j]) || out.e[j] < 0) return false;
+    }
+    return true;
   }
 
   bool linear(const Node& n, const Margin& x, Margin& out) const {

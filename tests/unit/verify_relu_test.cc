@@ -9,11 +9,14 @@
 #include <random>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "denote/bounds/crown.h"
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
 #include "denote/program/builder.h"
 #include "denote/verify/verify.h"
+#include "denote/verify/vnnlib.h"
 #include "verify/relu_bab.h"
 
 namespace denote {
@@ -104,6 +107,46 @@ void expect_margins_hold(const Loaded& l, int points) {
 TEST(VerifyRelu, MarginsBoundTheF32EvaluationError) {
   expect_margins_hold(load("mnistfc/mnist-net_256x2.onnx", "mnistfc/prop_0_0.03.vnnlib"), 20);
   expect_margins_hold(load("acasxu/ACASXU_run2a_2_1_batch_2000.onnx", "acasxu/prop_2.vnnlib"), 200);
+}
+
+// A box of n inputs c +- r and a one-atom output condition, as VNN-LIB text.
+VnnProperty box_property(int64_t n, double c, double r, int64_t outputs) {
+  std::string t;
+  for (int64_t i = 0; i < n; ++i) t += fmt::format("(declare-const X_{} Real)\n", i);
+  for (int64_t j = 0; j < outputs; ++j) t += fmt::format("(declare-const Y_{} Real)\n", j);
+  for (int64_t i = 0; i < n; ++i) t += fmt::format("(assert (>= X_{} {}))\n(assert (<= X_{} {}))\n", i, c - r, i, c + r);
+  t += "(assert (>= Y_0 Y_1))\n";
+  auto p = parse_vnnlib(t);
+  EXPECT_TRUE(p.ok()) << p.message();
+  return p.ok() ? std::move(*p) : VnnProperty{};
+}
+
+// Convolutional networks (conv, avg_pool, max_pool, reshape, a residual add): their margins exist (so
+// relu splitting is open to them) and bound the f32 evaluation's error.
+TEST(VerifyRelu, MarginsOfConvolutionalNetworks) {
+  auto pool = load_model_onnx_file(kData + "/verivital/Convnet_avgpool.onnx");
+  ASSERT_TRUE(pool.ok()) << pool.message();
+  expect_margins_hold(Loaded{std::move(*pool), box_property(784, 0.5, 0.02, 10)}, 8);
+  GraphBuilder b;  // conv -> relu -> conv, + the first relu (residual) -> relu -> max_pool -> flatten -> linear
+  const int64_t x = b.input({1, 2, 6, 6});
+  ConvConfig c;
+  c.window = WindowConfig{2, {3, 3}, {1, 1}, {1, 1}};
+  c.padding_after = {1, 1};
+  c.dilation = {1, 1};
+  c.in_channels = 2, c.out_channels = 2, c.channel_axis = 1;
+  std::vector<double> w(36), bias = {0.1, -0.2};
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(1.7 * static_cast<double>(i) + 0.3) * 0.6;
+  const int64_t r1 = b.unary(Op::Relu, b.conv(x, c, w, bias));
+  for (double& v : w) v = -v * 0.9;
+  const int64_t s = b.unary(Op::Relu, b.binary(Op::Add, b.conv(r1, c, w, {0.05, 0.0}), r1));
+  WindowConfig pw{2, {2, 2}, {2, 2}, {0, 0}};
+  const int64_t pooled = b.add(Op::MaxPool, {s}, pw);
+  const int64_t f = b.unary(Op::Reshape, pooled, ReshapeAttrs{{1, 2, 3, 3}, {1, 18}});
+  std::vector<double> w2(36);
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(0.9 * static_cast<double>(i));
+  auto m = b.build({b.linear(f, 2, w2, {0, 0.5})});
+  ASSERT_TRUE(m.ok()) << m.message();
+  expect_margins_hold(Loaded{std::move(*m), box_property(72, 0.3, 0.5, 2)}, 40);
 }
 
 // Splits widened by their margins, as the relu search bounds a subdomain (parent boxes only, lower
