@@ -3,6 +3,7 @@
 // library computes.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fmt/format.h>
 
 #include "common.h"
@@ -47,6 +48,8 @@ struct BoundArgs {
   bool all_nodes = false, lirpa_compatible = false;
   int alpha_iters = 20;
   std::string intermediate = "crown";
+  std::optional<double> eps;  // lo is the center of an L-infinity ball of this radius
+  py::object norm = py::none();
 };
 
 // (lo, hi) of C y with a spec; else per output (IBP's box, or the CROWN pass started there), or
@@ -77,7 +80,26 @@ py::object bound_result(const Model& m, const DoubleIbp& ibp, std::vector<CrownR
   return py::cast(outs);
 }
 
+// With eps: lo is the center x (per input) and the box is the L-infinity ball x +- eps (box_around, as the
+// CLI's --center/--eps); auto_LiRPA's PerturbationLpNorm(norm=inf, eps). Other norms are refused.
+std::vector<DoubleBox> balls_of(const PyModel& self, const py::object& x, const py::object& hi, double eps,
+                                const py::object& norm) {
+  if (!hi.is_none()) raise_invalid("eps: pass the center as lo and no hi (or lo and hi without eps)", "hi");
+  const double p = norm.is_none() ? INFINITY : py::float_(norm).cast<double>();
+  if (!std::isinf(p) || p < 0)
+    raise_invalid(fmt::format("norm {}: only the L-infinity ball (norm=inf) is supported; pass lo and hi for a box", p),
+                  "norm");
+  std::vector<DoubleBox> boxes;
+  for (Tensor<double>& c : per_input(self, x, "lo")) {
+    auto b = box_around(c, eps);
+    if (!b.ok()) raise_invalid("eps: " + b.message(), "eps");
+    boxes.push_back(std::move(*b));
+  }
+  return boxes;
+}
+
 std::vector<DoubleBox> boxes_of(const PyModel& self, const py::object& lo, const py::object& hi) {
+  if (hi.is_none()) raise_invalid("hi: expected the box's upper corner (or eps=, with lo the center)", "hi");
   std::vector<Tensor<double>> los = per_input(self, lo, "lo"), his = per_input(self, hi, "hi");
   std::vector<DoubleBox> boxes;
   for (size_t k = 0; k < los.size(); ++k) {
@@ -124,7 +146,7 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     raise_invalid("intermediate " + a.intermediate + ": expected crown, forward, forward+crown or ibp (crown-ibp)",
                   "intermediate");
   const Model& m = self.model();
-  const std::vector<DoubleBox> boxes = boxes_of(self, lo, hi);
+  const std::vector<DoubleBox> boxes = a.eps ? balls_of(self, lo, hi, *a.eps, a.norm) : boxes_of(self, lo, hi);
   const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);
   std::vector<CrownResult> runs;
   Result<DoubleIbp> ibp_r = DoubleIbp{};
@@ -352,14 +374,16 @@ void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
       "bounds",
       [](const PyModel& self, const py::object& lo, const py::object& hi, const std::string& method,
          const py::object& spec, const std::string& arith, bool all_nodes, int alpha_iters, bool lirpa_compatible,
-         const std::optional<int64_t>& max_memory, const std::string& intermediate) {
+         const std::optional<int64_t>& max_memory, const std::string& intermediate, const std::optional<double>& eps,
+         const py::object& norm) {
         return bounds(self, lo, hi, spec,
-                      BoundArgs{method, arith, all_nodes, lirpa_compatible, alpha_iters, intermediate},
+                      BoundArgs{method, arith, all_nodes, lirpa_compatible, alpha_iters, intermediate, eps, norm},
                       eval_options(max_memory));
       },
-      py::arg("lo"), py::arg("hi"), py::arg("method") = "ibp", py::arg("spec") = py::none(), py::arg("arith") = "f64",
-      py::arg("all_nodes") = false, py::arg("alpha_iters") = 20, py::arg("lirpa_compatible") = false,
-      py::arg("max_memory") = py::none(), py::arg("intermediate") = "crown",
+      py::arg("lo"), py::arg("hi") = py::none(), py::arg("method") = "ibp", py::arg("spec") = py::none(),
+      py::arg("arith") = "f64", py::arg("all_nodes") = false, py::arg("alpha_iters") = 20,
+      py::arg("lirpa_compatible") = false, py::arg("max_memory") = py::none(), py::arg("intermediate") = "crown",
+      py::arg("eps") = py::none(), py::arg("norm") = py::none(),
       R"doc(Sound bounds over the input box [lo, hi] (arrays for a one-input model, else one per input).
 
 method: "ibp" (default), "crown" or "alpha-crown" (any case; auto_LiRPA's "CROWN-Optimized" is alpha-crown). arith: the endpoint arithmetic (ibp: f64, f32 or a
@@ -367,7 +391,9 @@ binary format; crown: f64 or f32). spec: a matrix C (rows x output elements): re
 one entry per row. Otherwise returns (lower, upper) arrays shaped like the output (a list of pairs for
 several outputs, {node_id: (lower, upper)} with all_nodes); a node without a sound box gets -inf..inf.
 intermediate (crown/alpha-crown): where the boxes inside come from, as the CLI's --intermediate: "crown"
-(default), "forward", "forward+crown" or "ibp" ("CROWN-IBP": IBP inside, CROWN at the output).)doc");
+(default), "forward", "forward+crown" or "ibp" ("CROWN-IBP": IBP inside, CROWN at the output).
+eps (and norm=inf, the only norm): lo is the center x and the box is x +- eps, as auto_LiRPA's
+PerturbationLpNorm(norm=np.inf, eps=eps) and the CLI's --center/--eps.)doc");
   cls.def(
       "grad",
       [](const PyModel& self, const py::args& xs, const std::optional<int64_t>& output, const py::object& cotangent,

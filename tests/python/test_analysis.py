@@ -224,3 +224,28 @@ def test_bounds_warn_where_crown_takes_the_ibp_box(acas_path):
         warnings.simplefilter("error")  # none on an MLP, none for IBP
         denote.load(acas_path).bounds(LO, HI, method="crown")
         m.bounds(lo, hi, method="ibp")
+
+
+def test_bounds_on_an_linf_ball(cli, acas_path):
+    """auto_LiRPA's PerturbationLpNorm(norm=inf, eps): the center as lo, eps=; the CLI's --center/--eps box
+    (x +- eps rounded outward), next to the box x - eps, x + eps computed in numpy."""
+    m = denote.load(acas_path)
+    x, eps = (LO + HI) / 2, 0.01
+    for method in ("ibp", "crown"):
+        got = m.bounds(x, eps=eps, method=method)
+        want = cli_json(cli, "bounds", acas_path, "--center", json.dumps(x.tolist()), "--eps", str(eps),
+                        "--method", method)["boxes"][0]
+        np.testing.assert_array_equal(got[0].ravel(), want["lo"])
+        np.testing.assert_array_equal(got[1].ravel(), want["hi"])
+        box = m.bounds(x - eps, x + eps, method=method)  # a box one rounding smaller
+        np.testing.assert_allclose(got[0], box[0], rtol=1e-9)
+        np.testing.assert_allclose(got[1], box[1], rtol=1e-9)
+    assert m.bounds(x, eps=eps, norm=float("inf"))[0].shape == (1, 5)
+    with pytest.raises(denote.InvalidInputError, match="only the L-infinity ball"):
+        m.bounds(x, eps=eps, norm=2)
+    with pytest.raises(denote.InvalidInputError, match="eps"):
+        m.bounds(x, eps=-1.0)
+    with pytest.raises(denote.InvalidInputError, match="no hi"):
+        m.bounds(x, x, eps=eps)
+    with pytest.raises(denote.InvalidInputError, match="hi"):
+        m.bounds(x)
