@@ -14,6 +14,7 @@
 #include <iterator>
 
 #include "bounds/crown_affine.h"
+#include "ops/axis_lanes.h"
 #include "bounds/crown_state.h"
 #include "eval/walk.h"
 #include "verify/relu_bab.h"
@@ -30,16 +31,16 @@ using crown::up_sum;
 // parent's margin (same-order views, relu, neg), linear, an elementwise binary op (sum, product,
 // quotient), another affine op (conv, avg_pool, batch_norm_eval, layout, reductions: `affine`), max_pool
 // (the window's largest margin), or none.
-enum class Kind : uint8_t { None, Rounding, Same, Linear, Sum, Product, Quotient, Affine, Pool };
+enum class Kind : uint8_t { None, Rounding, Same, Linear, Sum, Product, Quotient, Affine, Pool, BatchNorm };
 template <Op O>
 constexpr Kind kKind = keeps_order(O) ? Kind::Same : is_affine(O) ? Kind::Affine : Kind::None;
 template <>
 constexpr Kind kKind<Op::Neg> = Kind::Same;
 template <>
 constexpr Kind kKind<Op::MaxPool> = Kind::Pool;
-// batch_norm_eval rounds (x - mean) before scaling, which |M| |x| + |c| does not bound: none (yet).
+// batch_norm_eval rounds (x - mean) before scaling, which |M| |x| + |c| does not bound: its own rule.
 template <>
-constexpr Kind kKind<Op::BatchNormEval> = Kind::None;
+constexpr Kind kKind<Op::BatchNormEval> = Kind::BatchNorm;
 template <>
 constexpr Kind kKind<Op::Input> = Kind::Rounding;
 template <>
@@ -107,6 +108,9 @@ struct MarginPass {
       case Kind::Affine:
         if (affine(n, ps, out)) return out;
         break;
+      case Kind::BatchNorm:
+        if (batch_norm(n, *ps[0], out)) return out;
+        break;
       case Kind::Pool:  // |max a - max b| <= max |a - b|: max_pool of the margins, exact
         if (auto e = crown::apply_affine(m.graph, m.payload, n, {ps[0]->e}, false); e && e->size() == len) {
           out.e = std::move(*e);
@@ -154,6 +158,33 @@ struct MarginPass {
       const double size = up(up((*mx)[j] * g64) + up(std::fabs((*f0)[j]) * g64));
       out.e[j] = up(up((*me)[j] * g64) + up(g * size) + (k + 2) * tiny);
       if (!std::isfinite(out.e[j]) || out.e[j] < 0) return false;
+    }
+    return true;
+  }
+
+  // batch_norm_eval as the evaluator computes it, y = ((x - mean) / sqrt(var + eps)) gamma + beta, every
+  // parameter rounded into the arithmetic: with s = |gamma| / sqrt(var + eps) (computed in f64, raised by
+  // gamma_4 in f64), the subtraction's error u (|x| + 2 |mean|) and the rest's (about 10 roundings,
+  // parameters included) relative to s (|x| + 2 |mean| + e) + |beta|:
+  //   e_y = s e (1 + gamma_12) + gamma_12 (s (|x| + 2 |mean| + e) + |beta|) + 12 tiny (1 + s).
+  bool batch_norm(const Node& n, const Margin& x, Margin& out) const {
+    const auto* rec = find_record(m.payload.batch_norm, n.id);
+    const auto* attrs = std::get_if<BatchNormAttrs>(&n.attrs);
+    const DoubleBox* xb = box(n.parents[0]);
+    if (!rec || !attrs || !xb || x.e.size() != out.e.size() || xb->lo.size() != x.e.size()) return false;
+    const rules::AxisLanes lanes = rules::axis_lanes(n.out_shape, attrs->channel_axis);
+    if (lanes.extent <= 0 || rec->gamma.size() != static_cast<size_t>(lanes.extent) ||
+        rec->beta.size() != rec->gamma.size() || rec->mean.size() != rec->gamma.size() || rec->var.size() != rec->gamma.size())
+      return false;
+    const double g = gamma(12, u), g64 = 1 + gamma(4);
+    for (size_t j = 0; j < out.e.size(); ++j) {
+      const size_t c = static_cast<size_t>((static_cast<int64_t>(j) / lanes.inner) % lanes.extent);
+      const double d = rec->var[c] + rec->eps;
+      if (!(d > 0)) return false;
+      const double s = up(std::fabs(rec->gamma[c]) / std::sqrt(d) * g64);
+      const double size = up(s * up(mag(*xb, j) + 2 * std::fabs(rec->mean[c]) + x.e[j]) + std::fabs(rec->beta[c]));
+      out.e[j] = up(up(s * x.e[j] * (1 + g)) + up(g * size) + 12 * tiny * (1 + s));
+      if (!std::isfinite(out.e[j])) return false;
     }
     return true;
   }

@@ -121,7 +121,7 @@ VnnProperty box_property(int64_t n, double c, double r, int64_t outputs) {
   return p.ok() ? std::move(*p) : VnnProperty{};
 }
 
-// Convolutional networks (conv, avg_pool, max_pool, reshape, a residual add): their margins exist (so
+// Convolutional networks (conv, avg_pool, max_pool, batch_norm_eval, reshape, a residual add): their margins exist (so
 // relu splitting is open to them) and bound the f32 evaluation's error.
 TEST(VerifyRelu, MarginsOfConvolutionalNetworks) {
   auto pool = load_model_onnx_file(kData + "/verivital/Convnet_avgpool.onnx");
@@ -147,6 +147,17 @@ TEST(VerifyRelu, MarginsOfConvolutionalNetworks) {
   auto m = b.build({b.linear(f, 2, w2, {0, 0.5})});
   ASSERT_TRUE(m.ok()) << m.message();
   expect_margins_hold(Loaded{std::move(*m), box_property(72, 0.3, 0.5, 2)}, 40);
+  // conv -> batch_norm_eval -> relu -> reshape -> linear (a mean far from 0: the subtraction's rounding).
+  GraphBuilder n;
+  const int64_t xn = n.input({1, 2, 6, 6});
+  const int64_t bn = n.add(Op::BatchNormEval, {n.conv(xn, c, w, bias)}, BatchNormAttrs{1, 2});
+  n.model().payload.batch_norm[bn] = BatchNormRecord<double>{{1.3, -0.7}, {0.2, -0.4}, {3.1, -2.6}, {0.8, 2.5}, 1e-5};
+  const int64_t fr = n.unary(Op::Reshape, n.unary(Op::Relu, bn), ReshapeAttrs{{1, 2, 6, 6}, {1, 72}});
+  std::vector<double> w3(144);
+  for (size_t i = 0; i < w3.size(); ++i) w3[i] = std::sin(0.37 * static_cast<double>(i));
+  auto mb = n.build({n.linear(fr, 2, w3, {0.1, 0})});
+  ASSERT_TRUE(mb.ok()) << mb.message();
+  expect_margins_hold(Loaded{std::move(*mb), box_property(72, 0.3, 0.5, 2)}, 40);
 }
 
 // Splits widened by their margins, as the relu search bounds a subdomain (parent boxes only, lower
