@@ -122,15 +122,9 @@ std::optional<SpecMatrix> spec_of(const Model& m, const py::object& spec) {
 // A UserWarning naming the nodes CROWN took at their IBP box (CrownResult::cut): the bounds hold, but
 // are only as tight as IBP's there, which an auto_LiRPA user would otherwise not see.
 void warn_cut(const Model& m, const std::vector<CrownResult>& runs) {
-  std::vector<int64_t> cut;
-  for (const auto& r : runs) cut.insert(cut.end(), r.cut.begin(), r.cut.end());
-  std::sort(cut.begin(), cut.end());
-  cut.erase(std::unique(cut.begin(), cut.end()), cut.end());
+  const std::vector<int64_t> cut = cut_nodes(runs);
   if (cut.empty()) return;
-  std::string what;
-  for (int64_t id : cut)
-    what += fmt::format("{}node {} ({})", what.empty() ? "" : ", ", id, op_tag(m.graph.nodes[static_cast<size_t>(id)].op));
-  const std::string msg = "no linear relaxation at " + what + "; the linear bounds take their IBP box there";
+  const std::string msg = "no linear relaxation at " + describe_cut(m.graph, cut) + "; the linear bounds take their IBP box there";
   if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
 }
 

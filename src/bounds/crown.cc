@@ -25,6 +25,21 @@ std::optional<BoundMethod> parse_bound_method(std::string_view text) {
   return std::nullopt;
 }
 
+std::vector<int64_t> cut_nodes(std::span<const CrownResult> runs) {
+  std::vector<int64_t> all;
+  for (const CrownResult& r : runs) all.insert(all.end(), r.cut.begin(), r.cut.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+std::string describe_cut(const Graph& g, const std::vector<int64_t>& cut) {
+  std::string s;
+  for (int64_t id : cut)
+    s += fmt::format("{}node {} ({})", s.empty() ? "" : ", ", id, op_tag(g.nodes[static_cast<size_t>(id)].op));
+  return s;
+}
+
 bool set_intermediate(std::string_view name, CrownOptions& o) {
   std::string t(name);
   for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -71,13 +86,9 @@ Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
 
 // The nodes the output depends on whose op has no linear rule, or whose rule needs a constant operand that
 // it lacks (mul_elem, matmul: one of the two; div: the divisor): CrownResult::cut.
-std::vector<int64_t> cut_nodes(const Graph& g, int64_t output_id) {
+std::vector<int64_t> cut_in_cone(const Graph& g, const Payload<double>& payload, int64_t output_id) {
   const std::vector<bool> anc = walk::ancestors(g, output_id);
-  auto constant = [&](int64_t p) {
-    const Node& q = g.nodes[static_cast<size_t>(p)];
-    return q.op == Op::Const || (has_flag(q.op, kFlagStorageOnly) && q.parents.size() == 1 &&
-                                 g.nodes[static_cast<size_t>(q.parents[0])].op == Op::Const);
-  };
+  auto constant = [&](int64_t p) { return const_behind(g, payload, p) != nullptr; };
   std::vector<int64_t> out;
   for (const Node& n : g.nodes) {
     if (!anc[static_cast<size_t>(n.id)]) continue;
@@ -369,7 +380,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   if (o.splits)
     for (const auto& sp : *o.splits) eng.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
   const bool passes = linear && o.method != BoundMethod::Ibp;  // CROWN's passes, not only the one-step rule
-  if (passes) res.cut = cut_nodes(g, output_id);
+  if (passes) res.cut = cut_in_cone(g, payload, output_id);
   if (passes && o.forward_intermediate && (!o.splits || o.splits->empty())) crown::symbolic_bounds(eng);
   if (passes && o.intermediate_crown && !splits.infeasible)
     DENOTE_RETURN_IF_ERROR(intermediate_bounds(eng, output_id, o, splits));

@@ -72,26 +72,17 @@ Operands operands(const RuleCtx& c, const Node& n, bool magnitudes) {
   return o;
 }
 
-Result<Tensor<double>> eval_node(const RuleCtx& c, const Node& n, const Operands& in, const Payload<double>& p) {
+Result<Tensor<double>> eval_node(const Node& n, const Operands& in, const Payload<double>& p) {
   F64Context ctx;
   EvalOptions opts;
   rules::EvalArgs<double> a{n, std::span<const Tensor<double>* const>(in.ptrs), p, n.out_shape, nullptr, opts};
   return detail::eval_fn<F64Context>(n.op)(ctx, a);
 }
 
-// The largest number of parent elements one output element reads (the evaluation's rounding count).
-double fan_in(const RuleCtx& c, const Node& n) {
-  if (const auto* rec = find_record(c.payload.conv, n.id))
-    return static_cast<double>(rec->weight.size()) / static_cast<double>(std::max<int64_t>(rec->config.out_channels, 1)) + 1;
-  if (find_record(c.payload.batch_norm, n.id)) return 6;  // (x - mean) / sqrt(var + eps) * gamma + beta
-  double total = 0;
-  for (int64_t p : n.parents) total += static_cast<double>(c.numel_of(p));
-  return total + 1;
-}
 
 }  // namespace
 
-std::optional<std::vector<double>> apply_affine(const Graph& g, const Payload<double>& p, const Node& n,
+std::optional<std::vector<double>> apply_node(const Graph& g, const Payload<double>& p, const Node& n,
                                                 const std::vector<std::vector<double>>& values, bool magnitude) {
   if (values.size() != n.parents.size()) return std::nullopt;
   Operands o;
@@ -101,11 +92,7 @@ std::optional<std::vector<double>> apply_affine(const Graph& g, const Payload<do
     o.values.push_back(Tensor<double>(s, values[k]));
   }
   for (const auto& t : o.values) o.ptrs.push_back(&t);
-  F64Context ctx;
-  EvalOptions opts;
-  const Payload<double> q = node_payload(p, n.id, magnitude);
-  rules::EvalArgs<double> a{n, std::span<const Tensor<double>* const>(o.ptrs), q, n.out_shape, nullptr, opts};
-  auto r = detail::eval_fn<F64Context>(n.op)(ctx, a);
+  auto r = eval_node(n, o, node_payload(p, n.id, magnitude));
   if (!r.ok()) return std::nullopt;
   return std::move(r->data);
 }
@@ -113,7 +100,7 @@ std::optional<std::vector<double>> apply_affine(const Graph& g, const Payload<do
 double affine_fan_in(const Graph& g, const Payload<double>& p, const Node& n) {
   if (const auto* rec = find_record(p.conv, n.id))
     return static_cast<double>(rec->weight.size()) / static_cast<double>(std::max<int64_t>(rec->config.out_channels, 1)) + 1;
-  if (find_record(p.batch_norm, n.id)) return 6;
+  if (find_record(p.batch_norm, n.id)) return 6;  // (x - mean) / sqrt(var + eps) * gamma + beta
   double total = 0;
   for (int64_t q : n.parents) total += static_cast<double>(numel(g.nodes[static_cast<size_t>(q)].out_shape));
   return total + 1;
@@ -121,11 +108,11 @@ double affine_fan_in(const Graph& g, const Payload<double>& p, const Node& n) {
 
 bool affine_scale(RuleCtx& c, const Node& n, double g_coef, std::vector<double>& scale, std::vector<double>& f0) {
   const int64_t m = c.numel_of(n.id);
-  auto z = eval_node(c, n, operands(c, n, false), node_payload(c.payload, n.id, false));
-  auto mx = eval_node(c, n, operands(c, n, true), node_payload(c.payload, n.id, true));
+  auto z = eval_node(n, operands(c, n, false), node_payload(c.payload, n.id, false));
+  auto mx = eval_node(n, operands(c, n, true), node_payload(c.payload, n.id, true));
   if (!z.ok() || !mx.ok()) return c.fail(fmt::format("node {}: {}", n.id, (!z.ok() ? z : mx).status().message()));
   // Coefficient rounding (g_coef |A| mx) and the evaluation's rounding.
-  const double fan = fan_in(c, n), g_fan = 1 + gamma(fan);
+  const double fan = affine_fan_in(c.g, c.payload, n), g_fan = 1 + gamma(fan);
   const double e_eval = c.err.u * (fan + 4) * 1.01;
   f0 = std::move(z->data);
   scale.resize(static_cast<size_t>(m));
@@ -215,7 +202,7 @@ bool fwd_affine(ForwardCtx& f, const Node& n) {
   const int64_t m = c.numel_of(n.id);
   const Payload<double> own = node_payload(c.payload, n.id, false);
   const Operands zero = operands(c, n, false);
-  auto f0 = eval_node(c, n, zero, own);
+  auto f0 = eval_node(n, zero, own);
   if (!f0.ok()) return false;
   Tensor<double> out0 = Tensor<double>::filled(n.out_shape, 0.0);
   F64Context ctx;

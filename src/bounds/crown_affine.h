@@ -24,12 +24,11 @@ bool fwd_affine(ForwardCtx& f, const Node& n);
 // matmul with one constant operand is affine in the other; two variable operands: cut.
 bool rule_matmul(RuleCtx& c, const Node& n, std::vector<double>&& A);
 
-// For a-priori error bounds of an affine op n (conv, avg_pool, batch_norm_eval, layout ops, reductions;
-// src/verify/relu_margins.cc): the op evaluated in f64 on `values` (one flat vector per parent, in
-// parent order) with its parameters' magnitudes (|weights|, no offsets) when `magnitude`, else as they
-// are; nullopt when the evaluation fails. affine_fan_in: the largest number of parent elements one output
+// For a-priori error bounds (src/verify/relu_margins.cc): node n's op evaluated in f64 on `values` (one
+// flat vector per parent, in parent order) with its parameters' magnitudes (|weights|, no offsets) when
+// `magnitude`, else as they are (any op: max_pool of margins too); nullopt when the evaluation fails. affine_fan_in: the largest number of parent elements one output
 // element reads, plus 1 (the evaluation's rounding count).
-std::optional<std::vector<double>> apply_affine(const Graph& g, const Payload<double>& p, const Node& n,
+std::optional<std::vector<double>> apply_node(const Graph& g, const Payload<double>& p, const Node& n,
                                                 const std::vector<std::vector<double>>& values, bool magnitude);
 double affine_fan_in(const Graph& g, const Payload<double>& p, const Node& n);
 bool matmul_is_affine(const RuleCtx& c, const Node& n);

@@ -13,6 +13,7 @@
 #include "bounds/crown_gemm.h"
 #include "bounds/crown_linear.h"
 #include "bounds/crown_maxpool.h"
+#include "bounds/kernel_ops.h"
 #include "bounds/crown_relax.h"
 #include "bounds/crown_tangents.h"
 #include "bounds/crown_sums.h"
@@ -57,13 +58,8 @@ std::optional<std::vector<double>> const_operand(const RuleCtx& c, const Node& n
   const size_t m = static_cast<size_t>(c.numel_of(n.id));
   for (int k = 0; k < 2; ++k) {
     if (only >= 0 && k != only) continue;
-    const Node& p = c.g.nodes[static_cast<size_t>(n.parents[static_cast<size_t>(k)])];
-    int64_t id = p.id;
-    if (p.op != Op::Const && has_flag(p.op, kFlagStorageOnly) && p.parents.size() == 1) id = p.parents[0];
-    if (c.g.nodes[static_cast<size_t>(id)].op != Op::Const) continue;
-    const auto* rec = find_record(c.payload.consts, id);
-    if (!rec || (rec->values.size() != m && rec->values.size() != 1) || (id != p.id && rec->values.size() != 1))
-      continue;
+    const auto* rec = const_behind(c.g, c.payload, n.parents[static_cast<size_t>(k)]);
+    if (!rec || (rec->values.size() != m && rec->values.size() != 1)) continue;
     other = n.parents[static_cast<size_t>(1 - k)];
     return rec->values.size() == m ? rec->values : std::vector<double>(m, rec->values[0]);
   }

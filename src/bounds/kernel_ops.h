@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <iterator>
 
+#include "denote/ir/graph.h"
 #include "denote/ir/op.h"
+#include "denote/ir/payload.h"
 
 namespace denote {
 
@@ -52,6 +54,19 @@ constexpr bool is_dense(Op op) { return bound_kernel(op) == BoundKernel::Dense; 
 constexpr bool offset_or_scale(Op op) {
   return is_elementwise(op) && op_info_c(op).min_parents == 2 &&
          (is_affine(op) || bound_kernel(op) == BoundKernel::Product);
+}
+
+// The constant values behind node p: a const's record, or a one-element const under a storage-only op of
+// one parent (broadcast_to: how ONNX import writes `x - mean` with a scalar mean; every layout of one
+// element is that element); nullptr otherwise. Callers check the values' count against their node.
+inline const ConstRecord<double>* const_behind(const Graph& g, const Payload<double>& p, int64_t id) {
+  if (id < 0 || id >= static_cast<int64_t>(g.nodes.size())) return nullptr;
+  const Node& q = g.nodes[static_cast<size_t>(id)];
+  if (q.op == Op::Const) return find_record(p.consts, id);
+  if (!has_flag(q.op, kFlagStorageOnly) || q.parents.size() != 1) return nullptr;
+  if (g.nodes[static_cast<size_t>(q.parents[0])].op != Op::Const) return nullptr;
+  const ConstRecord<double>* rec = find_record(p.consts, q.parents[0]);
+  return rec && rec->values.size() == 1 ? rec : nullptr;
 }
 
 }  // namespace denote

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <span>
 
+#include "bounds/kernel_ops.h"
 #include "eval/walk.h"
 #ifdef DENOTE_HAVE_OPENBLAS
 #include "providers/openblas_util.h"
@@ -34,17 +35,7 @@ struct ChainPass {
     c.inputs_ = numel(out), last = n.id;
     return true;
   }
-  // The constant behind node id: a const, or a storage-only op (broadcast_to: ONNX import's form) of a
-  // one-element const.
-  const ConstRecord<double>* constant(int64_t id) const {
-    if (id < 0) return nullptr;
-    const Node& q = m.graph.nodes[static_cast<size_t>(id)];
-    if (has_flag(q.op, kFlagStorageOnly)) {  // broadcast_to, reshape, ... of one element
-      const auto* rec = q.parents.size() == 1 ? find_record(m.payload.consts, q.parents[0]) : nullptr;
-      return rec && rec->values.size() == 1 ? rec : nullptr;  // one element: every layout of it is the same
-    }
-    return find_record(m.payload.consts, id);
-  }
+  const ConstRecord<double>* constant(int64_t id) const { return const_behind(m.graph, m.payload, id); }
   // x + c, x - c, x * c or x / c, c a constant of the input's size or of one element, before any layer:
   // composed into scale and offset (kind 0: +, 1: -, 2: *, 3: /).
   bool normalise(const Node& n, const Shape& out, int kind) {
@@ -103,11 +94,8 @@ namespace {
 
 bool step_input(ChainPass& p, const Node& n, const Shape& out) { return p.input(n, out); }
 bool step_const(ChainPass&, const Node&, const Shape&) { return true; }  // read by the sub/add using it
-// broadcast_to of a one-element const: read by the op using it (ChainPass::constant).
-bool step_spread(ChainPass& p, const Node& n, const Shape&) {
-  const auto* rec = find_record(p.m.payload.consts, n.parents[0]);
-  return rec && rec->values.size() == 1;
-}
+// broadcast_to of a one-element const (const_behind): read by the op using it.
+bool step_spread(ChainPass& p, const Node& n, const Shape&) { return const_behind(p.m.graph, p.m.payload, n.id) != nullptr; }
 bool step_add(ChainPass& p, const Node& n, const Shape& out) { return p.normalise(n, out, 0); }
 bool step_sub(ChainPass& p, const Node& n, const Shape& out) { return p.normalise(n, out, 1); }
 bool step_mul(ChainPass& p, const Node& n, const Shape& out) { return p.normalise(n, out, 2); }

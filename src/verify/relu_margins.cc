@@ -112,7 +112,7 @@ struct MarginPass {
         if (batch_norm(n, *ps[0], out)) return out;
         break;
       case Kind::Pool:  // |max a - max b| <= max |a - b|: max_pool of the margins, exact
-        if (auto e = crown::apply_affine(m.graph, m.payload, n, {ps[0]->e}, false); e && e->size() == len) {
+        if (auto e = crown::apply_node(m.graph, m.payload, n, {ps[0]->e}, false); e && e->size() == len) {
           out.e = std::move(*e);
           return out;
         }
@@ -131,7 +131,7 @@ struct MarginPass {
   // An affine op y = M x + c (M >= 0 where it has no parameters; |M| from |weights| where it has):
   //   e_y = |M| e_x + (u + gamma_{k+2}) (|M| |x| + |c|) + (k + 2) tiny,  k its fan-in;
   // data movement (storage-only ops) is exact: e_y = M e_x. The three products are evaluated in f64 with
-  // the op's own rule (crown_affine.h's apply_affine) and rounded up by gamma_{k+1} in f64.
+  // the op's own rule (crown_affine.h's apply_node) and rounded up by gamma_{k+1} in f64.
   bool affine(const Node& n, std::span<const Margin* const> ps, Margin& out) const {
     std::vector<std::vector<double>> e, x, zero;
     for (size_t k = 0; k < n.parents.size(); ++k) {
@@ -143,14 +143,14 @@ struct MarginPass {
       x.push_back(std::move(xm));
       zero.emplace_back(pb->lo.size(), 0.0);
     }
-    const auto me = crown::apply_affine(m.graph, m.payload, n, e, true);
+    const auto me = crown::apply_node(m.graph, m.payload, n, e, true);
     if (!me || me->size() != out.e.size()) return false;
     if (has_flag(n.op, kFlagStorageOnly)) {
       out.e = *me;
       return true;
     }
-    const auto mx = crown::apply_affine(m.graph, m.payload, n, x, true);
-    const auto f0 = crown::apply_affine(m.graph, m.payload, n, zero, false);
+    const auto mx = crown::apply_node(m.graph, m.payload, n, x, true);
+    const auto f0 = crown::apply_node(m.graph, m.payload, n, zero, false);
     if (!mx || !f0 || mx->size() != out.e.size() || f0->size() != out.e.size()) return false;
     const double k = crown::affine_fan_in(m.graph, m.payload, n);
     const double g = up(u + gamma(k + 2, u) * (1 + u)), g64 = 1 + gamma(k + 1);

@@ -42,21 +42,8 @@ Result<SpecMatrix> parse_spec(const std::string& text, int64_t cols) {
 struct Run {
   std::vector<CrownResult> per_output;  // one per model output (the spec run: one)
   // The nodes every run took at their IBP box (CrownResult::cut), ascending, once each.
-  std::vector<int64_t> cut() const {
-    std::vector<int64_t> all;
-    for (const auto& r : per_output) all.insert(all.end(), r.cut.begin(), r.cut.end());
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    return all;
-  }
+  std::vector<int64_t> cut() const { return cut_nodes(per_output); }
 };
-
-// "node 5 (gelu), node 7 (softmax)"
-std::string cut_text(const Model& m, const std::vector<int64_t>& cut) {
-  std::string s;
-  for (int64_t id : cut) s += fmt::format("{}node {} ({})", s.empty() ? "" : ", ", id, op_tag(m.graph.nodes[static_cast<size_t>(id)].op));
-  return s;
-}
 
 void print_text(const Model& m, const Run& run, const BoxOptions& o, BoundMethod method) {
   std::cout << "method: " << bound_method_name(method) << ", arith: " << o.arith
@@ -82,7 +69,7 @@ void print_text(const Model& m, const Run& run, const BoxOptions& o, BoundMethod
     for (size_t k = 0; k < first.spec_lo.size(); ++k)
       std::cout << fmt::format("spec row {}: [{:.9g}, {:.9g}]\n", k, first.spec_lo[k], first.spec_hi[k]);
   if (const auto cut = run.cut(); !cut.empty())
-    std::cout << "note: no linear relaxation at " << cut_text(m, cut)
+    std::cout << "note: no linear relaxation at " << describe_cut(m.graph, cut)
               << "; the linear bounds take their IBP box there (docs/NUMERICS.md, \"Linear bounds\")\n";
 }
 

@@ -169,6 +169,11 @@ struct CrownResult {
   std::string fallback;
 };
 
+// The cut nodes of several runs (one per output, as `denote bounds` and Python's bounds make them),
+// ascending and once each, and their description "node 5 (gelu), node 7 (softmax)" ("" when none).
+std::vector<int64_t> cut_nodes(std::span<const CrownResult> runs);
+std::string describe_cut(const Graph& g, const std::vector<int64_t>& cut);
+
 // Where CROWN's evaluation error model (relative error u and an underflow's absolute error per
 // operation, parameters rounded relatively) fails for the arithmetic: a parameter outside it
 // (parameter_range_gap, include/denote/bounds/ibp.h), or a node box that is not finite (the
