@@ -308,6 +308,11 @@ py::dict verify_result(const VerifyOutcome& r) {
     const Shape xs{static_cast<int64_t>(x.size())}, ys{static_cast<int64_t>(y.size())};
     w["x"] = to_numpy(xs, std::move(x));
     w["y"] = to_numpy(ys, std::move(y));
+    py::list texts;
+    for (const std::string& t : r.witness->x_exact) texts.append(t);
+    w["x_exact"] = texts;
+    w["semantics"] = r.witness->semantics;
+    w["outside"] = r.witness->outside;
     d["witness"] = w;
   } else {
     d["witness"] = py::none();
@@ -324,12 +329,15 @@ py::dict verify_result(const VerifyOutcome& r) {
 }
 
 py::dict verify(const PyModel& self, const std::string& vnnlib_path, double timeout, const std::string& arith,
-                uint64_t seed, int threads, const std::string& split, const std::optional<int64_t>& max_memory) {
+                uint64_t seed, int threads, const std::string& split, const std::optional<int64_t>& max_memory,
+                double witness_tolerance) {
   const auto mode = parse_split_mode(split);
   if (!mode) raise_invalid("split " + split + ": expected auto, input or relu", "split");
   if (threads < 1 || threads > 256) raise_invalid(fmt::format("threads {}: expected 1 to 256", threads), "threads");
   if (!(timeout > 0)) raise_invalid(fmt::format("timeout {}: expected a number of seconds > 0", timeout), "timeout");
   if (max_memory && *max_memory < 1) raise_invalid("max_memory: expected a byte count >= 1", "max_memory");
+  if (!(witness_tolerance >= 0 && witness_tolerance <= 1))
+    raise_invalid(fmt::format("witness_tolerance {}: expected a distance from 0 to 1", witness_tolerance), "witness_tolerance");
   check(check_shapes(self.model().graph));
   VerifyOptions o;
   o.timeout_s = timeout;
@@ -338,6 +346,7 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   o.threads = threads;
   o.split = *mode;
   o.max_bytes = max_memory.value_or(0);
+  o.witness_tolerance = witness_tolerance;
   // The property's normal form counts against the timeout, as in the CLI.
   const auto start = std::chrono::steady_clock::now();
   VnnlibLimits limits;
@@ -426,12 +435,15 @@ or the report text (one line per node, as `denote plan`) with report=True.)doc")
   m.def("verify", &verify, py::arg("model"), py::arg("vnnlib_path"), py::arg("timeout") = defaults.timeout_s,
         py::arg("arith") = defaults.arith, py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
         py::arg("split") = "auto",
-        py::arg("max_memory") = py::none(),
+        py::arg("max_memory") = py::none(), py::arg("witness_tolerance") = defaults.witness_tolerance,
         R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`.
 vnnlib_path: a VNN-LIB file, or the property's text itself (a string holding "(declare-const" or "(assert").
 The result:
-{'result': 'sat'|'unsat'|'unknown'|'timeout', 'time_s', 'witness': {'x', 'y'} or None, 'stats': {...},
-'note'}. arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
+{'result': 'sat'|'unsat'|'unknown'|'timeout', 'time_s', 'witness': {'x', 'y', 'x_exact', 'semantics', 'outside'} or
+None, 'stats': {...}, 'note'}. Where the property pins an input to a decimal that no value of the arithmetic reaches
+(lo = hi = 0.1), the witness holds for the real network at that decimal (x_exact; semantics says so).
+witness_tolerance: also accept a witness that far outside the box in the arithmetic alone (VNN-COMP scores
+with 1e-4; 0: exact). arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
 threads (the answer does not depend on them). split: what branch and bound splits, "auto" (relu phases when more
 than 16 inputs are open), "input" or "relu". max_memory: the bound passes' memory budget in bytes (default: half
 the RAM). Ctrl-C stops the call (KeyboardInterrupt) at its next deadline check.)doc");

@@ -64,20 +64,12 @@ ibp::FormatModel format_model(const MpfrEndpoints& e) {
 DENOTE_INSTANTIATE_IBP(MpfrEndpoints)
 
 Result<std::vector<std::optional<Tensor<Interval<RealScalar>>>>> enclose_real(
-    const Graph& g, const Payload<double>& payload, std::span<const Tensor<double>> inputs,
+    const Graph& g, const Payload<double>& payload, std::span<const Tensor<Interval<RealScalar>>> inputs,
     std::span<const int64_t> outputs, mpfr_prec_t bits, const EvalOptions& options) {
   using S = Interval<RealScalar>;
   IntervalContext<MpfrEndpoints> ctx{MpfrEndpoints(bits)};
   const Payload<S> p = convert_payload<S>(payload, [&](double v) { return ctx.from_double(v); });
-  std::vector<Tensor<S>> in;
-  in.reserve(inputs.size());
-  for (const Tensor<double>& t : inputs) {
-    std::vector<S> d;
-    d.reserve(t.data.size());
-    for (double v : t.data) d.push_back(ctx.from_double(v));
-    in.emplace_back(t.shape, std::move(d));
-  }
-  DENOTE_ASSIGN_OR_RETURN(auto r, run_ibp(g, p, std::span<const Tensor<S>>(in), ctx, options));
+  DENOTE_ASSIGN_OR_RETURN(auto r, run_ibp(g, p, inputs, ctx, options));
   std::vector<std::optional<Tensor<S>>> out;
   for (int64_t id : outputs) {
     if (id < 0 || static_cast<size_t>(id) >= r.boxes.size())
@@ -86,6 +78,22 @@ Result<std::vector<std::optional<Tensor<Interval<RealScalar>>>>> enclose_real(
     out.push_back(std::move(r.boxes[static_cast<size_t>(id)]));
   }
   return out;
+}
+
+Result<std::vector<std::optional<Tensor<Interval<RealScalar>>>>> enclose_real(
+    const Graph& g, const Payload<double>& payload, std::span<const Tensor<double>> inputs,
+    std::span<const int64_t> outputs, mpfr_prec_t bits, const EvalOptions& options) {
+  using S = Interval<RealScalar>;
+  IntervalContext<MpfrEndpoints> ctx{MpfrEndpoints(bits)};
+  std::vector<Tensor<S>> in;
+  in.reserve(inputs.size());
+  for (const Tensor<double>& t : inputs) {
+    std::vector<S> d;
+    d.reserve(t.data.size());
+    for (double v : t.data) d.push_back(ctx.from_double(v));
+    in.emplace_back(t.shape, std::move(d));
+  }
+  return enclose_real(g, payload, std::span<const Tensor<S>>(in), outputs, bits, options);
 }
 
 }  // namespace denote

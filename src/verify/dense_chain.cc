@@ -148,7 +148,7 @@ Result<Shape> ChainPass::visit(const Node& n, std::span<const Shape* const>, con
 std::optional<DenseChain> DenseChain::of(const Model& m) {
   if (m.output_ids.size() != 1 || m.graph.input_ids().size() != 1) return std::nullopt;
   DenseChain c;
-  ChainPass pass{m, c};
+  ChainPass pass{m, c, -1, {}, {}};
   walk::Config cfg;
   cfg.layer = "dense chain";
   std::vector<Shape> table;

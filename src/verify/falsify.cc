@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <mpfr.h>
+
 #include "denote/autodiff/grad.h"
 #include "denote/base/splitmix.h"
 #include "denote/bounds/interval_real.h"
@@ -59,52 +61,115 @@ std::vector<double> eval_point(const Model& m, const std::vector<double>& x, con
   return y.ok() ? y->data : std::vector<double>{};
 }
 
-// The real network's outputs at x, enclosed in MPFR intervals (IBP over MPFR endpoints at 256 bits);
-// false when some output has no box (an operation too close to call at this point).
-bool enclose_outputs(const Model& m, const std::vector<double>& x, std::vector<RealScalar>& lo,
+// The input point at 256 bits: x, except where `decimals` names an exact decimal ("" elsewhere; empty:
+// none), enclosed by its two roundings (equal when the decimal is a 256-bit number); false for a decimal
+// MPFR cannot read.
+bool real_inputs(const std::vector<double>& x, const std::vector<std::string>& decimals,
+                 std::vector<Interval<RealScalar>>& in) {
+  in.clear();
+  for (size_t i = 0; i < x.size(); ++i) {
+    Interval<RealScalar> v{RealScalar(256), RealScalar(256)};
+    if (i < decimals.size() && !decimals[i].empty()) {
+      if (mpfr_set_str(v.lo.get(), decimals[i].c_str(), 10, MPFR_RNDD) != 0) return false;
+      mpfr_set_str(v.hi.get(), decimals[i].c_str(), 10, MPFR_RNDU);
+    } else {
+      mpfr_set_d(v.lo.get(), x[i], MPFR_RNDN), mpfr_set_d(v.hi.get(), x[i], MPFR_RNDN);  // exact
+    }
+    in.push_back(std::move(v));
+  }
+  return true;
+}
+
+// The real network's outputs over the input boxes `in`, enclosed in MPFR intervals (IBP over MPFR
+// endpoints at 256 bits); false when some output has no box (an operation too close to call there).
+bool enclose_outputs(const Model& m, const std::vector<Interval<RealScalar>>& in, std::vector<RealScalar>& lo,
                      std::vector<RealScalar>& hi) {
-  const std::vector<Tensor<double>> in = {Tensor<double>(input_shape(m), x)};
+  const std::vector<Tensor<Interval<RealScalar>>> t = {Tensor<Interval<RealScalar>>(input_shape(m), in)};
   const int64_t out = m.output_ids[0];
-  auto r = enclose_real(m.graph, m.payload, std::span<const Tensor<double>>(in), std::span<const int64_t>(&out, 1));
+  auto r = enclose_real(m.graph, m.payload, std::span<const Tensor<Interval<RealScalar>>>(t),
+                        std::span<const int64_t>(&out, 1));
   if (!r.ok() || !(*r)[0]) return false;
   lo.clear(), hi.clear();
   for (auto& v : (*r)[0]->data) lo.push_back(std::move(v.lo)), hi.push_back(std::move(v.hi));
   return true;
 }
 
-// The real network's outputs at x evaluated in MPFR at 256 bits, rounded to nearest (no enclosure):
-// only a filter, about 7x cheaper than the enclosure (docs/PERF.md, "Exact witness re-check").
-bool nearest_holds(const Model& m, const std::vector<VnnAtom>& conj, const std::vector<double>& x) {
+// The real network's outputs at the lower endpoints of `in` evaluated in MPFR at 256 bits, rounded
+// to nearest (no enclosure): only a filter, about 7x cheaper than the enclosure (docs/PERF.md,
+// "Exact witness re-check").
+bool nearest_holds(const Model& m, const std::vector<VnnAtom>& conj, const std::vector<Interval<RealScalar>>& in) {
   RealContext ctx(256);
   std::vector<RealScalar> d;
-  for (double v : x) d.push_back(ctx.from_double(v));
-  std::vector<Tensor<RealScalar>> in = {Tensor<RealScalar>(input_shape(m), std::move(d))};
+  for (const auto& v : in) d.push_back(v.lo);
+  std::vector<Tensor<RealScalar>> t = {Tensor<RealScalar>(input_shape(m), std::move(d))};
   const auto p = convert_payload<RealScalar>(m.payload, [&](double v) { return ctx.from_double(v); });
-  auto y = denote(m.graph, p, std::span<const Tensor<RealScalar>>(in), m.output_ids[0], ctx);
+  auto y = denote(m.graph, p, std::span<const Tensor<RealScalar>>(t), m.output_ids[0], ctx);
   if (!y.ok()) return true;  // no verdict: the enclosure decides
   for (const VnnAtom& a : conj)
     if (!atom_holds_on_box(a, y->data, y->data)) return false;
   return true;
 }
 
-// Every atom holds for the real network at x: its largest value over the enclosure of the outputs is
-// below the decimal right-hand side (exact comparison), so rounding can never make a tie look crossed.
-// The nearest evaluation first rejects most points that hold in the arithmetic only (a point it
-// rejects is no witness either way; a point it accepts still needs the enclosure).
-bool all_hold_real(const Model& m, const std::vector<VnnAtom>& conj, const std::vector<double>& x) {
-  if (!nearest_holds(m, conj, x)) return false;
+// Every atom holds for the real network at x (its inputs named in `decimals` at those exact decimals):
+// its largest value over the enclosure of the outputs is below the decimal right-hand side (exact
+// comparison), so rounding can never make a tie look crossed. The nearest evaluation first rejects
+// most points that hold in the arithmetic only (a point it rejects is no witness either way; a point
+// it accepts still needs the enclosure).
+bool all_hold_real(const Model& m, const std::vector<VnnAtom>& conj, const std::vector<double>& x,
+                   const std::vector<std::string>& decimals = {}) {
+  std::vector<Interval<RealScalar>> in;
+  if (!real_inputs(x, decimals, in) || !nearest_holds(m, conj, in)) return false;
   std::vector<RealScalar> lo, hi;
-  if (!enclose_outputs(m, x, lo, hi)) return false;
+  if (!enclose_outputs(m, in, lo, hi)) return false;
   for (const VnnAtom& a : conj)
     if (!atom_holds_on_box(a, lo, hi)) return false;
   return true;
 }
 
+double float_at_or_above(double v) {
+  float f = static_cast<float>(v);
+  if (static_cast<double>(f) < v) f = std::nextafter(f, INFINITY);
+  return static_cast<double>(f);
+}
+
+bool off_grid(const VnnCase& c, size_t i, const std::string& arith) {
+  if (!(c.lo_in[i] <= c.hi_in[i])) return true;
+  return arith == "f32" && float_at_or_above(c.lo_in[i]) > c.hi_in[i];
+}
+
+const VnnDecimal* exact_decimal(const VnnCase& c, size_t i) {
+  if (i < c.lo_strict.size() && !c.lo_strict[i]) return &c.lo_text[i];
+  if (i < c.hi_strict.size() && !c.hi_strict[i]) return &c.hi_text[i];
+  return nullptr;
+}
+
+double near_value(const VnnCase& c, size_t i, const std::string& arith) {
+  const VnnDecimal* d = exact_decimal(c, i);
+  if (!d) return NAN;
+  mpfr_t a;
+  mpfr_init2(a, 256);
+  double v = NAN;
+  if (mpfr_set_str(a, d->text.c_str(), 10, MPFR_RNDN) == 0)
+    v = arith == "f32" ? static_cast<double>(mpfr_get_flt(a, MPFR_RNDN)) : mpfr_get_d(a, MPFR_RNDN);
+  mpfr_clear(a);
+  return v;
+}
+
+SearchBox search_box(const VnnCase& c, const std::string& arith) {
+  SearchBox b{c.lo_in, c.hi_in};
+  for (size_t i = 0; i < b.lo.size(); ++i)
+    if (off_grid(c, i, arith)) b.lo[i] = b.hi[i] = near_value(c, i, arith);
+  return b;
+}
+
 // The point moved into the case's inward box and, for f32 networks, onto a float (the value an f32
-// runtime reads) that is still inside.
+// runtime reads) that is still inside; along an off-grid input, the value nearest its exact decimal.
 std::vector<double> arith_point(const VnnCase& c, std::vector<double> x, const std::string& arith) {
   for (size_t i = 0; i < x.size(); ++i) {
-    if (!(c.lo_in[i] <= c.hi_in[i])) continue;  // no double in the box (check_witness refuses the point)
+    if (off_grid(c, i, arith)) {
+      x[i] = near_value(c, i, arith);  // outside the box: the exact check takes the decimal (pinned_point)
+      continue;
+    }
     x[i] = std::clamp(x[i], c.lo_in[i], c.hi_in[i]);
     if (arith != "f32") continue;
     float f = static_cast<float>(x[i]);
@@ -154,46 +219,114 @@ using namespace verify_detail;
 
 namespace verify_detail {
 
-// Inside the file's box exactly: d_lo <= x_i <= d_hi, and d_lo < x_i (d_hi > x_i) where the bound is
-// strict; a NaN is never inside (compare_exact gives 2).
+// Inside the file's interval along input i exactly: d_lo <= v <= d_hi, and d_lo < v (d_hi > v) where
+// the bound is strict; a NaN is never inside (compare_exact gives 2).
+bool in_exact_interval(const VnnCase& c, size_t i, double v) {
+  const int lo = compare_exact(v, c.lo_text[i]), hi = compare_exact(v, c.hi_text[i]);
+  const bool lo_strict = i < c.lo_strict.size() && c.lo_strict[i], hi_strict = i < c.hi_strict.size() && c.hi_strict[i];
+  return (lo == 1 || (lo == 0 && !lo_strict)) && (hi == -1 || (hi == 0 && !hi_strict));
+}
+
 bool in_exact_box(const VnnCase& c, const std::vector<double>& x) {
   bool in = x.size() == c.lo_text.size() && x.size() == c.hi_text.size();
-  for (size_t i = 0; in && i < x.size(); ++i) {
-    const int lo = compare_exact(x[i], c.lo_text[i]), hi = compare_exact(x[i], c.hi_text[i]);
-    const bool lo_strict = i < c.lo_strict.size() && c.lo_strict[i], hi_strict = i < c.hi_strict.size() && c.hi_strict[i];
-    in = (lo == 1 || (lo == 0 && !lo_strict)) && (hi == -1 || (hi == 0 && !hi_strict));
-  }
+  for (size_t i = 0; in && i < x.size(); ++i) in = in_exact_interval(c, i, x[i]);
   return in;
 }
+
+namespace {
+
+// Where x lies outside the exact box only along off-grid inputs, each at the arithmetic's value
+// nearest that input's exact decimal: those decimals ("" at the other inputs); empty otherwise.
+std::vector<std::string> pinned_decimals(const VnnCase& c, const std::vector<double>& x, const std::string& arith) {
+  if (x.size() != c.lo_text.size() || x.size() != c.hi_text.size()) return {};
+  std::vector<std::string> d(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (in_exact_interval(c, i, x[i])) continue;
+    if (!off_grid(c, i, arith) || !(x[i] == near_value(c, i, arith))) return {};
+    d[i] = exact_decimal(c, i)->text;
+  }
+  return d;
+}
+
+// |v - d| rounded up (MPFR at 128 bits, then to a double upward); +inf for an unreadable decimal.
+double distance_up(double v, const VnnDecimal& d) {
+  mpfr_t a;
+  mpfr_init2(a, 128);
+  double r = INFINITY;
+  if (mpfr_set_str(a, d.text.c_str(), 10, MPFR_RNDN) == 0) {
+    mpfr_sub_d(a, a, v, MPFR_RNDU);
+    mpfr_abs(a, a, MPFR_RNDU);
+    r = mpfr_get_d(a, MPFR_RNDU) * (1 + 0x1p-60) + 0x1p-1074;  // the 128-bit reading of d is within 2^-127 relative
+  }
+  mpfr_clear(a);
+  return r;
+}
+
+// How far x lies outside the exact box (the largest distance along one input, an upper bound; 0 inside).
+double distance_outside(const VnnCase& c, const std::vector<double>& x) {
+  double far = 0;
+  for (size_t i = 0; i < x.size() && i < c.lo_text.size(); ++i)
+    if (!in_exact_interval(c, i, x[i]))
+      far = std::max(far, compare_exact(x[i], c.lo_text[i]) <= 0 ? distance_up(x[i], c.lo_text[i]) : distance_up(x[i], c.hi_text[i]));
+  return far;
+}
+
+// The arithmetic's verdict at x holds; the rest of the check: inside the box, the real network at x;
+// outside it only along off-grid inputs, the real network at their exact decimals; else within the
+// tolerance (VerifyOptions::witness_tolerance), the arithmetic alone.
+void finish_check(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj, const std::vector<double>& x,
+                  const std::string& arith, double tolerance, WitnessCheck& w) {
+  w.in_box = in_exact_box(c, x);
+  if (w.in_box) {
+    w.holds_exact = all_hold_real(m, conj, x);
+    return;
+  }
+  w.outside = distance_outside(c, x);
+  w.x_exact = pinned_decimals(c, x, arith);
+  if (!w.x_exact.empty()) w.holds_exact = all_hold_real(m, conj, x, w.x_exact);
+  if (w.holds_exact || !(tolerance > 0) || !(w.outside <= tolerance)) return;
+  w.x_exact.clear();
+  w.within_tolerance = true;
+  w.holds_exact = all_hold_real(m, conj, x);  // at x itself: reported, not required
+}
+
+}  // namespace
 
 // check_witness with the f32 payload given and the cheap test first: the exact box comparisons
 // (one MPFR decimal comparison per input) only for a point that satisfies the conjunction in the
 // arithmetic; the result is the same as check_witness's except `in_box` and `y` for other points.
 WitnessCheck check_point(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
-                         const std::vector<double>& x, const std::string& arith, const Payload<float>* p32) {
+                         const std::vector<double>& x, const std::string& arith, const Payload<float>* p32,
+                         double tolerance) {
   WitnessCheck w;
   w.y = eval_point(m, x, arith, p32);
   w.holds_arith = all_hold(conj, w.y);
-  if (!w.holds_arith) return w;
-  w.in_box = in_exact_box(c, x);
-  if (!w.in_box) {
-    w.holds_arith = false;
-    return w;
-  }
-  w.holds_exact = all_hold_real(m, conj, x);
+  if (w.holds_arith) finish_check(m, c, conj, x, arith, tolerance, w);
   return w;
 }
 
 }  // namespace verify_detail
 
+bool WitnessCheck::confirmed() const {
+  if (!holds_arith) return false;
+  if (in_box || !x_exact.empty()) return holds_exact;
+  return within_tolerance;
+}
+
+std::string WitnessCheck::semantics(const std::string& arith) const {
+  if (in_box) return arith + " and real";
+  if (!x_exact.empty())
+    return fmt::format("real at the exact decimal inputs; {} at the nearest values, {:.3g} outside the box", arith, outside);
+  return fmt::format("{} within the tolerance, {:.3g} outside the box", arith, outside);
+}
+
 WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
-                           const std::vector<double>& x, const std::string& arith) {
+                           const std::vector<double>& x, const std::string& arith, double tolerance) {
   WitnessCheck w;
   w.in_box = in_exact_box(c, x);
-  if (!w.in_box) return w;
   w.y = eval_point(m, x, arith);
   w.holds_arith = all_hold(conj, w.y);
-  if (w.holds_arith) w.holds_exact = all_hold_real(m, conj, x);
+  if (w.holds_arith) finish_check(m, c, conj, x, arith, tolerance, w);
   return w;
 }
 
@@ -202,13 +335,12 @@ namespace verify_detail {
 // Checks one candidate; a confirmed witness goes to `found`.
 bool try_point(Search& s, const std::vector<double>& raw) {
   const std::vector<double> x = arith_point(s.c, raw, s.o.arith);
-  const WitnessCheck w = check_point(s.m, s.c, s.conj, x, s.o.arith, s.p32);
-  if (w.holds_arith != w.holds_exact && (w.holds_arith || w.holds_exact)) ++s.stats.disagreements;
-  if (w.in_box && w.holds_arith && w.holds_exact) {
-    s.found = Witness{x, w.y};
-    return true;
-  }
-  return false;
+  const WitnessCheck w = check_point(s.m, s.c, s.conj, x, s.o.arith, s.p32, s.o.witness_tolerance);
+  const bool compared = w.in_box || !w.x_exact.empty();
+  if (compared && w.holds_arith != w.holds_exact) ++s.stats.disagreements;
+  if (!w.confirmed()) return false;
+  s.found = Witness{x, w.y, w.x_exact, w.semantics(s.o.arith), w.outside};
+  return true;
 }
 
 // The gradient of c_k . y (f64) at x, flat; empty on an error.
@@ -325,7 +457,7 @@ int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<doub
 bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi, bool sample) {
   const size_t n = lo.size();
   for (size_t i = 0; i < n; ++i)
-    if (!(lo[i] <= hi[i])) return false;  // no double in the box: no witness to find
+    if (!(lo[i] <= hi[i])) return false;  // no value to search along some input (search_box)
   std::vector<double> x(n);
   for (size_t i = 0; i < n; ++i) x[i] = lo[i] + (hi[i] - lo[i]) / 2;
   if (sample && try_point(s, x)) return (s.stats.decided_by = "sampling", true);

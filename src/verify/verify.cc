@@ -552,7 +552,8 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     const auto conjs = conjunctions(c);
     ss.reserve(conjs.size());
     for (const auto* conj : conjs) ss.push_back(Search{m, c, *conj, o, st, {}, p32.get(), deadline}), jobs.push_back({&c, conj});
-    const int k = sample_case(ss, rng, c.lo_in, c.hi_in);
+    const SearchBox sb = search_box(c, o.arith);
+    const int k = sample_case(ss, rng, sb.lo, sb.hi);
     st.falsify_s = since(t0);
     if (k >= 0) return stage_end(ss[static_cast<size_t>(k)].found);
     if (past(deadline)) return stage_end(std::nullopt);
@@ -581,7 +582,8 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     if (roots[i].dec != Decision::Open) continue;
     const auto tp = Clock::now();  // per conjunction: the stage's time is their sum
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline};
-    const bool found = falsify(s, rng, jobs[i].c->lo_in, jobs[i].c->hi_in, /*sample=*/false);
+    const SearchBox sb = search_box(*jobs[i].c, o.arith);
+    const bool found = falsify(s, rng, sb.lo, sb.hi, /*sample=*/false);
     st.falsify_s += since(tp);
     if (found) return stage_end(s.found);
     if (past(deadline)) return stage_end(std::nullopt);
@@ -598,7 +600,8 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     std::vector<Search*> ptrs;
     for (Search& s : open) ptrs.push_back(&s);
     const auto tp = Clock::now();
-    const int k = descend_any(ptrs, rng, c.lo_in, c.hi_in, 4 * o.pgd_restarts, o.pgd_steps);
+    const SearchBox sb = search_box(c, o.arith);
+    const int k = descend_any(ptrs, rng, sb.lo, sb.hi, 4 * o.pgd_restarts, o.pgd_steps);
     st.falsify_s += since(tp);
     if (k >= 0) {
       st.decided_by = "pgd";

@@ -249,3 +249,34 @@ def test_bounds_on_an_linf_ball(cli, acas_path):
         m.bounds(x, x, eps=eps)
     with pytest.raises(denote.InvalidInputError, match="hi"):
         m.bounds(x)
+
+
+def test_verify_pinned_decimal_witness_and_tolerance(cli, tmp_path):
+    """An input pinned to 0.1 (no float or double equals it): the witness holds for the real network at the
+    decimal itself (x_exact), the f32 network at the nearest float (x); the CLI writes the decimal."""
+    b = denote.GraphBuilder()
+    m = b.build([b.linear(b.input([2]), np.array([[1.0, 1.0]]), np.array([0.0]))])
+    text = ("(declare-const X_0 Real)(declare-const X_1 Real)(declare-const Y_0 Real)"
+            "(assert (>= X_0 0.1))(assert (<= X_0 0.1))(assert (>= X_1 0))(assert (<= X_1 1))(assert (>= Y_0 0.6))")
+    r = denote.verify(m, text, timeout=5)
+    assert r["result"] == "sat"
+    w = r["witness"]
+    assert w["x_exact"] == ["0.1", ""]
+    assert w["x"][0] == float(np.float32(0.1))
+    assert w["semantics"].startswith("real at the exact decimal inputs")
+    assert 0 < w["outside"] < 2e-9
+    # Y_0 >= 0.1000000001 holds at the float nearest 0.1 only: sat only within a tolerance, which is said.
+    strict = text.replace("0.6", "0.1000000001").replace("(assert (>= X_1 0))(assert (<= X_1 1))",
+                                                         "(assert (>= X_1 0))(assert (<= X_1 0))")
+    assert denote.verify(m, strict, timeout=0.5)["result"] != "sat"
+    tol = denote.verify(m, strict, timeout=5, witness_tolerance=1e-4)
+    assert tol["result"] == "sat" and "within the tolerance" in tol["witness"]["semantics"]
+    with pytest.raises(ValueError):
+        denote.verify(m, strict, witness_tolerance=-1)
+    model = tmp_path / "sum.json"
+    m.to_json(str(model))
+    prop = tmp_path / "pinned.vnnlib"
+    prop.write_text(text)
+    out = subprocess.run([cli, "verify", str(model), str(prop), "--timeout", "5"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("sat\n((X_0 0.1)\n"), out.stdout

@@ -40,7 +40,10 @@ std::string result_text(const VerifyOutcome& r) {
   std::string s = std::string(verify_result_name(r.result)) + "\n";
   if (!r.witness) return s;
   const auto& w = *r.witness;
-  for (size_t i = 0; i < w.x.size(); ++i) s += fmt::format("{}(X_{} {})\n", i ? " " : "(", i, exact(w.x[i]));
+  // An input the box pins to a decimal no value of the arithmetic reaches: the exact decimal, at which
+  // the real network was checked (a runtime reading it gets the nearest value, x[i], checked too).
+  auto x_at = [&w](size_t i) { return i < w.x_exact.size() && !w.x_exact[i].empty() ? w.x_exact[i] : exact(w.x[i]); };
+  for (size_t i = 0; i < w.x.size(); ++i) s += fmt::format("{}(X_{} {})\n", i ? " " : "(", i, x_at(i));
   for (size_t j = 0; j < w.y.size(); ++j) s += fmt::format(" (Y_{} {})\n", j, exact(w.y[j]));
   return s + ")\n";
 }
@@ -56,7 +59,13 @@ std::string list(const std::vector<double>& v) {
 std::string result_json(const VerifyOutcome& r) {
   const VerifyStats& st = r.stats;
   std::string w = "null";
-  if (r.witness) w = fmt::format("{{\"x\": {}, \"y\": {}}}", list(r.witness->x), list(r.witness->y));
+  if (r.witness) {
+    std::string texts = "[";
+    for (size_t i = 0; i < r.witness->x_exact.size(); ++i)
+      texts += fmt::format("{}\"{}\"", i ? ", " : "", r.witness->x_exact[i]);  // decimals of the file: no escapes
+    w = fmt::format("{{\"x\": {}, \"y\": {}, \"x_exact\": {}], \"semantics\": \"{}\", \"outside\": {}}}",
+                    list(r.witness->x), list(r.witness->y), texts, r.witness->semantics, json_number(r.witness->outside));
+  }
   return fmt::format(
       "{{\"result\": \"{}\", \"time_s\": {}, \"witness\": {}, \"stats\": {{\"decided_by\": \"{}\", \"falsify_s\": {}, "
       "\"bounds_s\": {}, \"bab_s\": {}, \"bab_bounds_s\": {}, \"bab_probe_s\": {}, \"threads\": {}, \"samples\": {}, \"pgd_steps\": {}, \"domains\": {}, \"crown_calls\": {}, "
@@ -355,6 +364,10 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_flag_callback("--bab-alpha-no-intermediate", [o] { o->verify.bab_alpha_intermediate = false; },
                          "input splitting: the open boxes' alpha-CROWN optimises the final rows' slopes only");
   sub->add_option("--seed", v.seed, "seed of the falsification's random points")->capture_default_str();
+  sub->add_option("--witness-tolerance", v.witness_tolerance,
+                  "also accept a witness within this distance of the box (every input) that satisfies the property "
+                  "in the arithmetic alone, as VNN-COMP's scoring does (1e-4); the answer says so (0: exact box)")
+      ->capture_default_str();
   sub->add_option("--jobs", o->jobs, "--instances: instances decided at once, one thread each (default 2)");
   sub->add_option("--threads", o->threads,
                   "threads of one instance's branch and bound (default: every core; 1 with --instances)");
@@ -375,6 +388,8 @@ void add_verify(CLI::App& app, Command& cmd) {
         return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", v.beta_iters));
       if (v.bab_alpha_iters < 0 || v.bab_alpha_iters > 1000)
         return usage_error(fmt::format("--bab-alpha-iters {}: expected 0 to 1000", v.bab_alpha_iters));
+      if (!(v.witness_tolerance >= 0 && v.witness_tolerance <= 1))
+        return usage_error(fmt::format("--witness-tolerance {}: expected a distance from 0 to 1", v.witness_tolerance));
       if (v.bab_alpha_after < 0)
         return usage_error(fmt::format("--bab-alpha-after {}: expected a count >= 0", v.bab_alpha_after));
       if (!(o->verify.timeout_s > 0))

@@ -67,5 +67,10 @@ DENOTE_DECLARE_IBP(MpfrEndpoints)
 Result<std::vector<std::optional<Tensor<Interval<RealScalar>>>>> enclose_real(
     const Graph& g, const Payload<double>& payload, std::span<const Tensor<double>> inputs,
     std::span<const int64_t> outputs, mpfr_prec_t bits = 256, const EvalOptions& options = {});
+// The same from input boxes (MPFR endpoints, e.g. a decimal input enclosed at `bits` bits): each output
+// box encloses the node's exact value at every input point of the boxes.
+Result<std::vector<std::optional<Tensor<Interval<RealScalar>>>>> enclose_real(
+    const Graph& g, const Payload<double>& payload, std::span<const Tensor<Interval<RealScalar>>> inputs,
+    std::span<const int64_t> outputs, mpfr_prec_t bits = 256, const EvalOptions& options = {});
 
 }  // namespace denote

@@ -15,7 +15,9 @@
 // the exact real network and its evaluation). sat only when a witness x inside the exact decimal box
 // satisfies every atom of one conjunction, checked exactly (MPFR), both on the network's evaluation in
 // its arithmetic and on the exact real network (MPFR, 256 bits). When the two disagree the point is
-// not a witness; the disagreement is counted in the stats.
+// not a witness; the disagreement is counted in the stats. Where the box holds no value of the
+// arithmetic along an input (a pinned decimal, lo = hi = 0.1), the real network is checked at the
+// exact decimal and the arithmetic at the nearest value (Witness::x_exact, Witness::semantics).
 //
 //   auto p = load_vnnlib_file("prop_2.vnnlib");
 //   auto r = verify(model, *p, VerifyOptions{});   // r->result == VerifyResult::Sat, r->witness->x ...
@@ -84,11 +86,27 @@ struct VerifyOptions {
   // Optional: moves open subdomains to and from other processes (include/denote/verify/frontier.h);
   // null: the search stays in this process (and is deterministic as above).
   FrontierHook* frontier = nullptr;
+  // Witnesses outside the exact box: 0 (the default) accepts only points inside it, or, where the
+  // box holds no value of the arithmetic along an input, the real network at the exact decimal
+  // (Witness::x_exact). A tolerance t > 0 also accepts a point within t of the box (along every input)
+  // that satisfies the property in the arithmetic alone, as VNN-COMP's scoring does (it uses 1e-4);
+  // the answer's Witness::semantics says so.
+  double witness_tolerance = 0;
 };
 
 struct Witness {
-  std::vector<double> x;  // the input, flat row-major (X_0, X_1, ...)
-  std::vector<double> y;  // the output in the network's arithmetic
+  std::vector<double> x;  // the input, flat row-major (X_0, X_1, ...), in the network's arithmetic
+  std::vector<double> y;  // the output in the network's arithmetic at x
+  // Where the property's box holds no value of the arithmetic along an input (a pinned decimal such as
+  // lo = hi = 0.1, or a box narrower than a float's spacing): x there is the arithmetic's value nearest
+  // the bound, and the witness holds for the exact real network at the decimal x_exact[i] ("" at the
+  // other inputs). Empty when x lies in the box.
+  std::vector<std::string> x_exact;
+  // In which semantics the witness holds: "f32 and real" (x in the box, both checked exactly);
+  // "real at the exact decimal inputs; ..." (x_exact above; the arithmetic at x, outside the box by
+  // `outside`); "... within the tolerance ..." (VerifyOptions::witness_tolerance).
+  std::string semantics;
+  double outside = 0;  // how far x lies outside the exact box, along its farthest input (0 inside)
 };
 
 struct VerifyStats {
@@ -125,13 +143,21 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
 // The number of jobs of a property (the range of `job` above).
 int frontier_jobs(const VnnProperty& p);
 
-// Whether x (flat) is a witness: inside the case's exact box and satisfying conjunction k, in the
-// network's arithmetic and exactly; y receives the arithmetic's output.
+// Whether x (flat) is a witness of conjunction `conj` of case c: y receives the arithmetic's output,
+// holds_arith whether the conjunction holds there (exactly), in_box whether x lies in the case's exact
+// box. Then holds_exact: whether the exact real network satisfies it at x (in the box) or, when x lies
+// outside only along inputs whose box holds no value of the arithmetic, each at the value nearest
+// the bound, at those exact decimals (x_exact, as in Witness). With a tolerance t > 0, a point within
+// t of the box that the rest does not confirm is accepted on the arithmetic alone (within_tolerance).
 struct WitnessCheck {
-  bool in_box = false, holds_arith = false, holds_exact = false;
+  bool in_box = false, holds_arith = false, holds_exact = false, within_tolerance = false;
   std::vector<double> y;
+  std::vector<std::string> x_exact;
+  double outside = 0;  // how far x lies outside the box (an upper bound; 0 inside)
+  bool confirmed() const;
+  std::string semantics(const std::string& arith) const;  // as Witness::semantics
 };
 WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
-                           const std::vector<double>& x, const std::string& arith);
+                           const std::vector<double>& x, const std::string& arith, double tolerance = 0);
 
 }  // namespace denote
