@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libmpfr-dev libgmp-dev
+  zlib1g-dev  # reads VNN-COMP's .onnx.gz / .vnnlib.gz as published
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
   clang
   graphviz  # dot, for the README tour (print --dot | dot -Tpng)

@@ -330,7 +330,7 @@ py::dict verify_result(const VerifyOutcome& r) {
 
 py::dict verify(const PyModel& self, const std::string& vnnlib_path, double timeout, const std::string& arith,
                 uint64_t seed, int threads, const std::string& split, const std::optional<int64_t>& max_memory,
-                double witness_tolerance) {
+                double witness_tolerance, const std::string& intermediate) {
   const auto mode = parse_split_mode(split);
   if (!mode) raise_invalid("split " + split + ": expected auto, input or relu", "split");
   if (threads < 1 || threads > 256) raise_invalid(fmt::format("threads {}: expected 1 to 256", threads), "threads");
@@ -347,6 +347,9 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   o.split = *mode;
   o.max_bytes = max_memory.value_or(0);
   o.witness_tolerance = witness_tolerance;
+  if (CrownOptions probe; !set_intermediate(intermediate, probe))
+    raise_invalid("intermediate " + intermediate + ": expected crown, forward, forward+crown or ibp", "intermediate");
+  o.intermediate = intermediate;
   // The property's normal form counts against the timeout, as in the CLI.
   const auto start = std::chrono::steady_clock::now();
   VnnlibLimits limits;
@@ -436,6 +439,7 @@ or the report text (one line per node, as `denote plan`) with report=True.)doc")
         py::arg("arith") = defaults.arith, py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
         py::arg("split") = "auto",
         py::arg("max_memory") = py::none(), py::arg("witness_tolerance") = defaults.witness_tolerance,
+        py::arg("intermediate") = defaults.intermediate,
         R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`.
 vnnlib_path: a VNN-LIB file, or the property's text itself (a string holding "(declare-const" or "(assert").
 The result:
@@ -443,7 +447,8 @@ The result:
 None, 'stats': {...}, 'note'}. Where the property pins an input to a decimal that no value of the arithmetic reaches
 (lo = hi = 0.1), the witness holds for the real network at that decimal (x_exact; semantics says so).
 witness_tolerance: also accept a witness that far outside the box in the arithmetic alone (VNN-COMP scores
-with 1e-4; 0: exact). arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
+with 1e-4; 0: exact). intermediate: the bound passes' intermediate bounds, "crown" (default), "forward",
+"forward+crown" or "ibp" (CROWN-IBP), as bounds(intermediate=...). arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
 threads (the answer does not depend on them). split: what branch and bound splits, "auto" (relu phases when more
 than 16 inputs are open), "input" or "relu". max_memory: the bound passes' memory budget in bytes (default: half
 the RAM). Ctrl-C stops the call (KeyboardInterrupt) at its next deadline check.)doc");

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "denote/base/file.h"
 #include "denote/check/check.h"
 #include "denote/io/json.h"
 #include "denote/io/onnx.h"
@@ -242,40 +243,18 @@ Result<Model> read_model_json(std::string_view text) {
 }
 
 // Model, tensor and word files: a regular file of at most 2 GiB (protobuf's own limit for ONNX), read
-// with that bound too (a file that grows while read is refused, not read to the end). /dev/zero, a
-// pipe or a directory is an error naming the path, not gigabytes read and a misleading parse error.
-Result<std::string> read_text_file(const std::string& path) {
-  constexpr std::uintmax_t kMaxBytes = std::uintmax_t{2} << 30;
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st)) return error_status("cannot open file '" + path + "'");
-  if (!std::filesystem::is_regular_file(st))
-    return error_status(ErrorCode::kInvalidInput, "'" + path + "' is not a regular file; expected a file");
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxBytes)
-    return error_status(ErrorCode::kResource,
-                        fmt::format("file '{}' has {} bytes; expected at most {} bytes", path, size, kMaxBytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error_status("cannot open file '" + path + "'");
-  std::string text;
-  text.reserve(ec ? 0 : static_cast<size_t>(size));
-  char buf[1 << 16];
-  while (in) {
-    in.read(buf, sizeof buf);
-    text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxBytes)
-      return error_status(ErrorCode::kResource, fmt::format("file '{}' grew past {} bytes while read", path, kMaxBytes));
-  }
-  if (in.bad()) return error_status("error reading file '" + path + "'");
-  return text;
-}
+// with that bound too (a file that grows while read is refused, not read to the end; a .gz file is
+// decompressed and the bound applies to what it inflates to). /dev/zero, a pipe or a directory is an
+// error naming the path, not gigabytes read and a misleading parse error.
+Result<std::string> read_text_file(const std::string& path) { return read_file_bounded(path, uint64_t{2} << 30); }
 
 Result<Model> load_model_file(const std::string& path) {
-  const bool json_ext = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  const bool onnx_ext = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  const std::string_view name = without_gz(path);  // net.onnx.gz: an ONNX file, decompressed
+  const bool json_ext = name.ends_with(".json");
+  const bool onnx_ext = name.ends_with(".onnx");
   if (onnx_ext) return load_model_onnx_file(path);
   if (!json_ext)
-    return error_status("'" + path + "': unsupported model format (expected a .json torchlean.ir.v1 or .onnx file)");
+    return error_status("'" + path + "': unsupported model format (expected a .json torchlean.ir.v1 or .onnx file, or either gzipped)");
   DENOTE_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
   auto m = parse_model_json(text);
   if (!m.ok()) return m.status().with_prefix(path + ": ");

@@ -101,7 +101,8 @@ struct Bounder {
     co.lower_only = true;
     co.stop_above = &rhs;
     co.ibp = ibp;
-    co.forward_intermediate = o.forward_bounds;
+    set_intermediate(o.intermediate, co);  // checked by verify(): a known name
+    co.forward_intermediate = co.forward_intermediate || o.forward_bounds;
     return co;
   }
 
@@ -496,6 +497,10 @@ void add_disagreement_note(VerifyOutcome& out, const std::string& arith) {
 Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
   if (o.arith != "f32" && o.arith != "f64")
     return error_status(ErrorCode::kInvalidInput, "verify: arith " + o.arith + ": expected f32 or f64").with_field("arith");
+  if (CrownOptions probe; !set_intermediate(o.intermediate, probe))
+    return error_status(ErrorCode::kInvalidInput,
+                        "verify: intermediate " + o.intermediate + ": expected crown, forward, forward+crown or ibp")
+        .with_field("intermediate");
   if (m.graph.input_ids().size() != 1 || m.output_ids.size() != 1)
     return error_status(ErrorCode::kInvalidInput,
                         fmt::format("verify: the model has {} inputs and {} outputs; expected one of each",

@@ -6,6 +6,8 @@
 // once, not once per output disjunct. At the end the disjuncts are grouped by their input box.
 #include "denote/verify/vnnlib.h"
 
+#include "denote/base/file.h"
+
 #include "denote/base/deadline.h"
 
 #include <algorithm>
@@ -689,6 +691,11 @@ Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file, c
 }
 
 Result<VnnProperty> load_vnnlib_file(const std::string& path, const VnnlibLimits& limits) {
+  if (is_gzip_path(path)) {  // prop.vnnlib.gz as VNN-COMP publishes it: the 64 MiB bound on the decompressed text
+    auto text = read_file_bounded(path, kMaxFileBytes);
+    if (!text.ok()) return text.status().with_prefix(path + ":1:1: ");
+    return parse_vnnlib(*text, path, limits);
+  }
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxFileBytes)

@@ -9,7 +9,7 @@ Concat, Slice, Gather, Unsqueeze, Squeeze, Shape, BatchNormalization, Softmax, I
 with another op is reported as "no reference" (not a failure of denote). Inputs are uniform in
 [0, 1) with a fixed seed; a symbolic dim reads as 1. Agreement: |denote - ref| <= 1e-9 (1 + |ref|).
 
-    /usr/bin/python3 tests/golden/check_shared_models.py [DATA_DIR] [--denote build/bin/denote]
+    /usr/bin/python3 tests/golden/check_shared_models.py [DATA_DIR] [--denote build/bin/denote] [--sample N]
     /usr/bin/python3 tests/golden/check_shared_models.py --write-golden tests/data/verivital
 
 The second form writes DIR/golden.json: for each model in DIR, two random inputs (seed 18) and the
@@ -229,6 +229,13 @@ def main():
         i = argv.index("--denote")
         denote = argv[i + 1]
         del argv[i:i + 2]
+    # --sample N: the first model of every directory and every N-th after it (the sanitizer pass, where each
+    # CLI start costs about half a second; the release pass checks them all).
+    every = 1
+    if "--sample" in argv:
+        i = argv.index("--sample")
+        every = max(1, int(argv[i + 1]))
+        del argv[i:i + 2]
     data = argv[0] if argv else os.path.join(ROOT, "..", "shared", "data")
     if not os.path.isdir(data):
         print(f"check_shared_models: {data} not found; skipped")
@@ -236,6 +243,15 @@ def main():
     rng = np.random.default_rng(18)
     bad = 0
     paths = sorted(set(os.path.realpath(p) for p in glob.glob(os.path.join(data, "**", "*.onnx"), recursive=True)))
+    if every > 1:
+        seen = {}
+        kept = []
+        for p in paths:
+            k = seen.get(os.path.dirname(p), 0)
+            seen[os.path.dirname(p)] = k + 1
+            if k % every == 0:
+                kept.append(p)
+        paths = kept
     for p in paths:
         problem = check(p, denote, rng)
         print(("ok   " if problem is None else "FAIL ") + os.path.relpath(p, data) + ("" if problem is None else ": " + problem))

@@ -273,6 +273,10 @@ def test_verify_pinned_decimal_witness_and_tolerance(cli, tmp_path):
     assert tol["result"] == "sat" and "within the tolerance" in tol["witness"]["semantics"]
     with pytest.raises(ValueError):
         denote.verify(m, strict, witness_tolerance=-1)
+    # The bound passes' intermediate bounds, as bounds(intermediate=...): the same answer here.
+    assert denote.verify(m, text, timeout=5, intermediate="ibp")["result"] == "sat"
+    with pytest.raises(ValueError, match="intermediate"):
+        denote.verify(m, text, intermediate="zonotope")
     model = tmp_path / "sum.json"
     m.to_json(str(model))
     prop = tmp_path / "pinned.vnnlib"

@@ -644,7 +644,7 @@ TEST(JsonIo, FuzzSeedDocumentsAreValid) {
 TEST(JsonIo, FilesByExtension) {
   EXPECT_EQ(load_model_file("/nonexistent/model.onnx").message(), "cannot open file '/nonexistent/model.onnx'");
   EXPECT_EQ(load_model_file("/nonexistent/model.txt").message(),
-            "'/nonexistent/model.txt': unsupported model format (expected a .json torchlean.ir.v1 or .onnx file)");
+            "'/nonexistent/model.txt': unsupported model format (expected a .json torchlean.ir.v1 or .onnx file, or either gzipped)");
   EXPECT_EQ(load_model_file("/nonexistent/model.json").message(), "cannot open file '/nonexistent/model.json'");
   EXPECT_EQ(read_text_file("/nonexistent/x").message(), "cannot open file '/nonexistent/x'");
 }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -22,6 +23,7 @@
 
 #include "denote/verify/vnnlib.h"
 #include "verify/vnnlib_lex.h"
+#include "sanitized.h"
 
 namespace denote {
 namespace {
@@ -85,16 +87,25 @@ void check_invariants(const VnnProperty& p, const std::string& what) {
 TEST(VnnlibFiles, EveryBenchmarkFileParses) {
   if (!has_data()) GTEST_SKIP() << kData << " not present";
   int files = 0, multi_case = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(kData)) {
-    if (!e.is_regular_file() || e.path().extension() != ".vnnlib") continue;
-    const std::string path = e.path().string();
+  std::vector<std::filesystem::path> paths;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(kData))
+    if (e.is_regular_file() && e.path().extension() == ".vnnlib") paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  // Under the sanitizers (about 10x slower) every directory still parses, the large ones one file in
+  // four (the release pass parses them all; fuzz/vnnlib_parse.cc covers the parser's corners).
+  std::map<std::string, int> per_dir, seen;
+  for (const auto& f : paths) ++per_dir[f.parent_path().string()];
+  for (const auto& f : paths) {
+    const std::string d = f.parent_path().string();
+    if (denote::testing::sanitized_build() && per_dir[d] > 20 && seen[d]++ % 4 != 0) continue;
+    const std::string path = f.string();
     auto p = load_vnnlib_file(path);
     ASSERT_TRUE(p.ok()) << p.message();
     ++files;
     check_invariants(*p, path);
     ASSERT_GE(p->cases.size(), 1u) << path;
     if (p->cases.size() > 1) ++multi_case;
-    const std::string dir = e.path().parent_path().string();
+    const std::string dir = d;
     auto expect_io = [&](int64_t nx, int64_t ny) {
       EXPECT_EQ(p->num_inputs, nx) << path;
       EXPECT_EQ(p->num_outputs, ny) << path;
@@ -120,7 +131,7 @@ TEST(VnnlibFiles, EveryBenchmarkFileParses) {
       EXPECT_EQ(p->cases[0].output.size(), 9u) << path;
     }
   }
-  EXPECT_GE(files, 240);
+  EXPECT_GE(files, denote::testing::sanitized_build() ? 60 : 240);
   EXPECT_GE(multi_case, 1);  // acasxu prop_6
 }
 

@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "denote/base/deadline.h"
+#include "denote/bounds/crown.h"
 #include "denote/verify/verify.h"
 #include "verify_cli.h"
 
@@ -244,8 +245,17 @@ std::filesystem::path campaign_root(const VerifyCliOptions& o) {
   return o.root.empty() ? std::filesystem::path(o.instances).parent_path() : std::filesystem::path(o.root);
 }
 
+// A CSV path, or that path with ".gz" where only the compressed file exists: VNN-COMP's instance CSVs
+// name net.onnx and prop.vnnlib, its repositories hold net.onnx.gz and prop.vnnlib.gz.
+std::string instance_path(const std::filesystem::path& root, const std::string& rel) {
+  const std::filesystem::path p = root / rel;
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec) && std::filesystem::exists(p.string() + ".gz", ec)) return p.string() + ".gz";
+  return p.string();
+}
+
 InstanceResult run_instance(const VerifyCliOptions& o, const std::filesystem::path& root, const Instance& in) {
-  auto r = run_one((root / in.onnx).string(), (root / in.vnnlib).string(), in.timeout, o);
+  auto r = run_one(instance_path(root, in.onnx), instance_path(root, in.vnnlib), in.timeout, o);
   InstanceResult out;
   out.result = r.ok() ? std::string(verify_result_name(r->result)) : "error";
   out.seconds = r.ok() ? r->stats.total_s : 0;
@@ -351,6 +361,10 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_flag("--forward-bounds", v.forward_bounds,
                 "input splitting: forward linear bounds in the input before CROWN's intermediate passes (inputs "
                 "of at most 64 elements)");
+  sub->add_option("--intermediate", v.intermediate,
+                  "intermediate bounds of every bound pass: crown, forward, forward+crown or ibp (CROWN-IBP); "
+                  "ibp or forward when CROWN's intermediate passes are too slow or too large for the network")
+      ->capture_default_str();
   sub->add_flag_callback("--no-combine", [o] { o->verify.combine_atoms = false; },
                 "input splitting: refute a conjunction by single atoms only, not also by a combination of its "
                 "atoms' linear bounds (docs/VERIFY.md)");
@@ -383,6 +397,8 @@ void add_verify(CLI::App& app, Command& cmd) {
       o->max_bytes = *budget;
       const VerifyOptions& v = o->verify;
       if (v.arith != "f32" && v.arith != "f64") return usage_error("--arith " + v.arith + ": expected f32 or f64");
+      if (CrownOptions probe; !set_intermediate(v.intermediate, probe))
+        return usage_error("--intermediate " + v.intermediate + ": expected crown, forward, forward+crown or ibp");
       if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");
       if (v.beta_iters < 0 || v.beta_iters > 1000)
         return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", v.beta_iters));

@@ -67,6 +67,13 @@ struct VerifyOptions {
   // elements), then CROWN's passes on what they leave unstable (true). Neither is faster on every
   // ACAS Xu instance (docs/PERF.md).
   bool forward_bounds = false;
+  // Intermediate bounds of every bound pass (whole box, subdomains, alpha-CROWN): "crown" (the
+  // default: CROWN from each node a relaxation reads), "forward", "forward+crown" or "ibp" (IBP's boxes;
+  // auto_LiRPA's CROWN-IBP), as `denote bounds --intermediate` (include/denote/bounds/crown.h,
+  // set_intermediate). On large convolutional or generator networks CROWN's intermediate passes can
+  // cost minutes and gigabytes where IBP or forward bounds give a usable box in seconds (issue 54:
+  // cgan, TinyYOLO). forward_bounds above is "forward+crown" on inputs of at most 64 elements.
+  std::string intermediate = "crown";
   // A conjunction of two or more atoms is also refuted on a box by a nonnegative combination of its
   // atoms' CROWN lower bounds (a small linear program over the input box, then the bound re-evaluated
   // with outward rounding; docs/VERIFY.md, "Combined atoms"), where no single atom's bound does.
@@ -130,7 +137,7 @@ struct VerifyOutcome {
 };
 
 // Errors: the model's input/output element counts differ from the property's X/Y counts, the model
-// has not exactly one input and one output, an arith other than f32/f64.
+// has not exactly one input and one output, an arith other than f32/f64, an unknown intermediate.
 Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyOptions& o);
 
 // Branch and bound of job `job` (include/denote/verify/frontier.h: one (case, conjunction) in
