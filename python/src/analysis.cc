@@ -323,6 +323,7 @@ py::dict verify_result(const VerifyOutcome& r) {
   stats["bab_bounds_s"] = s.bab_bounds_s, stats["bab_probe_s"] = s.bab_probe_s, stats["threads"] = s.threads;
   stats["samples"] = s.samples, stats["pgd_steps"] = s.pgd_steps, stats["domains"] = s.domains;
   stats["crown_calls"] = s.crown_calls, stats["alpha_calls"] = s.alpha_calls, stats["combined"] = s.combined, stats["disagreements"] = s.disagreements;
+  stats["intermediate"] = s.intermediate;
   d["stats"] = stats;
   d["note"] = r.note;
   return d;
@@ -347,8 +348,8 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   o.split = *mode;
   o.max_bytes = max_memory.value_or(0);
   o.witness_tolerance = witness_tolerance;
-  if (CrownOptions probe; !set_intermediate(intermediate, probe))
-    raise_invalid("intermediate " + intermediate + ": expected crown, forward, forward+crown or ibp", "intermediate");
+  if (!valid_intermediate(intermediate))
+    raise_invalid("intermediate " + intermediate + ": expected auto, crown, forward, forward+crown or ibp", "intermediate");
   o.intermediate = intermediate;
   // The property's normal form counts against the timeout, as in the CLI.
   const auto start = std::chrono::steady_clock::now();
@@ -447,8 +448,9 @@ The result:
 None, 'stats': {...}, 'note'}. Where the property pins an input to a decimal that no value of the arithmetic reaches
 (lo = hi = 0.1), the witness holds for the real network at that decimal (x_exact; semantics says so).
 witness_tolerance: also accept a witness that far outside the box in the arithmetic alone (VNN-COMP scores
-with 1e-4; 0: exact). intermediate: the bound passes' intermediate bounds, "crown" (default), "forward",
-"forward+crown" or "ibp" (CROWN-IBP), as bounds(intermediate=...). arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
+with 1e-4; 0: exact). intermediate: the bound passes' intermediate bounds, "auto" (default: CROWN, forward bounds
+for a conjunction whose whole-box CROWN pass runs past a quarter of the time left or the memory budget), "crown",
+"forward", "forward+crown" or "ibp" (CROWN-IBP), as bounds(intermediate=...); stats['intermediate'] says which. arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
 threads (the answer does not depend on them). split: what branch and bound splits, "auto" (relu phases when more
 than 16 inputs are open), "input" or "relu". max_memory: the bound passes' memory budget in bytes (default: half
 the RAM). Ctrl-C stops the call (KeyboardInterrupt) at its next deadline check.)doc");

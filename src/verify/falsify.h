@@ -93,7 +93,11 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
                 int restarts, int steps);
 // The center and s.o.samples random points of [lo, hi] (one case's box), each evaluated once and
 // tested against every search's conjunction; the index of the search that found a witness, or -1.
-int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi);
+// With `fast` (a compiled plan, src/verify/fast_eval.h) the points are screened on it and only the
+// ones that nearly satisfy a conjunction are checked (by the evaluator and exactly).
+class FastEval;
+int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
+                FastEval* fast = nullptr);
 // A 10-step descent from a random point of [lo, hi] (branch and bound's probe of an open box).
 bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi);
 

@@ -13,6 +13,7 @@
 #include "denote/bounds/crown.h"
 #include "verify/combine.h"
 #include "verify/dense_chain.h"
+#include "verify/fast_eval.h"
 #include "verify/falsify.h"
 #include "verify/pool.h"
 #include "verify/relu_bab.h"
@@ -33,6 +34,11 @@ std::optional<SplitMode> parse_split_mode(std::string_view text) {
   if (text == "input") return SplitMode::Input;
   if (text == "relu") return SplitMode::Relu;
   return std::nullopt;
+}
+
+bool valid_intermediate(std::string_view name) {
+  CrownOptions probe;
+  return name == "auto" || set_intermediate(name, probe);
 }
 
 namespace {
@@ -89,6 +95,9 @@ struct Bounder {
   const IbpPrepared* ibp = nullptr;  // the model prepared once for IBP (nullptr: run_crown prepares it)
   Clock::time_point deadline = Clock::time_point::max();  // the instance's: long passes stop there
   BoundErrors* errors = nullptr;  // where a failed pass is reported (null: nowhere)
+  // The intermediate bounds in effect (VerifyOptions::intermediate; "auto" starts as "crown" and may
+  // fall back: bound_roots).
+  std::string intermediate = o.intermediate == "auto" ? "crown" : o.intermediate;
 
   CrownOptions options(const Domain& d, BoundMethod method) const {
     CrownOptions co;
@@ -101,7 +110,7 @@ struct Bounder {
     co.lower_only = true;
     co.stop_above = &rhs;
     co.ibp = ibp;
-    set_intermediate(o.intermediate, co);  // checked by verify(): a known name
+    set_intermediate(intermediate, co);  // checked by verify(): a known name
     co.forward_intermediate = co.forward_intermediate || o.forward_bounds;
     return co;
   }
@@ -450,6 +459,36 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
 // root (what their own alpha-CROWN would give: the rows are optimised independently), so decide() does
 // not run it again. `open`: indices into bounders and roots. Returns whether it proved any; a failed
 // pass changes nothing (each conjunction's own alpha-CROWN runs later).
+// Stage 2: CROWN on every conjunction's whole box (cases[i]: job i's case, null for no output
+// condition), in parallel. With intermediate "auto" the pass gets a quarter of the time left; a
+// conjunction whose pass runs past it (or past the memory budget) is bounded again with forward
+// intermediate bounds (forward linear bounds on inputs of at most 64 elements, IBP's boxes beyond),
+// which its branch and bound keeps: CROWN's intermediate passes can cost minutes and gigabytes on
+// generator and detector networks where the cheaper boxes take seconds (issue 54).
+std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::vector<Bounder>& bounders,
+                                 WorkerPool& pool, Clock::time_point deadline, const VerifyOptions& o, VerifyStats& st) {
+  const bool automatic = o.intermediate == "auto";
+  const auto share = automatic ? Clock::now() + (deadline - Clock::now()) / 4 : deadline;
+  for (Bounder& b : bounders) b.deadline = std::min(deadline, share);
+  std::vector<Bounded> roots(cases.size());
+  auto run = [&](int i) {
+    const VnnCase* c = cases[static_cast<size_t>(i)];
+    if (c) roots[static_cast<size_t>(i)] = bounders[static_cast<size_t>(i)].bound(Domain{c->lo_out, c->hi_out, nullptr}, BoundMethod::Crown);
+  };
+  pool.run(static_cast<int>(cases.size()), run);
+  for (Bounder& b : bounders) b.deadline = deadline;
+  std::vector<int> again;
+  for (size_t i = 0; automatic && i < cases.size(); ++i)
+    if (cases[i] && roots[i].dec == Decision::Error && !past(deadline)) again.push_back(static_cast<int>(i));
+  for (int i : again) bounders[static_cast<size_t>(i)].intermediate = "forward";
+  pool.run(static_cast<int>(again.size()), [&](int k) { run(again[static_cast<size_t>(k)]); });
+  st.crown_calls += static_cast<int64_t>(again.size());
+  st.intermediate = again.empty() ? (bounders.empty() ? "" : bounders[0].intermediate)
+                                  : fmt::format("forward for {} of {} conjunctions (CROWN's whole-box pass ran past a "
+                                                "quarter of the time left or the memory budget)", again.size(), cases.size());
+  return roots;
+}
+
 bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& open, const std::vector<Bounder>& bounders,
                  std::vector<Bounded>& roots, BoundErrors& errors) {
   SpecMatrix spec{0, bounders[open.front()].spec.cols, {}};
@@ -497,9 +536,9 @@ void add_disagreement_note(VerifyOutcome& out, const std::string& arith) {
 Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
   if (o.arith != "f32" && o.arith != "f64")
     return error_status(ErrorCode::kInvalidInput, "verify: arith " + o.arith + ": expected f32 or f64").with_field("arith");
-  if (CrownOptions probe; !set_intermediate(o.intermediate, probe))
+  if (!valid_intermediate(o.intermediate))
     return error_status(ErrorCode::kInvalidInput,
-                        "verify: intermediate " + o.intermediate + ": expected crown, forward, forward+crown or ibp")
+                        "verify: intermediate " + o.intermediate + ": expected auto, crown, forward, forward+crown or ibp")
         .with_field("intermediate");
   if (m.graph.input_ids().size() != 1 || m.output_ids.size() != 1)
     return error_status(ErrorCode::kInvalidInput,
@@ -552,13 +591,14 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     const std::vector<VnnAtom>* conj;
   };
   std::vector<Job> jobs;
+  const std::unique_ptr<FastEval> fast = FastEval::of(m, o.arith);
   for (const VnnCase& c : p.cases) {
     std::vector<Search> ss;
     const auto conjs = conjunctions(c);
     ss.reserve(conjs.size());
     for (const auto* conj : conjs) ss.push_back(Search{m, c, *conj, o, st, {}, p32.get(), deadline}), jobs.push_back({&c, conj});
     const SearchBox sb = search_box(c, o.arith);
-    const int k = sample_case(ss, rng, sb.lo, sb.hi);
+    const int k = sample_case(ss, rng, sb.lo, sb.hi, fast.get());
     st.falsify_s = since(t0);
     if (k >= 0) return stage_end(ss[static_cast<size_t>(k)].found);
     if (past(deadline)) return stage_end(std::nullopt);
@@ -573,12 +613,10 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   for (const Job& j : jobs)
     bounders.push_back(
         Bounder{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get(), deadline, &errors});
-  std::vector<Bounded> roots(jobs.size());
   const auto tb = Clock::now();
-  pool.run(static_cast<int>(jobs.size()), [&](int i) {
-    const Job& j = jobs[static_cast<size_t>(i)];
-    if (!j.conj->empty()) roots[static_cast<size_t>(i)] = bounders[static_cast<size_t>(i)].bound(Domain{j.c->lo_out, j.c->hi_out, nullptr}, BoundMethod::Crown);
-  });
+  std::vector<const VnnCase*> cases;
+  for (const Job& j : jobs) cases.push_back(j.conj->empty() ? nullptr : j.c);
+  std::vector<Bounded> roots = bound_roots(cases, bounders, pool, deadline, o, st);
   for (const Job& j : jobs) st.crown_calls += !j.conj->empty(), st.domains += !j.conj->empty();
   for (const Bounded& r : roots) st.combined += r.combined;
   st.bounds_s += since(tb);

@@ -5,10 +5,15 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "denote/io/onnx.h"
+#include "denote/program/builder.h"
 #include "denote/verify/verify.h"
+#include "unit/sanitized.h"
 
 namespace denote {
 namespace {
@@ -168,7 +173,47 @@ TEST(Verify, EveryIntermediateBoundChoiceGivesTheSameAnswers) {
   auto r = verify(*m, *p, bad);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().field(), "intermediate");
-  EXPECT_NE(r.message().find("expected crown, forward, forward+crown or ibp"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("expected auto, crown, forward, forward+crown or ibp"), std::string::npos) << r.message();
+}
+
+// intermediate "auto": a conjunction whose whole-box CROWN pass runs past a quarter of the time left is
+// bounded again with forward intermediate bounds, and the answer says so. A 5-input relu MLP of four
+// 2000-wide layers: CROWN's intermediate passes take seconds (about 3 s here in Release), forward
+// bounds a fraction of one.
+TEST(Verify, AutoIntermediateFallsBackWhenCrownsPassRunsLong) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> normal;
+  GraphBuilder b;
+  int64_t h = b.input({5}), n = 5;
+  for (int layer = 0; layer < 4; ++layer) {
+    std::vector<double> w(static_cast<size_t>(2000 * n)), bias(2000);
+    for (double& v : w) v = normal(rng) / std::sqrt(static_cast<double>(n));
+    for (double& v : bias) v = 0.1 * normal(rng);
+    h = b.unary(Op::Relu, b.linear(h, 2000, std::move(w), std::move(bias)));
+    n = 2000;
+  }
+  std::vector<double> w(static_cast<size_t>(2 * n));
+  for (double& v : w) v = normal(rng) / std::sqrt(static_cast<double>(n));
+  auto m = b.build({b.linear(h, 2, std::move(w), {0.0, 0.0})});
+  ASSERT_TRUE(m.ok()) << m.message();
+  std::string text = "(declare-const Y_0 Real)(declare-const Y_1 Real)(assert (>= Y_0 1000000))";
+  for (int i = 0; i < 5; ++i)
+    text += fmt::format("(declare-const X_{0} Real)(assert (>= X_{0} -0.1))(assert (<= X_{0} 0.1))", i);
+  auto p = parse_vnnlib(text);
+  ASSERT_TRUE(p.ok()) << p.message();
+  VerifyOptions o;
+  o.timeout_s = 8;
+  o.samples = 16;
+  auto r = verify(*m, *p, o);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->stats.intermediate.rfind("forward for 1 of 1 conjunctions", 0), 0u) << r->stats.intermediate;
+  EXPECT_NE(r->result, VerifyResult::Sat);
+  if (!denote::testing::sanitized_build()) EXPECT_EQ(r->result, VerifyResult::Unsat) << r->note;
+  o.intermediate = "crown";  // asked for: never replaced
+  o.timeout_s = 2;
+  auto crown = verify(*m, *p, o);
+  ASSERT_TRUE(crown.ok()) << crown.message();
+  EXPECT_EQ(crown->stats.intermediate, "crown");
 }
 
 TEST(Verify, ModelAndPropertyMustAgree) {

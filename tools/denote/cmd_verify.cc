@@ -70,11 +70,11 @@ std::string result_json(const VerifyOutcome& r) {
   return fmt::format(
       "{{\"result\": \"{}\", \"time_s\": {}, \"witness\": {}, \"stats\": {{\"decided_by\": \"{}\", \"falsify_s\": {}, "
       "\"bounds_s\": {}, \"bab_s\": {}, \"bab_bounds_s\": {}, \"bab_probe_s\": {}, \"threads\": {}, \"samples\": {}, \"pgd_steps\": {}, \"domains\": {}, \"crown_calls\": {}, "
-      "\"alpha_calls\": {}, \"combined\": {}, \"disagreements\": {}}}, \"note\": \"{}\"}}",
+      "\"alpha_calls\": {}, \"combined\": {}, \"disagreements\": {}, \"intermediate\": \"{}\"}}, \"note\": \"{}\"}}",
       verify_result_name(r.result), json_number(st.total_s), w, st.decided_by, json_number(st.falsify_s),
       json_number(st.bounds_s), json_number(st.bab_s), json_number(st.bab_bounds_s), json_number(st.bab_probe_s),
       st.threads, st.samples, st.pgd_steps, st.domains, st.crown_calls,
-      st.alpha_calls, st.combined, st.disagreements, r.note);
+      st.alpha_calls, st.combined, st.disagreements, st.intermediate, r.note);
 }
 
 Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path,
@@ -362,8 +362,9 @@ void add_verify(CLI::App& app, Command& cmd) {
                 "input splitting: forward linear bounds in the input before CROWN's intermediate passes (inputs "
                 "of at most 64 elements)");
   sub->add_option("--intermediate", v.intermediate,
-                  "intermediate bounds of every bound pass: crown, forward, forward+crown or ibp (CROWN-IBP); "
-                  "ibp or forward when CROWN's intermediate passes are too slow or too large for the network")
+                  "intermediate bounds of every bound pass: auto (CROWN, forward bounds for a conjunction whose "
+                  "whole-box CROWN pass runs past a quarter of the time left or the memory budget), crown, "
+                  "forward, forward+crown or ibp (CROWN-IBP)")
       ->capture_default_str();
   sub->add_flag_callback("--no-combine", [o] { o->verify.combine_atoms = false; },
                 "input splitting: refute a conjunction by single atoms only, not also by a combination of its "
@@ -397,8 +398,8 @@ void add_verify(CLI::App& app, Command& cmd) {
       o->max_bytes = *budget;
       const VerifyOptions& v = o->verify;
       if (v.arith != "f32" && v.arith != "f64") return usage_error("--arith " + v.arith + ": expected f32 or f64");
-      if (CrownOptions probe; !set_intermediate(v.intermediate, probe))
-        return usage_error("--intermediate " + v.intermediate + ": expected crown, forward, forward+crown or ibp");
+      if (!valid_intermediate(v.intermediate))
+        return usage_error("--intermediate " + v.intermediate + ": expected auto, crown, forward, forward+crown or ibp");
       if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");
       if (v.beta_iters < 0 || v.beta_iters > 1000)
         return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", v.beta_iters));

@@ -40,6 +40,9 @@ std::string_view verify_result_name(VerifyResult r);  // "sat", "unsat", "unknow
 
 enum class SplitMode : uint8_t { Auto, Input, Relu };
 std::optional<SplitMode> parse_split_mode(std::string_view text);  // "auto", "input", "relu"
+// Whether VerifyOptions::intermediate accepts the name: "auto", or a name set_intermediate knows
+// ("crown", "forward", "forward+crown", "ibp", "CROWN-IBP", any case).
+bool valid_intermediate(std::string_view name);
 
 struct VerifyOptions {
   double timeout_s = 60;
@@ -67,13 +70,16 @@ struct VerifyOptions {
   // elements), then CROWN's passes on what they leave unstable (true). Neither is faster on every
   // ACAS Xu instance (docs/PERF.md).
   bool forward_bounds = false;
-  // Intermediate bounds of every bound pass (whole box, subdomains, alpha-CROWN): "crown" (the
-  // default: CROWN from each node a relaxation reads), "forward", "forward+crown" or "ibp" (IBP's boxes;
-  // auto_LiRPA's CROWN-IBP), as `denote bounds --intermediate` (include/denote/bounds/crown.h,
-  // set_intermediate). On large convolutional or generator networks CROWN's intermediate passes can
-  // cost minutes and gigabytes where IBP or forward bounds give a usable box in seconds (issue 54:
-  // cgan, TinyYOLO). forward_bounds above is "forward+crown" on inputs of at most 64 elements.
-  std::string intermediate = "crown";
+  // Intermediate bounds of every bound pass (whole box, subdomains, alpha-CROWN): "crown" (CROWN
+  // from each node a relaxation reads), "forward", "forward+crown" or "ibp" (IBP's boxes; auto_LiRPA's
+  // CROWN-IBP), as `denote bounds --intermediate` (include/denote/bounds/crown.h, set_intermediate);
+  // or "auto" (the default): CROWN, except for a conjunction whose whole-box CROWN pass runs past a
+  // quarter of the time left or past the memory budget: that conjunction is bounded again, and
+  // searched, with "forward" (forward linear bounds on inputs of at most 64 elements, IBP's boxes
+  // beyond). On large generator and detector networks CROWN's intermediate passes can cost minutes and
+  // gigabytes where the cheaper boxes take seconds (issue 54: cgan, TinyYOLO). stats.intermediate says
+  // which ran. forward_bounds above adds forward bounds before CROWN's (inputs of at most 64 elements).
+  std::string intermediate = "auto";
   // A conjunction of two or more atoms is also refuted on a box by a nonnegative combination of its
   // atoms' CROWN lower bounds (a small linear program over the input box, then the bound re-evaluated
   // with outward rounding; docs/VERIFY.md, "Combined atoms"), where no single atom's bound does.
@@ -127,6 +133,7 @@ struct VerifyStats {
   int64_t disagreements = 0;  // points that satisfy the property in one semantics only
   int64_t combined = 0;       // boxes refuted by a combination of atoms where no single atom was
   std::string decided_by;     // "sampling", "pgd", "bab-probe", "crown", "alpha-crown", "bab", ""
+  std::string intermediate;   // the bound passes' intermediate bounds (VerifyOptions::intermediate, as resolved)
 };
 
 struct VerifyOutcome {
