@@ -620,11 +620,14 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   for (const Job& j : jobs) st.crown_calls += !j.conj->empty(), st.domains += !j.conj->empty();
   for (const Bounded& r : roots) st.combined += r.combined;
   st.bounds_s += since(tb);
-  // Stage 3: descent on the conjunctions CROWN left open.
+  // Stage 3: descent on the conjunctions CROWN left open, within a quarter of the time left (with 3b):
+  // on networks whose gradient steps are slow (VNN-COMP 2023's cgan generators: 0.1 s a step) the
+  // restarts would otherwise take the whole timeout from branch and bound.
+  const auto descent_end = std::min(deadline, Clock::now() + (deadline - Clock::now()) / 4);
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (roots[i].dec != Decision::Open) continue;
     const auto tp = Clock::now();  // per conjunction: the stage's time is their sum
-    Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline};
+    Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), descent_end};
     const SearchBox sb = search_box(*jobs[i].c, o.arith);
     const bool found = falsify(s, rng, sb.lo, sb.hi, /*sample=*/false);
     st.falsify_s += since(tp);
@@ -638,7 +641,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     std::vector<Search> open;
     for (size_t i = 0; i < jobs.size(); ++i)
       if (jobs[i].c == &c && roots[i].dec == Decision::Open && !jobs[i].conj->empty())
-        open.push_back(Search{m, c, *jobs[i].conj, o, st, {}, p32.get(), deadline});
+        open.push_back(Search{m, c, *jobs[i].conj, o, st, {}, p32.get(), descent_end});
     if (open.size() < 2) continue;
     std::vector<Search*> ptrs;
     for (Search& s : open) ptrs.push_back(&s);
