@@ -16,24 +16,13 @@
 #include "denote/bounds/interval_real.h"
 #include "denote/program/builder.h"
 #include "denote/verify/verify.h"
+#include "unit/verify_models.h"
 
 namespace denote {
 namespace {
 
-// y = W x + b with one input of `n` elements.
-Model affine(int64_t n, int64_t out, std::vector<double> w, std::vector<double> bias) {
-  GraphBuilder b;
-  const int64_t y = b.linear(b.input({n}), out, std::move(w), std::move(bias));
-  auto m = b.build({y});
-  EXPECT_TRUE(m.ok()) << m.message();
-  return std::move(*m);
-}
-
-VnnProperty prop(const std::string& text) {
-  auto p = parse_vnnlib(text);
-  EXPECT_TRUE(p.ok()) << p.message();
-  return std::move(*p);
-}
+using testing::affine;
+using testing::prop;
 
 VerifyOutcome decide(const Model& m, const VnnProperty& p, const char* arith, double timeout = 2) {
   VerifyOptions o;
