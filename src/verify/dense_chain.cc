@@ -40,7 +40,8 @@ struct ChainPass {
   // composed into scale and offset (kind 0: +, 1: -, 2: *, 3: /).
   bool normalise(const Node& n, const Shape& out, int kind) {
     const auto* rec = constant(n.parents.size() == 2 ? n.parents[1] : -1);
-    if (!c.layers_.empty() || n.parents[0] != last || !rec || numel(out) != c.inputs_) return false;
+    if (!c.layers_.empty()) return kind < 2 && bias(n, out, rec, kind == 0 ? 1.0 : -1.0);
+    if (n.parents[0] != last || !rec || numel(out) != c.inputs_) return false;
     const size_t len = rec->values.size();
     if (len != 1 && static_cast<int64_t>(len) != c.inputs_) return false;
     if (scale.empty()) scale.assign(static_cast<size_t>(c.inputs_), 1.0), offset.assign(scale.size(), 0.0);
@@ -59,26 +60,63 @@ struct ChainPass {
     last = n.id;
     return true;
   }
-  bool linear(const Node& n, const Shape& out) {
-    const auto* rec = find_record(m.payload.linear, n.id);
-    const int64_t width = c.layers_.empty() ? c.inputs_ : c.layers_.back().out;
-    if (n.parents[0] != last || !rec || rec->in_dim != width || numel(out) != rec->out_dim ||
-        static_cast<int64_t>(rec->weight.size()) != rec->in_dim * rec->out_dim)
-      return false;
-    DenseChain::Layer l{rec->in_dim, rec->out_dim, {}, {}, false};
-    l.b.assign(static_cast<size_t>(rec->out_dim), 0.0f);
-    // The input's normalisation is folded into the first layer: W (s x + t) + b = (W diag(s)) x + (W t + b).
+  int64_t width() const { return c.layers_.empty() ? c.inputs_ : c.layers_.back().out; }
+  // A layer y = W x + b (W out x in, row-major, read through w(o, i); b may be empty: zero). The
+  // input's normalisation is folded into the first layer: W (s x + t) + b = (W diag(s)) x + (W t + b).
+  template <class Weight>
+  void push_layer(int64_t in_dim, int64_t out_dim, Weight w, const std::vector<double>& b, int64_t id) {
+    DenseChain::Layer l{in_dim, out_dim, {}, {}, false};
     const bool fold = c.layers_.empty() && !scale.empty();
-    const size_t in = static_cast<size_t>(rec->in_dim);
-    l.w.resize(rec->weight.size());
-    for (size_t k = 0; k < rec->weight.size(); ++k)
-      l.w[k] = static_cast<float>(fold ? rec->weight[k] * scale[k % in] : rec->weight[k]);
-    for (size_t o = 0; o < l.b.size(); ++o) {
-      double b = o < rec->bias.size() ? rec->bias[o] : 0.0;
-      for (size_t i = 0; fold && i < in; ++i) b += rec->weight[o * in + i] * offset[i];
-      l.b[o] = static_cast<float>(b);
+    l.w.resize(static_cast<size_t>(in_dim * out_dim));
+    l.b.assign(static_cast<size_t>(out_dim), 0.0f);
+    for (int64_t o = 0; o < out_dim; ++o) {
+      double bo = static_cast<size_t>(o) < b.size() ? b[static_cast<size_t>(o)] : 0.0;
+      for (int64_t i = 0; i < in_dim; ++i) {
+        const double v = w(o, i);
+        l.w[static_cast<size_t>(o * in_dim + i)] = static_cast<float>(fold ? v * scale[static_cast<size_t>(i)] : v);
+        if (fold) bo += v * offset[static_cast<size_t>(i)];
+      }
+      l.b[static_cast<size_t>(o)] = static_cast<float>(bo);
     }
     c.layers_.push_back(std::move(l));
+    last = id;
+  }
+  bool linear(const Node& n, const Shape& out) {
+    const auto* rec = find_record(m.payload.linear, n.id);
+    if (n.parents[0] != last || !rec || rec->in_dim != width() || numel(out) != rec->out_dim ||
+        static_cast<int64_t>(rec->weight.size()) != rec->in_dim * rec->out_dim)
+      return false;
+    const int64_t in = rec->in_dim;
+    push_layer(in, rec->out_dim, [&](int64_t o, int64_t i) { return rec->weight[static_cast<size_t>(o * in + i)]; },
+               rec->bias, n.id);
+    return true;
+  }
+  // matmul with a constant: W x (W [out, in], x the chain's vector: nn4sys's learned indices) or
+  // x W (x [in] or [1, in], W [in, out]: marabou-cifar10's MatMul layers); a layer without bias.
+  bool matmul(const Node& n, const Shape& out) {
+    if (n.parents.size() != 2) return false;
+    const bool w_first = n.parents[1] == last;
+    if (!w_first && n.parents[0] != last) return false;
+    const int64_t wid = n.parents[w_first ? 0 : 1];
+    const auto* rec = constant(wid);
+    const Shape& ws = m.graph.nodes[static_cast<size_t>(wid)].out_shape;
+    const int64_t in = width(), count = numel(out);
+    if (!rec || ws.size() != 2 || ws[w_first ? 1 : 0] != in || ws[w_first ? 0 : 1] != count ||
+        static_cast<int64_t>(rec->values.size()) != in * count)
+      return false;
+    const std::vector<double>& v = rec->values;
+    if (w_first) push_layer(in, count, [&](int64_t o, int64_t i) { return v[static_cast<size_t>(o * in + i)]; }, {}, n.id);
+    else push_layer(in, count, [&](int64_t o, int64_t i) { return v[static_cast<size_t>(i * count + o)]; }, {}, n.id);
+    return true;
+  }
+  // x + c or x - c after a layer and before its relu (c of the layer's size or of one element): its bias.
+  bool bias(const Node& n, const Shape& out, const ConstRecord<double>* rec, double sign) {
+    DenseChain::Layer& l = c.layers_.back();
+    if (n.parents[0] != last || !rec || l.relu || numel(out) != l.out) return false;
+    const size_t len = rec->values.size();
+    if (len != 1 && static_cast<int64_t>(len) != l.out) return false;
+    for (size_t o = 0; o < l.b.size(); ++o)
+      l.b[o] = static_cast<float>(static_cast<double>(l.b[o]) + sign * rec->values[len == 1 ? 0 : o]);
     last = n.id;
     return true;
   }
@@ -102,6 +140,7 @@ bool step_mul(ChainPass& p, const Node& n, const Shape& out) { return p.normalis
 bool step_div(ChainPass& p, const Node& n, const Shape& out) { return p.normalise(n, out, 3); }
 bool step_same(ChainPass& p, const Node& n, const Shape&) { return p.same(n); }
 bool step_linear(ChainPass& p, const Node& n, const Shape& out) { return p.linear(n, out); }
+bool step_matmul(ChainPass& p, const Node& n, const Shape& out) { return p.matmul(n, out); }
 bool step_relu(ChainPass& p, const Node& n, const Shape&) { return p.relu(n); }
 
 // The step of each op in a dense chain: same-order views pass through; the rows below have their own; any
@@ -124,6 +163,8 @@ template <>
 constexpr ChainStep kChainStep<Op::Div> = &step_div;
 template <>
 constexpr ChainStep kChainStep<Op::Linear> = &step_linear;
+template <>
+constexpr ChainStep kChainStep<Op::Matmul> = &step_matmul;
 template <>
 constexpr ChainStep kChainStep<Op::Relu> = &step_relu;
 

@@ -13,6 +13,7 @@
 #include "denote/bounds/interval_real.h"
 #include "denote/eval/eval.h"
 #include "verify/falsify.h"
+#include "verify/dense_chain.h"
 #include "verify/fast_eval.h"
 
 #include <fmt/format.h>
@@ -489,13 +490,61 @@ bool nearly_holds(const std::vector<VnnAtom>& conj, const std::vector<double>& y
 
 }  // namespace
 
+namespace {
+
+// The search whose conjunction the raw point satisfies (checked by try_point), given the outputs y at
+// its arithmetic point: exact when y is the evaluator's, a screen (nearly_holds) otherwise; or -1.
+int first_witness(std::vector<Search>& ss, const std::vector<double>& raw, const std::vector<double>& y, bool screened) {
+  for (size_t k = 0; k < ss.size(); ++k)
+    if ((ss[k].conj.empty() || (screened ? nearly_holds(ss[k].conj, y) : all_hold(ss[k].conj, y))) &&
+        try_point(ss[k], raw)) {
+      ss[k].stats.decided_by = "sampling";
+      return static_cast<int>(k);
+    }
+  return -1;
+}
+
+// sample_case through the dense chain: the same points in the same order, evaluated 256 at a time.
+int sample_batched(std::vector<Search>& ss, SplitMix64& rng, const std::vector<double>& lo,
+                   const std::vector<double>& hi, const DenseChain& chain) {
+  constexpr int64_t kBatch = 256;
+  Search& s0 = ss[0];
+  const size_t n = lo.size(), ny = static_cast<size_t>(chain.outputs());
+  std::vector<std::vector<double>> raws;
+  std::vector<float> xs, ys, scratch;
+  std::vector<double> raw(n), y(ny);
+  for (int64_t t = -1; t < s0.o.samples;) {  // t = -1: the center
+    if (s0.past_deadline()) return -1;
+    raws.clear(), xs.clear();
+    for (; t < s0.o.samples && static_cast<int64_t>(raws.size()) < kBatch; ++t) {
+      if (t < 0) {
+        for (size_t i = 0; i < n; ++i) raw[i] = lo[i] + (hi[i] - lo[i]) / 2;
+      } else {
+        random_point(rng, lo, hi, raw);
+        ++s0.stats.samples;
+      }
+      raws.push_back(raw);
+      for (double v : arith_point(s0.c, raw, s0.o.arith)) xs.push_back(static_cast<float>(v));
+    }
+    chain.eval(xs, static_cast<int64_t>(raws.size()), ys, scratch);
+    for (size_t r = 0; r < raws.size(); ++r) {
+      for (size_t j = 0; j < ny; ++j) y[j] = ys[r * ny + j];
+      if (const int k = first_witness(ss, raws[r], y, /*screened=*/true); k >= 0) return k;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
 int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
-                FastEval* fast) {
+                FastEval* fast, const DenseChain* chain) {
   if (ss.empty()) return -1;
   const size_t n = lo.size();
   for (size_t i = 0; i < n; ++i)
     if (!(lo[i] <= hi[i])) return -1;
   Search& s0 = ss[0];
+  if (chain && chain->inputs() == static_cast<int64_t>(n)) return sample_batched(ss, rng, lo, hi, *chain);
   std::vector<double> raw(n);
   for (size_t i = 0; i < n; ++i) raw[i] = lo[i] + (hi[i] - lo[i]) / 2;
   for (int64_t t = -1; t < s0.o.samples; ++t) {  // t = -1: the center
@@ -508,12 +557,7 @@ int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<doub
     std::vector<double> y;
     const bool screened = fast && fast->eval(x, y);  // else the evaluator, whose verdict is exact
     if (!screened) y = eval_point(s0.m, x, s0.o.arith, s0.p32);
-    for (size_t k = 0; k < ss.size(); ++k)
-      if ((ss[k].conj.empty() || (screened ? nearly_holds(ss[k].conj, y) : all_hold(ss[k].conj, y))) &&
-          try_point(ss[k], raw)) {
-        ss[k].stats.decided_by = "sampling";
-        return static_cast<int>(k);
-      }
+    if (const int k = first_witness(ss, raw, y, screened); k >= 0) return k;
   }
   return -1;
 }

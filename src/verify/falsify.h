@@ -93,11 +93,13 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
                 int restarts, int steps);
 // The center and s.o.samples random points of [lo, hi] (one case's box), each evaluated once and
 // tested against every search's conjunction; the index of the search that found a witness, or -1.
-// With `fast` (a compiled plan, src/verify/fast_eval.h) the points are screened on it and only the
-// ones that nearly satisfy a conjunction are checked (by the evaluator and exactly).
+// With `chain` (a dense chain, src/verify/dense_chain.h) the same points are screened 256 at a time
+// (sgemm: nn4sys's 336 MB learned indices read their weights once a batch, not once a point); else
+// with `fast` (a compiled plan, src/verify/fast_eval.h) one at a time; only the points that nearly
+// satisfy a conjunction there are checked (by the evaluator and exactly).
 class FastEval;
 int sample_case(std::vector<Search>& ss, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
-                FastEval* fast = nullptr);
+                FastEval* fast = nullptr, const DenseChain* chain = nullptr);
 // A 10-step descent from a random point of [lo, hi] (branch and bound's probe of an open box).
 bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi);
 

@@ -591,14 +591,15 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     const std::vector<VnnAtom>* conj;
   };
   std::vector<Job> jobs;
-  const std::unique_ptr<FastEval> fast = FastEval::of(m, o.arith);
+  const std::optional<DenseChain> chain = DenseChain::of(m);
+  const std::unique_ptr<FastEval> fast = chain ? nullptr : FastEval::of(m, o.arith);
   for (const VnnCase& c : p.cases) {
     std::vector<Search> ss;
     const auto conjs = conjunctions(c);
     ss.reserve(conjs.size());
     for (const auto* conj : conjs) ss.push_back(Search{m, c, *conj, o, st, {}, p32.get(), deadline}), jobs.push_back({&c, conj});
     const SearchBox sb = search_box(c, o.arith);
-    const int k = sample_case(ss, rng, sb.lo, sb.hi, fast.get());
+    const int k = sample_case(ss, rng, sb.lo, sb.hi, fast.get(), chain ? &*chain : nullptr);
     st.falsify_s = since(t0);
     if (k >= 0) return stage_end(ss[static_cast<size_t>(k)].found);
     if (past(deadline)) return stage_end(std::nullopt);
@@ -669,7 +670,6 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
       st.bounds_s += since(tb2);
     }
   }
-  const std::optional<DenseChain> chain = DenseChain::of(m);
   bool all_unsat = true, timed_out = false;
   std::string search_note;  // why a search stopped undecided (its memory), the first one
   for (size_t i = 0; i < jobs.size() && !timed_out; ++i) {

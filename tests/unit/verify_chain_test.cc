@@ -124,3 +124,49 @@ TEST(DenseChain, OtherGraphsAreRefused) {
 
 }  // namespace
 }  // namespace denote
+
+namespace denote {
+namespace {
+
+// matmul with a constant weight, as ONNX files write dense layers without Gemm: W x (W [out, in], x a
+// vector: nn4sys's learned indices) and x W (x [1, in], W [in, out]: marabou-cifar10), each followed by
+// x + c (the layer's bias) and relu; then the same layers with the bias subtracted. The chain equals the
+// evaluator; a bias after the relu, or a matmul of two values, is not a chain.
+TEST(DenseChain, MatmulWithConstantWeightsAndBiasAddsMatchTheEvaluator) {
+  uint64_t state = 99;
+  auto values = [&](size_t n) {
+    std::vector<double> v(n);
+    for (double& x : v) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      x = static_cast<double>(state >> 11) * 0x1p-52 - 1;
+    }
+    return v;
+  };
+  for (Op bias_op : {Op::Add, Op::Sub}) {
+    GraphBuilder b;
+    int64_t h = b.input({6});
+    h = b.add(Op::Matmul, {b.constant({5, 6}, values(30)), h});                 // W x: [5]
+    h = b.unary(Op::Relu, b.add(bias_op, {h, b.constant({5}, values(5))}));
+    h = b.add(Op::Reshape, {h}, ReshapeAttrs{{5}, {1, 5}});
+    h = b.add(Op::Matmul, {h, b.constant({5, 3}, values(15))});                 // x W: [1, 3]
+    h = b.add(bias_op, {h, b.constant({1, 3}, values(3))});
+    auto m = b.build({h});
+    ASSERT_TRUE(m.ok()) << m.message();
+    expect_matches_evaluator(*m, 16, -1, 1);
+  }
+  GraphBuilder after;  // a bias after the relu is not the layer's
+  int64_t h = after.input({4});
+  h = after.unary(Op::Relu, after.add(Op::Matmul, {after.constant({3, 4}, values(12)), h}));
+  h = after.add(Op::Add, {h, after.constant({3}, values(3))});
+  auto m = after.build({h});
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_FALSE(DenseChain::of(*m).has_value());
+  GraphBuilder two;  // x^T x: no constant operand
+  const int64_t x = two.input({4});
+  auto sq = two.build({two.add(Op::Matmul, {x, x})});
+  ASSERT_TRUE(sq.ok()) << sq.message();
+  EXPECT_FALSE(DenseChain::of(*sq).has_value());
+}
+
+}  // namespace
+}  // namespace denote
