@@ -379,6 +379,9 @@ namespace verify_detail {
 
 // Checks one candidate; a confirmed witness goes to `found`.
 bool try_point(Search& s, const std::vector<double>& raw) {
+  // No check starts past the deadline: on large models one costs seconds (the exact evaluation, then
+  // IBP over the whole payload; nn4sys's 336 MB learned indices), and a search's probes can ask for many.
+  if (s.past_deadline()) return false;
   const std::vector<double> x = arith_point(s.c, raw, s.o.arith);
   const WitnessCheck w = check_point(s.m, s.c, s.conj, x, s.o.arith, s.p32, s.o.witness_tolerance);
   const bool compared = w.in_box || !w.x_exact.empty();
