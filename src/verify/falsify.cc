@@ -159,9 +159,25 @@ std::optional<bool> ibp_verdict(const Model& m, const std::vector<VnnAtom>& conj
 // comparison), so rounding can never make a tie look crossed. The nearest evaluation first rejects
 // most points that hold in the arithmetic only (a point it rejects is no witness either way; a point
 // it accepts still needs the enclosure).
+// The MPFR enclosure's cost, about 2 us per parameter with the nearest evaluation before it (ACAS Xu
+// 13 ms, mnistfc 256x2 0.46 s: docs/PERF.md "Exact witness re-check"; nn4sys's 42M parameters: minutes).
+double mpfr_check_seconds(const Model& m) {
+  double params = 0;
+  for (const auto& [id, r] : m.payload.linear) params += static_cast<double>(r.weight.size());
+  for (const auto& [id, r] : m.payload.conv) params += static_cast<double>(r.weight.size());
+  for (const auto& [id, r] : m.payload.consts) params += static_cast<double>(r.values.size());
+  return 2e-6 * params;
+}
+
 bool all_hold_real(const Model& m, const std::vector<VnnAtom>& conj, const std::vector<double>& x,
-                   const std::vector<std::string>& decimals = {}) {
+                   const std::vector<std::string>& decimals = {},
+                   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   if (const std::optional<bool> quick = ibp_verdict(m, conj, x, decimals)) return *quick;
+  // Where IBP cannot tell, MPFR decides, unless it would run past the search's deadline: then the
+  // point is not confirmed (never a witness without the check).
+  if (deadline != std::chrono::steady_clock::time_point::max() &&
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(mpfr_check_seconds(m)) > deadline)
+    return false;
   std::vector<Interval<RealScalar>> in;
   if (!real_inputs(x, decimals, in) || !nearest_holds(m, conj, in)) return false;
   std::vector<RealScalar> lo, hi;
@@ -320,19 +336,20 @@ double distance_outside(const VnnCase& c, const std::vector<double>& x) {
 // outside it only along off-grid inputs, the real network at their exact decimals; else within the
 // tolerance (VerifyOptions::witness_tolerance), the arithmetic alone.
 void finish_check(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj, const std::vector<double>& x,
-                  const std::string& arith, double tolerance, WitnessCheck& w) {
+                  const std::string& arith, double tolerance, WitnessCheck& w,
+                  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   w.in_box = in_exact_box(c, x);
   if (w.in_box) {
-    w.holds_exact = all_hold_real(m, conj, x);
+    w.holds_exact = all_hold_real(m, conj, x, {}, deadline);
     return;
   }
   w.outside = distance_outside(c, x);
   w.x_exact = pinned_decimals(c, x, arith);
-  if (!w.x_exact.empty()) w.holds_exact = all_hold_real(m, conj, x, w.x_exact);
+  if (!w.x_exact.empty()) w.holds_exact = all_hold_real(m, conj, x, w.x_exact, deadline);
   if (w.holds_exact || !(tolerance > 0) || !(w.outside <= tolerance)) return;
   w.x_exact.clear();
   w.within_tolerance = true;
-  w.holds_exact = all_hold_real(m, conj, x);  // at x itself: reported, not required
+  w.holds_exact = all_hold_real(m, conj, x, {}, deadline);  // at x itself: reported, not required
 }
 
 }  // namespace
@@ -342,11 +359,11 @@ void finish_check(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& 
 // arithmetic; the result is the same as check_witness's except `in_box` and `y` for other points.
 WitnessCheck check_point(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
                          const std::vector<double>& x, const std::string& arith, const Payload<float>* p32,
-                         double tolerance) {
+                         double tolerance, std::chrono::steady_clock::time_point deadline) {
   WitnessCheck w;
   w.y = eval_point(m, x, arith, p32);
   w.holds_arith = all_hold(conj, w.y);
-  if (w.holds_arith) finish_check(m, c, conj, x, arith, tolerance, w);
+  if (w.holds_arith) finish_check(m, c, conj, x, arith, tolerance, w, deadline);
   return w;
 }
 
@@ -383,7 +400,7 @@ bool try_point(Search& s, const std::vector<double>& raw) {
   // IBP over the whole payload; nn4sys's 336 MB learned indices), and a search's probes can ask for many.
   if (s.past_deadline()) return false;
   const std::vector<double> x = arith_point(s.c, raw, s.o.arith);
-  const WitnessCheck w = check_point(s.m, s.c, s.conj, x, s.o.arith, s.p32, s.o.witness_tolerance);
+  const WitnessCheck w = check_point(s.m, s.c, s.conj, x, s.o.arith, s.p32, s.o.witness_tolerance, s.deadline);
   const bool compared = w.in_box || !w.x_exact.empty();
   if (compared && w.holds_arith != w.holds_exact) ++s.stats.disagreements;
   if (!w.confirmed()) return false;
