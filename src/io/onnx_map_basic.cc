@@ -1,5 +1,6 @@
 // ONNX -> IR mapping of elementwise ops, constants, casts and contractions (Gemm, MatMul, with
-// MatMul + Add fused into `linear` when the weight and bias are initializers).
+// MatMul + Add fused into `linear` when the weight and bias are initializers: x W, and W x for a
+// vector x).
 #include <cmath>
 #include <limits>
 
@@ -294,7 +295,24 @@ std::vector<double> transposed(const std::vector<double>& v, int64_t rows, int64
   return t;
 }
 
+// W x with W a constant [n, k] and x a vector [k] (nn4sys's learned indices write their layers this
+// way): the linear node y = W x, before W is materialised as a constant node; -1 when not that form.
+Result<int64_t> weight_first_linear(Importer& im) {
+  const HostTensor* w = im.const_input(0);
+  if (!w || w->shape.size() != 2 || im.const_input(1) || w->shape[0] > kMaxSynthesizedElements) return int64_t{-1};
+  DENOTE_ASSIGN_OR_RETURN(int64_t x, im.input(1));
+  const Shape xs = im.shape(x);
+  if (xs.size() != 1 || xs[0] != w->shape[1]) return int64_t{-1};
+  const int64_t n = w->shape[0], k = w->shape[1];
+  return emit_linear(im, x, n, k, w->values, std::vector<double>(static_cast<size_t>(n)));
+}
+
 Status map_matmul(Importer& im) {
+  DENOTE_ASSIGN_OR_RETURN(const int64_t wx, weight_first_linear(im));
+  if (wx >= 0) {
+    if (im.wants_output(0) && im.use_count(im.node().output(0)) == 1) im.fusable_linear.insert(wx);
+    return im.set_output(0, wx);
+  }
   const HostTensor* w = im.const_input(1);
   DENOTE_ASSIGN_OR_RETURN(int64_t a, im.input(0));
   if (w && w->shape.size() == 2 && !im.shape(a).empty() && w->shape[1] <= kMaxSynthesizedElements) {

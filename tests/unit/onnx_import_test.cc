@@ -81,6 +81,30 @@ TEST(OnnxImport, MatMulAddFusesIntoLinearOnlyForConstantWeights) {
   EXPECT_EQ(y[1].data, (std::vector<double>{1, 2}));
 }
 
+// W x with a constant W and a vector x (nn4sys's layers), then + b: one linear node, no constant node
+// for W; the values are the matmul's. A matrix x (W X) stays a matmul.
+TEST(OnnxImport, WeightFirstMatMulOfAVectorFusesIntoLinear) {
+  OnnxBuilder b;
+  b.input("x", {2});
+  b.input("X", {2, 2});
+  b.init("w", {3, 2}, {1, 2, 3, 4, 5, 6});
+  b.init("bias", {3}, {0.5, -0.5, 1});
+  b.node("MatMul", {"w", "x"}, {"h"});
+  b.node("Add", {"h", "bias"}, {"y"});
+  b.node("MatMul", {"w", "X"}, {"y2"});
+  b.output("y");
+  b.output("y2");
+  Model m = import_ok(b);
+  EXPECT_EQ(count_op(m, Op::Linear), 1u);
+  EXPECT_EQ(count_op(m, Op::Add), 0u);
+  EXPECT_EQ(count_op(m, Op::Matmul), 1u);
+  auto y = eval_outputs(m, {Tensor<double>{{2}, {1, 2}}, Tensor<double>{{2, 2}, {1, 0, 0, 1}}});
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_EQ(y[0].shape, (Shape{3}));
+  EXPECT_EQ(y[0].data, (std::vector<double>{5.5, 10.5, 18}));  // (1+4, 3+8, 5+12) + bias
+  EXPECT_EQ(y[1].data, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+}
+
 // An alias of the MatMul output used elsewhere keeps the Add separate (the bias must not leak).
 TEST(OnnxImport, MatMulAddDoesNotFuseThroughAliases) {
   OnnxBuilder b;
