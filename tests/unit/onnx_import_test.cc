@@ -60,6 +60,18 @@ TEST(OnnxImport, GemmWithTransposesAlphaBetaMapsToLinear) {
   EXPECT_EQ(y[0].data, (std::vector<double>{7, 14, 21, 32, 13, 20, 27, 50}));
 }
 
+// Outputs y (a MatMul + Add with constant operands) and y2 (a MatMul with a computed operand): the
+// first is one linear node with its bias, the second stays a matmul.
+Model import_fused(OnnxBuilder& b) {
+  b.output("y");
+  b.output("y2");
+  Model m = import_ok(b);
+  EXPECT_EQ(count_op(m, Op::Linear), 1u);
+  EXPECT_EQ(count_op(m, Op::Add), 0u);
+  EXPECT_EQ(count_op(m, Op::Matmul), 1u);
+  return m;
+}
+
 TEST(OnnxImport, MatMulAddFusesIntoLinearOnlyForConstantWeights) {
   OnnxBuilder b;
   b.input("x", {1, 2});
@@ -69,12 +81,7 @@ TEST(OnnxImport, MatMulAddFusesIntoLinearOnlyForConstantWeights) {
   b.node("MatMul", {"x", "w"}, {"h"});
   b.node("Add", {"h", "bias"}, {"y"});
   b.node("MatMul", {"x", "z"}, {"y2"});  // computed weight: a matmul node
-  b.output("y");
-  b.output("y2");
-  Model m = import_ok(b);
-  EXPECT_EQ(count_op(m, Op::Linear), 1u);
-  EXPECT_EQ(count_op(m, Op::Add), 0u);
-  EXPECT_EQ(count_op(m, Op::Matmul), 1u);
+  Model m = import_fused(b);
   auto y = eval_outputs(m, {Tensor<double>{{1, 2}, {1, 2}}, Tensor<double>{{2, 2}, {1, 0, 0, 1}}});
   ASSERT_EQ(y.size(), 2u);
   EXPECT_EQ(y[0].data, (std::vector<double>{9.5, 11.5, 16}));  // (1*1+2*4, 1*2+2*5, 1*3+2*6) + bias
@@ -92,12 +99,7 @@ TEST(OnnxImport, WeightFirstMatMulOfAVectorFusesIntoLinear) {
   b.node("MatMul", {"w", "x"}, {"h"});
   b.node("Add", {"h", "bias"}, {"y"});
   b.node("MatMul", {"w", "X"}, {"y2"});
-  b.output("y");
-  b.output("y2");
-  Model m = import_ok(b);
-  EXPECT_EQ(count_op(m, Op::Linear), 1u);
-  EXPECT_EQ(count_op(m, Op::Add), 0u);
-  EXPECT_EQ(count_op(m, Op::Matmul), 1u);
+  Model m = import_fused(b);
   auto y = eval_outputs(m, {Tensor<double>{{2}, {1, 2}}, Tensor<double>{{2, 2}, {1, 0, 0, 1}}});
   ASSERT_EQ(y.size(), 2u);
   EXPECT_EQ(y[0].shape, (Shape{3}));
