@@ -65,6 +65,28 @@ std::vector<double> eval_point(const Model& m, const std::vector<double>& x, con
   return y.ok() ? y->data : std::vector<double>{};
 }
 
+// sum_j c_j y_j > rhs for every y in [lo, hi], for certain: the double sum of each term's smallest
+// value minus its a-priori error (n + 2 roundings of the magnitudes, doubled for safety) still exceeds
+// rhs_up >= rhs. A point is lo = hi; spares the exact checks of points (or boxes) far from a witness.
+bool surely_above(const VnnAtom& a, const std::vector<double>& lo, const std::vector<double>& hi) {
+  double sum = 0, mag = 0;
+  for (size_t j = 0; j < lo.size() && j < hi.size() && j < a.coef.size(); ++j) {
+    const double t = std::min(a.coef[j] * lo[j], a.coef[j] * hi[j]);
+    sum += t, mag += std::fabs(t);
+  }
+  const double err = 2 * (static_cast<double>(lo.size()) + 2) * 0x1p-52 * mag + 0x1p-1000;
+  return std::isfinite(sum) && std::isfinite(a.rhs_up) && sum - err > a.rhs_up;
+}
+
+// A decimal of the file enclosed at 256 bits: lo <= d <= hi (equal when d is a 256-bit number); false
+// for a text MPFR cannot read. Every exact use of a pinned decimal reads it here.
+bool enclose_decimal(const std::string& text, Interval<RealScalar>& v) {
+  v = Interval<RealScalar>{RealScalar(256), RealScalar(256)};
+  if (mpfr_set_str(v.lo.get(), text.c_str(), 10, MPFR_RNDD) != 0) return false;
+  mpfr_set_str(v.hi.get(), text.c_str(), 10, MPFR_RNDU);
+  return true;
+}
+
 // The input point at 256 bits: x, except where `decimals` names an exact decimal ("" elsewhere; empty:
 // none), enclosed by its two roundings (equal when the decimal is a 256-bit number); false for a decimal
 // MPFR cannot read.
@@ -74,8 +96,7 @@ bool real_inputs(const std::vector<double>& x, const std::vector<std::string>& d
   for (size_t i = 0; i < x.size(); ++i) {
     Interval<RealScalar> v{RealScalar(256), RealScalar(256)};
     if (i < decimals.size() && !decimals[i].empty()) {
-      if (mpfr_set_str(v.lo.get(), decimals[i].c_str(), 10, MPFR_RNDD) != 0) return false;
-      mpfr_set_str(v.hi.get(), decimals[i].c_str(), 10, MPFR_RNDU);
+      if (!enclose_decimal(decimals[i], v)) return false;
     } else {
       mpfr_set_d(v.lo.get(), x[i], MPFR_RNDN), mpfr_set_d(v.hi.get(), x[i], MPFR_RNDN);  // exact
     }
@@ -126,26 +147,16 @@ std::optional<bool> ibp_verdict(const Model& m, const std::vector<VnnAtom>& conj
   DoubleBox box{input_shape(m), x, x};
   for (size_t i = 0; i < decimals.size() && i < x.size(); ++i) {
     if (decimals[i].empty()) continue;
-    mpfr_t a;
-    mpfr_init2(a, 256);
-    const bool read = mpfr_set_str(a, decimals[i].c_str(), 10, MPFR_RNDN) == 0;
-    box.lo[i] = mpfr_get_d(a, MPFR_RNDD), box.hi[i] = mpfr_get_d(a, MPFR_RNDU);
-    mpfr_clear(a);
-    if (!read) return std::nullopt;
+    Interval<RealScalar> d;
+    if (!enclose_decimal(decimals[i], d)) return std::nullopt;
+    box.lo[i] = mpfr_get_d(d.lo.get(), MPFR_RNDD), box.hi[i] = mpfr_get_d(d.hi.get(), MPFR_RNDU);
   }
   auto r = run_ibp_double(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), "f64");
   if (!r.ok()) return std::nullopt;
   const auto& out = r->boxes[static_cast<size_t>(m.output_ids[0])];
   if (!out) return std::nullopt;
-  for (const VnnAtom& a : conj) {
-    double lowest = 0, mag = 0;
-    for (size_t j = 0; j < out->lo.size() && j < a.coef.size(); ++j) {
-      const double t = std::min(a.coef[j] * out->lo[j], a.coef[j] * out->hi[j]);
-      lowest += t, mag += std::fabs(t);
-    }
-    const double err = 2 * (static_cast<double>(out->lo.size()) + 2) * 0x1p-52 * mag + 0x1p-1000;
-    if (std::isfinite(lowest) && std::isfinite(a.rhs_up) && lowest - err > a.rhs_up) return false;
-  }
+  for (const VnnAtom& a : conj)
+    if (surely_above(a, out->lo, out->hi)) return false;
   RealContext ctx(64);
   std::vector<RealScalar> lo, hi;
   for (size_t j = 0; j < out->lo.size(); ++j) lo.push_back(ctx.from_double(out->lo[j])), hi.push_back(ctx.from_double(out->hi[j]));
@@ -206,14 +217,9 @@ const VnnDecimal* exact_decimal(const VnnCase& c, size_t i) {
 
 double near_value(const VnnCase& c, size_t i, const std::string& arith) {
   const VnnDecimal* d = exact_decimal(c, i);
-  if (!d) return NAN;
-  mpfr_t a;
-  mpfr_init2(a, 256);
-  double v = NAN;
-  if (mpfr_set_str(a, d->text.c_str(), 10, MPFR_RNDN) == 0)
-    v = arith == "f32" ? static_cast<double>(mpfr_get_flt(a, MPFR_RNDN)) : mpfr_get_d(a, MPFR_RNDN);
-  mpfr_clear(a);
-  return v;
+  Interval<RealScalar> e;
+  if (!d || !enclose_decimal(d->text, e)) return NAN;
+  return arith == "f32" ? static_cast<double>(mpfr_get_flt(e.lo.get(), MPFR_RNDN)) : mpfr_get_d(e.lo.get(), MPFR_RNDN);
 }
 
 SearchBox search_box(const VnnCase& c, const std::string& arith) {
@@ -241,23 +247,11 @@ std::vector<double> arith_point(const VnnCase& c, std::vector<double> x, const s
   return x;
 }
 
-// c . y > rhs for certain: the double sum minus its a-priori error (n + 2 roundings of the
-// magnitudes, doubled for safety) still exceeds rhs_up >= rhs. Spares the exact check of points that
-// are far from a witness.
-bool surely_fails(const VnnAtom& a, const std::vector<double>& y) {
-  double sum = 0, mag = 0;
-  for (size_t j = 0; j < y.size() && j < a.coef.size(); ++j) {
-    const double t = a.coef[j] * y[j];
-    sum += t, mag += std::fabs(t);
-  }
-  const double err = 2 * (static_cast<double>(y.size()) + 2) * 0x1p-52 * mag + 0x1p-1000;
-  return std::isfinite(sum) && std::isfinite(a.rhs_up) && sum - err > a.rhs_up;
-}
 
 bool all_hold(const std::vector<VnnAtom>& conj, const std::vector<double>& y) {
   if (y.empty()) return false;
   for (const VnnAtom& a : conj)
-    if (surely_fails(a, y)) return false;
+    if (surely_above(a, y, y)) return false;
   for (const VnnAtom& a : conj)
     if (!atom_holds_exact(a, y)) return false;
   return true;
@@ -309,18 +303,18 @@ std::vector<std::string> pinned_decimals(const VnnCase& c, const std::vector<dou
   return d;
 }
 
-// |v - d| rounded up (MPFR at 128 bits, then to a double upward); +inf for an unreadable decimal.
+// |v - d| rounded up (its largest value over the decimal's enclosure, then to a double upward); +inf
+// for an unreadable decimal.
 double distance_up(double v, const VnnDecimal& d) {
-  mpfr_t a;
-  mpfr_init2(a, 128);
-  double r = INFINITY;
-  if (mpfr_set_str(a, d.text.c_str(), 10, MPFR_RNDN) == 0) {
-    mpfr_sub_d(a, a, v, MPFR_RNDU);
-    mpfr_abs(a, a, MPFR_RNDU);
-    r = mpfr_get_d(a, MPFR_RNDU) * (1 + 0x1p-60) + 0x1p-1074;  // the 128-bit reading of d is within 2^-127 relative
+  Interval<RealScalar> e;
+  if (!enclose_decimal(d.text, e)) return INFINITY;
+  double far = 0;
+  for (RealScalar* end : {&e.lo, &e.hi}) {
+    mpfr_sub_d(end->get(), end->get(), v, MPFR_RNDU);
+    mpfr_abs(end->get(), end->get(), MPFR_RNDU);
+    far = std::max(far, mpfr_get_d(end->get(), MPFR_RNDU));
   }
-  mpfr_clear(a);
-  return r;
+  return far;
 }
 
 // How far x lies outside the exact box (the largest distance along one input, an upper bound; 0 inside).
@@ -332,13 +326,12 @@ double distance_outside(const VnnCase& c, const std::vector<double>& x) {
   return far;
 }
 
-// The arithmetic's verdict at x holds; the rest of the check: inside the box, the real network at x;
+// The arithmetic's verdict at x holds and w.in_box is set; the rest of the check: inside the box, the real network at x;
 // outside it only along off-grid inputs, the real network at their exact decimals; else within the
 // tolerance (VerifyOptions::witness_tolerance), the arithmetic alone.
 void finish_check(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj, const std::vector<double>& x,
                   const std::string& arith, double tolerance, WitnessCheck& w,
                   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
-  w.in_box = in_exact_box(c, x);
   if (w.in_box) {
     w.holds_exact = all_hold_real(m, conj, x, {}, deadline);
     return;
@@ -363,7 +356,9 @@ WitnessCheck check_point(const Model& m, const VnnCase& c, const std::vector<Vnn
   WitnessCheck w;
   w.y = eval_point(m, x, arith, p32);
   w.holds_arith = all_hold(conj, w.y);
-  if (w.holds_arith) finish_check(m, c, conj, x, arith, tolerance, w, deadline);
+  if (!w.holds_arith) return w;
+  w.in_box = in_exact_box(c, x);
+  finish_check(m, c, conj, x, arith, tolerance, w, deadline);
   return w;
 }
 
@@ -496,27 +491,15 @@ bool probe(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std:
 
 namespace {
 
-// Every atom of the conjunction holds at y up to the slack of a different summation order (1e-4 of
-// the terms' magnitude): a screen for the fast plan's outputs, never a verdict.
-bool nearly_holds(const std::vector<VnnAtom>& conj, const std::vector<double>& y) {
-  if (y.empty()) return false;
-  for (const VnnAtom& a : conj) {
-    double v = 0, mag = 0;
-    for (size_t j = 0; j < y.size() && j < a.coef.size(); ++j) v += a.coef[j] * y[j], mag += std::fabs(a.coef[j] * y[j]);
-    if (!(v <= a.rhs_up + 1e-4 * (1 + mag + std::fabs(a.rhs_up)))) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-namespace {
+// The sampling screen's slack (nearly_holds): 1e-4 of the terms' magnitude.
+constexpr double kScreenSlack = 1e-4;
 
 // The search whose conjunction the raw point satisfies (checked by try_point), given the outputs y at
 // its arithmetic point: exact when y is the evaluator's, a screen (nearly_holds) otherwise; or -1.
 int first_witness(std::vector<Search>& ss, const std::vector<double>& raw, const std::vector<double>& y, bool screened) {
   for (size_t k = 0; k < ss.size(); ++k)
-    if ((ss[k].conj.empty() || (screened ? nearly_holds(ss[k].conj, y) : all_hold(ss[k].conj, y))) &&
+    if ((ss[k].conj.empty() ||
+         (screened ? nearly_holds(ss[k].conj, y.data(), y.size(), kScreenSlack) : all_hold(ss[k].conj, y))) &&
         try_point(ss[k], raw)) {
       ss[k].stats.decided_by = "sampling";
       return static_cast<int>(k);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -75,6 +76,18 @@ struct SearchBox {
 SearchBox search_box(const VnnCase& c, const std::string& arith);
 // The candidate moved into the inward box (onto a float for f32) and checked; true when confirmed.
 bool try_point(Search& s, const std::vector<double>& raw);
+// Every atom of the conjunction holds at y (ny outputs of a fast evaluation in another summation
+// order) up to rel * (1 + the terms' magnitude): a screen that picks candidates, never a verdict.
+template <class T>
+bool nearly_holds(const std::vector<VnnAtom>& conj, const T* y, size_t ny, double rel) {
+  if (ny == 0) return false;
+  for (const VnnAtom& a : conj) {
+    double v = 0, mag = 0;
+    for (size_t j = 0; j < ny && j < a.coef.size(); ++j) v += a.coef[j] * y[j], mag += std::fabs(a.coef[j] * y[j]);
+    if (!(v <= a.rhs_up + rel * (1 + mag))) return false;
+  }
+  return true;
+}
 // d (c . y) / dx at x (f64), flat.
 std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x);
 // Center, s.o.samples random points, then s.o.pgd_restarts runs of signed-gradient descent on the

@@ -400,13 +400,7 @@ struct Bab {
     s.stats.samples += kBatchPoints;
     bool found = false;
     for (size_t r = 0; r < static_cast<size_t>(kBatchPoints) && !found; ++r) {
-      bool all = true;
-      for (const VnnAtom& a : s.conj) {
-        double v = 0, mag = 0;
-        for (size_t j = 0; j < ny && j < a.coef.size(); ++j) v += a.coef[j] * ys[r * ny + j], mag += std::fabs(a.coef[j] * ys[r * ny + j]);
-        all = all && v <= a.rhs_up + 1e-5 * (1 + mag);
-      }
-      if (all) found = try_point(s, std::vector<double>(xs.begin() + static_cast<std::ptrdiff_t>(r * n), xs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)));
+      if (nearly_holds(s.conj, ys.data() + r * ny, ny, 1e-5)) found = try_point(s, std::vector<double>(xs.begin() + static_cast<std::ptrdiff_t>(r * n), xs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)));
     }
     s.stats.bab_probe_s += since(tp);
     return found;
@@ -459,6 +453,13 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
 // root (what their own alpha-CROWN would give: the rows are optimised independently), so decide() does
 // not run it again. `open`: indices into bounders and roots. Returns whether it proved any; a failed
 // pass changes nothing (each conjunction's own alpha-CROWN runs later).
+// A quarter of the time left before `deadline`: the share of sampling, of gradient descent and, under
+// intermediate "auto", of the whole-box CROWN pass.
+Clock::time_point quarter_left(Clock::time_point deadline) {
+  const auto now = Clock::now();
+  return deadline <= now ? deadline : now + (deadline - now) / 4;
+}
+
 // Stage 2: CROWN on every conjunction's whole box (cases[i]: job i's case, null for no output
 // condition), in parallel. With intermediate "auto" the pass gets a quarter of the time left; a
 // conjunction whose pass runs past it (or past the memory budget) is bounded again with forward
@@ -468,14 +469,12 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
 std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::vector<Bounder>& bounders,
                                  WorkerPool& pool, Clock::time_point deadline, const VerifyOptions& o, VerifyStats& st) {
   const bool automatic = o.intermediate == "auto";
-  const auto share = automatic ? Clock::now() + (deadline - Clock::now()) / 4 : deadline;
+  const auto share = automatic ? quarter_left(deadline) : deadline;
   for (Bounder& b : bounders) b.deadline = std::min(deadline, share);
   std::vector<Bounded> roots(cases.size());
   auto run = [&](int i) {
-    const VnnCase* c = cases[static_cast<size_t>(i)];
-    Bounder& b = bounders[static_cast<size_t>(i)];
-    // No pass starts past its deadline (a property of 50 boxes on nn4sys: 1.4 s a pass, 71 s in all).
-    if (c && !past(b.deadline)) roots[static_cast<size_t>(i)] = b.bound(Domain{c->lo_out, c->hi_out, nullptr}, BoundMethod::Crown);
+    const VnnCase* c = cases[static_cast<size_t>(i)];  // run_crown refuses to start past b.deadline
+    if (c) roots[static_cast<size_t>(i)] = bounders[static_cast<size_t>(i)].bound(Domain{c->lo_out, c->hi_out, nullptr}, BoundMethod::Crown);
   };
   pool.run(static_cast<int>(cases.size()), run);
   for (Bounder& b : bounders) b.deadline = deadline;
@@ -597,7 +596,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   const std::unique_ptr<FastEval> fast = chain ? nullptr : FastEval::of(m, o.arith);
   // Sampling stops at a quarter of the time (the cases after that are not sampled): properties of many
   // cases on large networks (nn4sys: 50 boxes of a 336 MB network) would otherwise spend the timeout here.
-  const auto sampling_end = std::min(deadline, Clock::now() + (deadline - Clock::now()) / 4);
+  const auto sampling_end = quarter_left(deadline);
   for (const VnnCase& c : p.cases) {
     std::vector<Search> ss;
     const auto conjs = conjunctions(c);
@@ -629,7 +628,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   // Stage 3: descent on the conjunctions CROWN left open, within a quarter of the time left (with 3b):
   // on networks whose gradient steps are slow (VNN-COMP 2023's cgan generators: 0.1 s a step) the
   // restarts would otherwise take the whole timeout from branch and bound.
-  const auto descent_end = std::min(deadline, Clock::now() + (deadline - Clock::now()) / 4);
+  const auto descent_end = quarter_left(deadline);
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (roots[i].dec != Decision::Open) continue;
     const auto tp = Clock::now();  // per conjunction: the stage's time is their sum

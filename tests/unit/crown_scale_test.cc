@@ -14,6 +14,7 @@
 #include "denote/bounds/crown.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
+#include "unit/relu_nets.h"
 #include "denote/scalar/native.h"
 
 namespace denote {
@@ -28,11 +29,7 @@ Model normalised_net(bool constant_divisor) {
   h = b.add(Op::MulElem, {h, b.constant({1, 4}, {2, -0.5, 1.25, 3})});
   h = b.add(Op::Div, {h, b.constant({1, 4}, {-4, 0.75, 2, -1.5})});
   const int64_t f = b.unary(Op::Reshape, h, ReshapeAttrs{{1, 4}, {4}});
-  std::vector<double> w1(24), w2(12);
-  for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(static_cast<double>(i) + 1);
-  for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(static_cast<double>(i) * 0.7);
-  const int64_t r = b.unary(Op::Relu, b.linear(f, 6, w1, {0.1, -0.2, 0.3, 0, 0.05, -0.4}));
-  auto m = b.build({b.linear(r, 2, w2, {0.25, -0.5})});
+  auto m = b.build({fixed_relu_tail(b, f)});
   EXPECT_TRUE(m.ok()) << m.message();
   return m.ok() ? std::move(*m) : Model{};
 }

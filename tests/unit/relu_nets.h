@@ -4,11 +4,24 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "denote/bounds/ibp.h"
 #include "denote/program/builder.h"
 #include "ibp_random_graphs.h"
 
 namespace denote {
+
+// The fixed 4 -> 6 (relu) -> 2 tail the scale-step tests put after a normalised input f of 4
+// elements (sin / cos weights): the output's node id.
+inline int64_t fixed_relu_tail(GraphBuilder& b, int64_t f) {
+  std::vector<double> w1(24), w2(12);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(static_cast<double>(i) + 1);
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(static_cast<double>(i) * 0.7);
+  const int64_t r = b.unary(Op::Relu, b.linear(f, 6, w1, {0.1, -0.2, 0.3, 0, 0.05, -0.4}));
+  return b.linear(r, 2, w2, {0.25, -0.5});
+}
 
 struct ReluNet {
   Model m;

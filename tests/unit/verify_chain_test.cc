@@ -10,6 +10,7 @@
 #include "denote/eval/eval.h"
 #include "denote/io/onnx.h"
 #include "denote/program/builder.h"
+#include "unit/relu_nets.h"
 #include "verify/dense_chain.h"
 
 namespace denote {
@@ -60,11 +61,7 @@ TEST(DenseChain, ShiftedInputsMatchTheEvaluator) {
     const int64_t x = b.input({1, 4});
     const int64_t s = b.add(op, {x, b.constant({1, 4}, {0.5, -0.25, 1.5, -2})});
     const int64_t f = b.unary(Op::Reshape, s, ReshapeAttrs{{1, 4}, {4}});
-    std::vector<double> w1(24), w2(12);
-    for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(static_cast<double>(i) + 1);
-    for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(static_cast<double>(i) * 0.7);
-    const int64_t h = b.unary(Op::Relu, b.linear(f, 6, w1, {0.1, -0.2, 0.3, 0, 0.05, -0.4}));
-    auto m = b.build({b.linear(h, 2, w2, {0.25, -0.5})});
+    auto m = b.build({fixed_relu_tail(b, f)});
     ASSERT_TRUE(m.ok()) << m.message();
     expect_matches_evaluator(*m, 32, -3, 3);
   }
