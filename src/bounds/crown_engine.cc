@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "bounds/crown_linear.h"
+#include "bounds/crown_patches.h"
 #include "bounds/interval_matvec.h"
 #include "bounds/kernel_ops.h"
 #include "denote/base/deadline.h"
@@ -115,6 +116,18 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
   RuleCtx ctx{g, payload, box, err, st, o.alpha, o.scales, &ws, &scale_cache};
   PassResult out;
   if (o.record) out.A.resize(g.nodes.size()), out.reached.assign(g.nodes.size(), 0);
+  // A conv's unit rows as windows while they stay small (crown_patches.h); not where the pass keeps
+  // coefficients, has slopes or multipliers per row, or makes forward values.
+  const bool plain = !o.record && !o.alpha && !o.beta && !o.vertex_values;
+  if (patches && plain && st.unit_node == start && patch_prefix(ctx, start, o.one_step)) {
+    ws.give(std::move(*st.A[static_cast<size_t>(start)]));
+    st.A[static_cast<size_t>(start)].reset();
+    ++patch_passes;
+  } else if (st.unit && st.A[static_cast<size_t>(start)]->empty() && rows > 0) {
+    std::vector<double>& A = *st.A[static_cast<size_t>(start)];  // unit rows given without C
+    A = ws.take(static_cast<size_t>(rows * numel(g.nodes[static_cast<size_t>(start)].out_shape)));
+    st.unit->fill(numel(g.nodes[static_cast<size_t>(start)].out_shape), A.data());
+  }
   (void)walk::reverse(g, "IR bounds", [&](const Node& n) {
     auto& slot = st.A[static_cast<size_t>(n.id)];
     if (n.id > start || !slot || !st.failure.empty()) return ok_status();
@@ -245,8 +258,7 @@ void Engine::bound_chunk(int64_t id, const int64_t* elems, int64_t k, bool one_s
   const int64_t m = numel(g.nodes[static_cast<size_t>(id)].out_shape);
   const std::vector<int64_t> chunk(elems, elems + k);
   const UnitRows unit = UnitRows::plus_minus(chunk);
-  std::vector<double> C = ws.take(static_cast<size_t>(2 * k * m));
-  unit.fill(m, C.data());
+  std::vector<double> C;  // pass() writes the unit rows where it needs them dense
   std::vector<int64_t> cols = chunk;  // the rows' only nonzero columns
   std::sort(cols.begin(), cols.end());
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());

@@ -55,6 +55,7 @@ class Engine {
   Engine(const Graph& g, const Payload<double>& p, EvalErr err, std::vector<std::optional<DoubleBox>> boxes);
 
   // A backward pass from `start` with C (rows x numel(start)); PassOptions says what else it does.
+  // C may be empty where PassOptions::unit_rows gives the rows (they are written out where needed).
   PassResult pass(int64_t start, const std::vector<double>& C, int64_t rows, const PassOptions& o = {});
   // The same with C handed over (no copy; its buffer goes back to the workspace).
   PassResult pass(int64_t start, std::vector<double>&& C, int64_t rows, const PassOptions& o = {});
@@ -104,6 +105,10 @@ class Engine {
   // in the pass (PassRows::vertex_values); false: the input's coefficients are stored and the
   // forward rules run (the tests compare the two).
   bool fuse_forward = true;
+  // Intermediate bounds of conv nodes on windowed rows (src/bounds/crown_patches.h); false: the dense
+  // rules only (the tests compare the two).
+  bool patches = true;
+  int64_t patch_passes = 0;  // passes that ran on windowed rows
   // A memory budget for the coefficients (bytes >= 1): a quarter of it, at most 64 MiB, for the
   // workspace's spares, the rest for the rows of each pass.
   void set_budget(int64_t bytes);

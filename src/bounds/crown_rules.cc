@@ -12,6 +12,7 @@
 #include "bounds/crown_conv.h"
 #include "bounds/crown_gemm.h"
 #include "bounds/crown_linear.h"
+#include "bounds/crown_lines.h"
 #include "bounds/crown_maxpool.h"
 #include "bounds/kernel_ops.h"
 #include "bounds/crown_relax.h"
@@ -193,12 +194,6 @@ const std::vector<double>* alpha_of(const RuleCtx& c, int64_t id) {
   return v.empty() ? nullptr : &v;
 }
 
-// The lines of every element, as arrays (the row loop reads them in order).
-struct Lines {
-  std::vector<double> la, lb, ua, ub, xm, ye;
-  std::vector<char> ok, open;  // ok: has a relaxation; open: relu element with an alpha slope
-};
-
 template <Op O>
 Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, double tiny_eval) {
   const size_t m = xb.lo.size();
@@ -219,6 +214,13 @@ Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, dou
     }
   }
   return L;
+}
+
+using LinesFn = Lines (*)(const DoubleBox&, const DoubleBox&, double, double);
+template <Op O>
+constexpr LinesFn lines_fn() {
+  if constexpr (Elementwise<O>::fn != nullptr) return &element_lines<O>;
+  else return nullptr;
 }
 
 // Every row through the lines, without branches (the signs of the coefficients are unpredictable):
@@ -268,23 +270,14 @@ template <bool HasAlpha>
 // relax_row over the columns `cols` only (the others are 0 and stay 0), in one sum each.
 template <bool HasAlpha>
 void relax_row_cols(const Lines& L, double* a, const double* al, const std::vector<int64_t>& cols, double out[4]) {
-  double st = 0, sa = 0, sc = 0, ss = 0;
+  out[0] = out[1] = out[2] = out[3] = 0;
   for (int64_t j : cols) {
     const double lam = a[j];
     if (lam == 0) continue;
     double lo_a = L.la[static_cast<size_t>(j)];
     if constexpr (HasAlpha) lo_a = L.open[static_cast<size_t>(j)] != 0 ? al[j] : lo_a;
-    const bool below = lam >= 0;
-    const double la = below ? lo_a : L.ua[static_cast<size_t>(j)];
-    const double lb = below ? L.lb[static_cast<size_t>(j)] : L.ub[static_cast<size_t>(j)];
-    const double t = lam * lb, na = lam * la;
-    st += t;
-    sa += std::fabs(t);
-    sc += lb != 0.0 ? 1.0 : 0.0;
-    ss += std::fabs(na) * L.xm[static_cast<size_t>(j)] + std::fabs(lam) * L.ye[static_cast<size_t>(j)];
-    a[j] = na;
+    a[j] = relax_one(L, static_cast<size_t>(j), lam, lo_a, out);
   }
-  out[0] = st, out[1] = sa, out[2] = sc, out[3] = ss;
 }
 
 // Row r's four sums into the pass: bias terms, their magnitudes and count; the slack terms (2 per
@@ -695,6 +688,19 @@ const Smooth* tangent_smooth(Op op) {
   };
   static_assert(std::size(kTable) == kNumOps);
   return kTable[static_cast<size_t>(op)];
+}
+
+bool element_lines_of(Op op, const DoubleBox& xb, const DoubleBox& yb, double u_eval, double tiny_eval, Lines& L) {
+  static constexpr LinesFn kTable[] = {
+#define DENOTE_OP(name, ...) lines_fn<Op::name>(),
+#include "denote/ir/ops.def"
+#undef DENOTE_OP
+  };
+  static_assert(std::size(kTable) == kNumOps);
+  const LinesFn f = kTable[static_cast<size_t>(op)];
+  if (!f) return false;
+  L = f(xb, yb, u_eval, tiny_eval);
+  return true;
 }
 
 Rule crown_rule(Op op) { return kRuleTable[static_cast<size_t>(op)].back; }

@@ -1,0 +1,256 @@
+// Windowed rows for a conv node's intermediate bounds (src/bounds/crown_patches.h).
+#include "bounds/crown_patches.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "bounds/crown_affine.h"
+#include "bounds/crown_conv.h"
+#include "bounds/crown_lines.h"
+#include "bounds/crown_sums.h"
+#include "ops/window_eval.h"
+
+namespace denote::crown {
+
+namespace {
+
+// A node's layout as one image [C, H, W] (any leading dims of size 1).
+struct Image {
+  int64_t c = 0, h = 0, w = 0;
+  bool operator==(const Image&) const = default;
+};
+std::optional<Image> image_of(const Shape& s) {
+  if (s.size() < 3) return std::nullopt;
+  for (size_t i = 0; i + 3 < s.size(); ++i)
+    if (s[i] != 1) return std::nullopt;
+  const size_t r = s.size();
+  return Image{s[r - 3], s[r - 2], s[r - 1]};
+}
+
+// The rows at one node: per row a window [c, ph, pw] of the node's image at origin (oy, ox).
+struct Patches {
+  Image img;
+  int64_t ph = 0, pw = 0;
+  std::vector<int64_t> oy, ox;  // per row
+  std::vector<double> a;        // rows x vol()
+  int64_t vol() const { return img.c * ph * pw; }
+};
+
+// Row r's window, line by line: entries outside the image are set to 0 (they multiply a conv's zero
+// padding); f(entries, flat index of the first in the node, count) for each run inside it.
+template <class F>
+void for_runs(const Patches& p, int64_t r, double* a, F&& f) {
+  const int64_t oy = p.oy[static_cast<size_t>(r)], ox = p.ox[static_cast<size_t>(r)];
+  const int64_t x0 = std::clamp<int64_t>(-ox, 0, p.pw), x1 = std::clamp<int64_t>(p.img.w - ox, x0, p.pw);
+  for (int64_t ch = 0; ch < p.img.c; ++ch)
+    for (int64_t y = 0; y < p.ph; ++y) {
+      double* line = a + (ch * p.ph + y) * p.pw;
+      const int64_t Y = oy + y;
+      if (Y < 0 || Y >= p.img.h || x0 == x1) {
+        std::fill(line, line + p.pw, 0.0);
+        continue;
+      }
+      std::fill(line, line + x0, 0.0);
+      std::fill(line + x1, line + p.pw, 0.0);
+      f(line + x0, (ch * p.img.h + Y) * p.img.w + ox + x0, x1 - x0);
+    }
+}
+
+// A 2-d conv over one image: its config and record, checked.
+struct Conv2d {
+  const ConvConfig* cfg = nullptr;
+  const ConvRecord<double>* rec = nullptr;
+  Image in, out;
+};
+std::optional<Conv2d> conv2d(const RuleCtx& c, const Node& n) {
+  Conv2d v;
+  v.cfg = std::get_if<ConvConfig>(&n.attrs);
+  if (n.op != Op::Conv || !v.cfg || n.parents.size() != 1 || v.cfg->window.kernel.size() != 2) return std::nullopt;
+  const Shape& in = c.g.nodes[static_cast<size_t>(n.parents[0])].out_shape;
+  v.rec = find_record(c.payload.conv, n.id);
+  if (!rules::check_conv_record(n, v.rec, in).ok() || v.cfg->channel_axis + 3 != static_cast<int64_t>(in.size()))
+    return std::nullopt;
+  const auto i = image_of(in), o = image_of(n.out_shape);
+  if (!i || !o || i->c != v.cfg->in_channels || o->c != v.cfg->out_channels) return std::nullopt;
+  v.in = *i, v.out = *o;
+  return v;
+}
+int64_t span(int64_t len, const Conv2d& v, size_t d) {  // the input rows a window of `len` outputs reads
+  return (len - 1) * v.cfg->window.stride[d] + (v.cfg->window.kernel[d] - 1) * v.cfg->dilation_at(d) + 1;
+}
+bool small(const Patches& p, const RuleCtx& c, int64_t id) { return 2 * p.vol() <= c.numel_of(id); }
+
+// The start rows +-e_o at conv n: on its input, +-the kernel of o's channel in the window o reads;
+// the bias +-f(0)_o and the evaluation's error at o, as the dense unit rows (crown_conv.cc).
+bool start_rows(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
+  std::vector<double> scale, f0;
+  if (!affine_scale(c, n, 0.0, scale, f0)) return false;
+  const int64_t kh = v.cfg->window.kernel[0], kw = v.cfg->window.kernel[1];
+  const int64_t dh = v.cfg->dilation_at(0), dw = v.cfg->dilation_at(1);
+  const int64_t gin = v.cfg->in_channels / v.cfg->groups, gout = v.cfg->out_channels / v.cfg->groups;
+  const int64_t rows = c.st.rows, out_vol = v.out.h * v.out.w;
+  p.img = v.in, p.ph = span(1, v, 0), p.pw = span(1, v, 1);
+  p.oy.resize(static_cast<size_t>(rows)), p.ox.resize(static_cast<size_t>(rows));
+  p.a = c.take(static_cast<size_t>(rows * p.vol()));
+  std::fill(p.a.begin(), p.a.end(), 0.0);
+  const UpSum up_sum_1(1);
+  for (int64_t r = 0; r < rows; ++r) {
+    const size_t ri = static_cast<size_t>(r);
+    const int64_t o = c.st.unit->col[ri], co = o / out_vol, q = o % out_vol;
+    const double s = c.st.unit->sign[ri];
+    c.st.slack[ri] += up_sum_1(scale[static_cast<size_t>(o)] * (1 + 2 * kU));
+    c.add_bias(r, s * f0[static_cast<size_t>(o)]);
+    p.oy[ri] = (q / v.out.w) * v.cfg->window.stride[0] - v.cfg->window.padding[0];
+    p.ox[ri] = (q % v.out.w) * v.cfg->window.stride[1] - v.cfg->window.padding[1];
+    double* a = p.a.data() + r * p.vol();
+    const double* w = v.rec->weight.data() + co * gin * kh * kw;
+    const int64_t ch0 = (co / gout) * gin;
+    for (int64_t ic = 0; ic < gin; ++ic)
+      for (int64_t ky = 0; ky < kh; ++ky)
+        for (int64_t kx = 0; kx < kw; ++kx)
+          a[((ch0 + ic) * p.ph + ky * dh) * p.pw + kx * dw] = s * w[(ic * kh + ky) * kw + kx];
+  }
+  return true;
+}
+
+// Through an elementwise relaxation: each entry by its element's lines (relax_one), the four sums per
+// row into the pass as the dense rule adds them.
+bool relax(RuleCtx& c, const Node& n, Patches& p) {
+  const DoubleBox* xb = c.box[static_cast<size_t>(n.parents[0])];
+  const DoubleBox* yb = c.box[static_cast<size_t>(n.id)];
+  Lines L;
+  if (!xb || !yb || !element_lines_of(n.op, *xb, *yb, c.err.u, c.err.tiny, L)) return false;
+  const UpSum up_sum_2v(static_cast<double>(2 * p.vol()));
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double s[4] = {0, 0, 0, 0};
+    for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
+      for (int64_t t = 0; t < len; ++t) {
+        if (a[t] == 0) continue;
+        const size_t j = static_cast<size_t>(j0 + t);
+        a[t] = relax_one(L, j, a[t], L.la[j], s);
+      }
+    });
+    c.st.bias[static_cast<size_t>(r)] += s[0];
+    c.st.mag[static_cast<size_t>(r)] += s[1];
+    c.st.terms[static_cast<size_t>(r)] += s[2];
+    c.st.slack[static_cast<size_t>(r)] += up_sum_2v(s[3]);
+  }
+  return true;
+}
+
+// Through conv n: its bias and error terms over the window (affine_bias_slack's, with rule_conv's
+// coefficient bound and underflow term), then the window's transposed conv: the conv itself over a
+// window-sized image without padding, so every window entry of the input gets all its taps.
+bool conv_back(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
+  if (!(v.out == p.img)) return false;
+  Patches q;
+  q.img = v.in, q.ph = span(p.ph, v, 0), q.pw = span(p.pw, v, 1);
+  if (!small(q, c, n.parents[0])) return false;
+  ConvConfig cfg = *v.cfg;
+  cfg.window.padding = {0, 0};
+  cfg.padding_after = {0, 0};
+  cfg.channel_axis = 1;
+  ConvBackward cb;
+  if (!conv_plan(cfg, {1, v.in.c, q.ph, q.pw}, {1, v.out.c, p.ph, p.pw}, v.rec->weight, v.rec->bias, cb)) return false;
+  const int64_t p_id = n.parents[0], pm = c.numel_of(p_id), rows = c.st.rows;
+  std::vector<double> scale, f0;
+  if (!affine_scale(c, n, gamma(static_cast<double>(cb.group_out + cb.k_vol) + 2), scale, f0)) return false;
+  double xs = 0;
+  for (int64_t j = 0; j < pm; ++j) xs += c.absmax(p_id, j);
+  const double ops = 2.0 * static_cast<double>(cb.group_out * cb.k_vol) + 2;
+  const double under = up(up_sum(xs, static_cast<double>(pm)) * (ops * kEta));
+  const UpSum up_sum_v(static_cast<double>(p.vol()));
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0, mag = 0, sl = 0;
+    for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
+      for (int64_t t = 0; t < len; ++t) {
+        if (a[t] == 0) continue;  // also against an infinite scale
+        const size_t o = static_cast<size_t>(j0 + t);
+        const double term = a[t] * f0[o];
+        sum += term, mag += std::fabs(term), sl += std::fabs(a[t]) * scale[o];
+      }
+    });
+    const size_t ri = static_cast<size_t>(r);
+    c.st.bias[ri] += sum, c.st.mag[ri] += mag, c.st.terms[ri] += static_cast<double>(p.vol());
+    c.st.slack[ri] += up_sum_v(sl * (1 + 2 * kU));
+    c.add_slack(r, under);
+  }
+  q.a = c.take(static_cast<size_t>(rows * q.vol()));
+  conv_backward(cb, p.a.data(), rows, q.a.data(), c.ws);
+  q.oy.resize(p.oy.size()), q.ox.resize(p.ox.size());
+  for (size_t r = 0; r < p.oy.size(); ++r) {
+    q.oy[r] = p.oy[r] * v.cfg->window.stride[0] - v.cfg->window.padding[0];
+    q.ox[r] = p.ox[r] * v.cfg->window.stride[1] - v.cfg->window.padding[1];
+  }
+  c.give(std::move(p.a));
+  p = std::move(q);
+  return true;
+}
+
+// The rows end at node id: each the minimum of its window over the node's box (RuleCtx::concretize).
+bool concretize(RuleCtx& c, int64_t id, Patches& p) {
+  const DoubleBox* b = c.box[static_cast<size_t>(id)];
+  if (!b) return c.fail("node " + std::to_string(id) + " has no box");
+  if (!c.st.cut && c.g.nodes[static_cast<size_t>(id)].op != Op::Input) c.st.cut = b->lo != b->hi;
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    const size_t ri = static_cast<size_t>(r);
+    for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
+      concretize_row(a, b->lo.data() + j0, b->hi.data() + j0, len, c.st.bias[ri], c.st.mag[ri], c.st.terms[ri]);
+    });
+  }
+  c.give(std::move(p.a));
+  return c.st.failure.empty();
+}
+
+// The rows as dense coefficients of node id, for the generic rules from there on.
+void expand(RuleCtx& c, int64_t id, Patches& p) {
+  const int64_t m = c.numel_of(id);
+  std::vector<double> A = c.take(static_cast<size_t>(c.st.rows * m));
+  std::fill(A.begin(), A.end(), 0.0);
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double* dst = A.data() + r * m;
+    for_runs(p, r, p.a.data() + r * p.vol(),
+             [&](double* a, int64_t j0, int64_t len) { std::copy(a, a + len, dst + j0); });
+  }
+  c.give(std::move(p.a));
+  c.add_to(id, std::move(A));
+}
+
+// One step back from node n (its coefficients are the rows): false where the windowed rows stop.
+bool step(RuleCtx& c, const Node& n, Patches& p) {
+  if (keeps_order(n.op) && n.parents.size() == 1) return true;  // the same flat layout
+  if (n.op == Op::Conv) {
+    const auto v = conv2d(c, n);
+    return v && conv_back(c, n, *v, p);
+  }
+  return n.parents.size() == 1 && relax(c, n, p);
+}
+
+}  // namespace
+
+bool patch_prefix(RuleCtx& c, int64_t start, bool one_step) {
+  const Node& n = c.g.nodes[static_cast<size_t>(start)];
+  if (!c.st.unit || c.st.unit_node != start || !c.st.uses || c.st.rows == 0) return false;
+  const auto v = conv2d(c, n);
+  if (!v || !c.box[static_cast<size_t>(n.parents[0])]) return false;
+  Patches p;
+  p.img = v->in, p.ph = span(1, *v, 0), p.pw = span(1, *v, 1);
+  if (!small(p, c, n.parents[0])) return false;
+  if (!start_rows(c, n, *v, p)) return true;  // the failure is in the pass's state
+  int64_t at = n.parents[0];
+  if (one_step) return concretize(c, at, p);
+  for (;;) {
+    const Node& x = c.g.nodes[static_cast<size_t>(at)];
+    const bool single = (*c.st.uses)[static_cast<size_t>(at)] == 1;
+    if (x.op == Op::Input && single && c.st.fuse_input) return concretize(c, at, p);
+    if (!c.st.failure.empty()) return true;
+    if (!single || x.op == Op::Input || !step(c, x, p)) {
+      expand(c, at, p);
+      return true;
+    }
+    at = x.parents[0];
+  }
+}
+
+}  // namespace denote::crown

@@ -1,0 +1,187 @@
+// Windowed rows for conv nodes' intermediate bounds (src/bounds/crown_patches.cc) against the dense
+// rules (crown_conv.cc, crown_rules.cc) on the same boxes: every conv node's CROWN and one-step bounds
+// equal up to the order of the sums, on strides, padding (also asymmetric), dilation, groups, a conv
+// fed by a conv, a sigmoid between, an image with no leading axis; windows that would not stay small
+// run dense. Then whole CROWN runs (windows on) whose bounds contain the f64 and f32 evaluations at
+// the box's corners and random points.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bounds/crown_engine.h"
+#include "denote/bounds/crown.h"
+#include "denote/bounds/ibp.h"
+#include "denote/eval/eval.h"
+#include "denote/program/builder.h"
+#include "unit/lcg_values.h"
+
+namespace denote {
+namespace {
+
+struct Layer {
+  Op act;  // after the conv: Relu, Sigmoid, or Input for none
+  int64_t cout, groups;
+  std::vector<int64_t> kernel, stride, pad, pad_after, dilation;
+};
+struct Net {
+  const char* name;
+  Shape in;  // [1, C, H, W] or [C, H, W]
+  std::vector<Layer> layers;
+  bool windows;  // whether the second conv's intermediate bounds run on windows
+};
+
+std::vector<Net> nets() {
+  return {
+      {"cifar_like", {1, 3, 12, 12},
+       {{Op::Relu, 4, 1, {3, 3}, {2, 2}, {1, 1}, {}, {}},
+        {Op::Relu, 5, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}},
+        {Op::Relu, 3, 1, {2, 2}, {2, 2}, {0, 0}, {}, {}}},
+       true},
+      {"dilation_groups_asym", {1, 4, 13, 12},
+       {{Op::Relu, 6, 2, {3, 3}, {1, 1}, {2, 0}, {0, 1}, {2, 1}},
+        {Op::Relu, 4, 2, {3, 2}, {2, 1}, {1, 1}, {}, {1, 2}}},
+       true},
+      {"conv_conv_sigmoid_no_lead", {4, 10, 10},
+       {{Op::Input, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}},
+        {Op::Sigmoid, 6, 1, {3, 3}, {1, 1}, {0, 0}, {}, {}},
+        {Op::Relu, 3, 1, {3, 3}, {2, 2}, {1, 1}, {}, {}}},
+       true},
+      {"window_too_big", {1, 2, 4, 4},
+       {{Op::Relu, 3, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}}, {Op::Relu, 2, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}}},
+       false},
+  };
+}
+
+ConvConfig config_of(const Layer& l, int64_t cin, int64_t axis) {
+  ConvConfig c;
+  c.window = WindowConfig{2, l.kernel, l.stride, l.pad};
+  c.padding_after = l.pad_after;
+  c.dilation = l.dilation;
+  c.groups = l.groups;
+  c.channel_axis = axis;
+  c.in_channels = cin;
+  c.out_channels = l.cout;
+  return c;
+}
+
+// The layers, then flatten -> linear 3.
+Model build(const Net& net, uint64_t seed) {
+  GraphBuilder b;
+  int64_t x = b.input(net.in);
+  const int64_t axis = static_cast<int64_t>(net.in.size()) - 3;
+  for (const Layer& l : net.layers) {
+    const Shape s = b.model().graph.nodes[static_cast<size_t>(x)].out_shape;
+    const int64_t cin = s[static_cast<size_t>(axis)];
+    const int64_t nw = l.cout * (cin / l.groups) * l.kernel[0] * l.kernel[1];
+    const std::vector<double> w = lcg_values(nw, seed, 0.6), bias = lcg_values(l.cout, seed + 1, 0.2);
+    seed += 2;
+    x = b.conv(x, config_of(l, cin, axis), w, bias);
+    if (l.act != Op::Input) x = b.unary(l.act, x);
+  }
+  const Shape s = b.model().graph.nodes[static_cast<size_t>(x)].out_shape;
+  const int64_t f = b.add(Op::Flatten, {x}, ValueShapeAttrs{s}, Shape{numel(s)});
+  const int64_t out = b.linear(f, 3, lcg_values(3 * numel(s), seed), lcg_values(3, seed + 1, 0.1));
+  auto m = b.build({out});
+  EXPECT_TRUE(m.ok()) << m.message();
+  return *m;
+}
+
+DoubleBox box_of(const Shape& s, double eps) {
+  DoubleBox box{s, {}, {}};
+  for (double v : lcg_values(numel(s), 5, 1.0)) box.lo.push_back(v - eps), box.hi.push_back(v + eps);
+  return box;
+}
+
+TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
+  for (const Net& net : nets())
+    for (const char* arith : {"f64", "f32"}) {
+      const Model m = build(net, 7);
+      const std::vector<DoubleBox> in = {box_of(net.in, 0.08)};
+      auto ibp = run_ibp_double(m.graph, m.payload, in, arith);
+      ASSERT_TRUE(ibp.ok()) << ibp.message();
+      const crown::EvalErr err = std::string(arith) == "f32" ? crown::EvalErr{0x1p-24, 0x1p-149, true} : crown::EvalErr{};
+      crown::Engine win(m.graph, m.payload, err, ibp->boxes), dense(m.graph, m.payload, err, ibp->boxes);
+      dense.patches = false;
+      int convs = 0;
+      for (const Node& n : m.graph.nodes) {
+        if (n.op != Op::Conv) continue;
+        const int64_t k = numel(n.out_shape);
+        std::vector<int64_t> elems;
+        for (int64_t j = 0; j < k; j += 2) elems.push_back(j);
+        for (bool one_step : {false, true}) {
+          std::vector<double> lw, hw, ld, hd;
+          const int64_t before = win.patch_passes;
+          win.bound_elements(n.id, elems, one_step, lw, hw);
+          dense.bound_elements(n.id, elems, one_step, ld, hd);
+          const std::string at = std::string(net.name) + " " + arith + " node " + std::to_string(n.id) +
+                                 (one_step ? " one-step" : "");
+          ASSERT_EQ(lw.size(), elems.size()) << at;
+          if (net.windows) EXPECT_GT(win.patch_passes, before) << at;
+          for (size_t r = 0; r < elems.size(); ++r) {
+            ASSERT_TRUE(std::isfinite(lw[r]) && std::isfinite(hw[r])) << at;
+            EXPECT_LE(lw[r], hw[r]) << at;
+            EXPECT_NEAR(lw[r], ld[r], 1e-12 * (1 + std::fabs(ld[r]))) << at << " element " << elems[r];
+            EXPECT_NEAR(hw[r], hd[r], 1e-12 * (1 + std::fabs(hd[r]))) << at << " element " << elems[r];
+          }
+        }
+        ++convs;
+      }
+      EXPECT_EQ(convs, static_cast<int>(net.layers.size()));
+      EXPECT_EQ(dense.patch_passes, 0);
+      if (!net.windows) EXPECT_EQ(win.patch_passes, 0) << net.name << ": a 3x3 window is more than half a 4x4 image";
+    }
+}
+
+std::vector<double> evaluate(const Model& m, const Shape& s, const std::vector<double>& x, bool f32) {
+  const int64_t out = m.output_ids[0];
+  if (!f32) {
+    std::vector<Tensor<double>> xin = {Tensor<double>(s, x)};
+    F64Context ctx;
+    auto v = denote(m.graph, m.payload, std::span<const Tensor<double>>(xin), out, ctx);
+    EXPECT_TRUE(v.ok());
+    return v.ok() ? v->data : std::vector<double>{};
+  }
+  F32Context ctx;
+  std::vector<Tensor<float>> xf = {Tensor<float>(s, std::vector<float>(x.begin(), x.end()))};
+  const Payload<float> pf = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
+  auto v = denote(m.graph, pf, std::span<const Tensor<float>>(xf), out, ctx);
+  EXPECT_TRUE(v.ok());
+  return v.ok() ? std::vector<double>(v->data.begin(), v->data.end()) : std::vector<double>{};
+}
+
+TEST(CrownPatches, CrownBoundsWithWindowsContainTheEvaluations) {
+  for (const Net& net : nets())
+    for (const char* arith : {"f64", "f32"}) {
+      const Model m = build(net, 19);
+      const DoubleBox box = box_of(net.in, 0.05);
+      const std::vector<DoubleBox> in = {box};
+      CrownOptions o;
+      o.arith = arith;
+      o.method = BoundMethod::Ibp;
+      auto ibp = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+      o.method = BoundMethod::Crown;
+      auto cr = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+      ASSERT_TRUE(ibp.ok() && cr.ok()) << net.name << cr.message();
+      ASSERT_TRUE(cr->fallback.empty()) << cr->fallback;
+      double w_ibp = 0, w_cr = 0;
+      for (size_t k = 0; k < 3; ++k)
+        w_ibp += ibp->spec_hi[k] - ibp->spec_lo[k], w_cr += cr->spec_hi[k] - cr->spec_lo[k];
+      EXPECT_LT(w_cr, w_ibp) << net.name << " " << arith;
+      const std::vector<double> centre = lcg_values(numel(net.in), 5, 1.0);
+      for (int t = 0; t < 40; ++t) {
+        std::vector<double> x = lcg_values(numel(net.in), static_cast<uint64_t>(t) + 500, 1.0);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = t < 2 ? (t == 0 ? box.lo[i] : box.hi[i]) : centre[i] + 0.05 * x[i];
+        const std::vector<double> y = evaluate(m, net.in, x, std::string(arith) == "f32");
+        ASSERT_EQ(y.size(), 3u);
+        for (size_t k = 0; k < 3; ++k) {
+          ASSERT_GE(y[k], cr->spec_lo[k]) << net.name << " " << arith << " sample " << t;
+          ASSERT_LE(y[k], cr->spec_hi[k]) << net.name << " " << arith << " sample " << t;
+        }
+      }
+    }
+}
+
+}  // namespace
+}  // namespace denote
