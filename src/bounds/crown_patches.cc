@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <optional>
 
 #include "bounds/crown_affine.h"
@@ -188,11 +190,24 @@ bool conv_back(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
   return true;
 }
 
+// Whether node id is an input moved one to one (a permute of the input, say), each node below it
+// used once (uses: null, any count; node id's rows are all its children's): its box is the input's box moved the same way, so concretising
+// there is concretising at the input.
+bool moved_input(const Graph& g, int64_t id, const std::vector<int32_t>* uses = nullptr) {
+  for (bool first = true;; first = false) {
+    const Node& n = g.nodes[static_cast<size_t>(id)];
+    if (!first && uses && (*uses)[static_cast<size_t>(id)] != 1) return false;
+    if (n.op == Op::Input) return true;
+    if (!moves_one_to_one(n.op) || n.parents.size() != 1) return false;
+    id = n.parents[0];
+  }
+}
+
 // The rows end at node id: each the minimum of its window over the node's box (RuleCtx::concretize).
 bool concretize(RuleCtx& c, int64_t id, Patches& p) {
   const DoubleBox* b = c.box[static_cast<size_t>(id)];
   if (!b) return c.fail("node " + std::to_string(id) + " has no box");
-  if (!c.st.cut && c.g.nodes[static_cast<size_t>(id)].op != Op::Input) c.st.cut = b->lo != b->hi;
+  if (!c.st.cut && !moved_input(c.g, id)) c.st.cut = b->lo != b->hi;
   for (int64_t r = 0; r < c.st.rows; ++r) {
     const size_t ri = static_cast<size_t>(r);
     for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
@@ -217,15 +232,114 @@ void expand(RuleCtx& c, int64_t id, Patches& p) {
   c.add_to(id, std::move(A));
 }
 
-// One step back from node n (its coefficients are the rows): false where the windowed rows stop.
-bool step(RuleCtx& c, const Node& n, Patches& p) {
-  if (keeps_order(n.op) && n.parents.size() == 1) return true;  // the same flat layout
-  if (n.op == Op::Conv) {
-    const auto v = conv2d(c, n);
-    return v && conv_back(c, n, *v, p);
+// The rows pending at each node, the largest id first (every child before its parents, as the walk).
+using Pending = std::map<int64_t, Patches, std::greater<>>;
+
+// Adds rows q to those pending at node id. Two windows become their union where each row's two
+// origins differ by the same offset (two branches of a residual block) and the union stays small; the
+// sums round as RuleCtx::add_to's. false: they cannot be merged (nothing changed).
+bool merge(RuleCtx& c, Pending& pending, int64_t id, Patches& q) {
+  auto it = pending.find(id);
+  if (it == pending.end()) {
+    pending.emplace(id, std::move(q));
+    return true;
   }
-  return n.parents.size() == 1 && relax(c, n, p);
+  Patches& p = it->second;
+  if (!(p.img == q.img) || p.oy.empty()) return false;
+  const int64_t dy = q.oy[0] - p.oy[0], dx = q.ox[0] - p.ox[0];
+  for (size_t r = 0; r < p.oy.size(); ++r)
+    if (q.oy[r] - p.oy[r] != dy || q.ox[r] - p.ox[r] != dx) return false;
+  Patches u;
+  u.img = p.img;
+  const int64_t y0 = std::min<int64_t>(0, dy), x0 = std::min<int64_t>(0, dx);
+  u.ph = std::max(p.ph, dy + q.ph) - y0, u.pw = std::max(p.pw, dx + q.pw) - x0;
+  if (!small(u, c, id)) return false;
+  u.oy = p.oy, u.ox = p.ox;
+  for (size_t r = 0; r < u.oy.size(); ++r) u.oy[r] += y0, u.ox[r] += x0;
+  const int64_t rows = c.st.rows;
+  u.a = c.take(static_cast<size_t>(rows * u.vol()));
+  std::fill(u.a.begin(), u.a.end(), 0.0);
+  auto place = [&](const Patches& w, int64_t oy, int64_t ox) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t ch = 0; ch < w.img.c; ++ch)
+        for (int64_t y = 0; y < w.ph; ++y) {
+          const double* src = w.a.data() + r * w.vol() + (ch * w.ph + y) * w.pw;
+          double* dst = u.a.data() + r * u.vol() + (ch * u.ph + oy + y) * u.pw + ox;
+          for (int64_t x = 0; x < w.pw; ++x) dst[x] += src[x];
+        }
+  };
+  place(p, -y0, -x0);
+  place(q, dy - y0, dx - x0);
+  const UpSum up_sum_v(static_cast<double>(u.vol()));
+  for (int64_t r = 0; r < rows; ++r) {
+    double s = 0;
+    for_runs(u, r, u.a.data() + r * u.vol(), [&](double* a, int64_t j0, int64_t len) {
+      for (int64_t t = 0; t < len; ++t)
+        if (a[t] != 0) s += std::fabs(a[t]) * c.absmax(id, j0 + t);
+    });
+    c.add_slack(r, up_sum_v(s * kU * (1 + 2 * kU)) + static_cast<double>(u.vol()) * kEta);
+  }
+  c.give(std::move(p.a));
+  c.give(std::move(q.a));
+  p = std::move(u);
+  return true;
 }
+
+// The windowed part of a pass: rows pending per node, walked from the largest id down.
+struct Walk {
+  RuleCtx& c;
+  Pending pending;
+  bool spilled = false;  // some rows went dense: the others follow (the rest of the pass is dense)
+
+  // Rows q (times sign) onto node id's pending rows, or dense at id where they cannot be merged.
+  void push(int64_t id, Patches&& q, double sign) {
+    if (sign < 0)
+      for (double& v : q.a) v = -v;
+    if (merge(c, pending, id, q)) return;
+    expand(c, id, q);
+    spilled = true;
+  }
+
+  // add / sub of two variable nodes: the rows go to both (negated to sub's second), exact; the
+  // evaluation's rounding, 1.01 u |y| per element, into the slack (crown_rules.cc's rule_add).
+  bool add_sub(const Node& n, Patches& p) {
+    const DoubleBox* yb = c.box[static_cast<size_t>(n.id)];
+    const int64_t m = c.numel_of(n.id);
+    if (n.parents.size() != 2 || n.parents[0] == n.parents[1] || !yb || c.numel_of(n.parents[0]) != m ||
+        c.numel_of(n.parents[1]) != m)
+      return false;
+    const UpSum up_sum_v(static_cast<double>(p.vol()));
+    for (int64_t r = 0; r < c.st.rows; ++r) {
+      double s = 0;
+      for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
+        for (int64_t t = 0; t < len; ++t)
+          if (a[t] != 0) s += std::fabs(a[t]) * (c.absmax(n.id, j0 + t) * 1.01 * c.err.u + c.err.tiny);
+      });
+      c.add_slack(r, up_sum_v(s * (1 + 2 * kU)));
+    }
+    Patches second = p;
+    push(n.parents[0], std::move(p), 1.0);
+    push(n.parents[1], std::move(second), n.op == Op::Sub ? -1.0 : 1.0);
+    return true;
+  }
+
+  // One step back from node n with its rows p, onto its parents' pending rows: false, with p
+  // unchanged, where the windowed rows stop at n.
+  bool step(const Node& n, Patches& p) {
+    if (n.op == Op::Add || n.op == Op::Sub) return add_sub(n, p);
+    bool ok = false;
+    if (keeps_order(n.op) && n.parents.size() == 1) {
+      ok = true;  // the same flat layout
+    } else if (n.op == Op::Conv) {
+      const auto v = conv2d(c, n);
+      ok = v && conv_back(c, n, *v, p);
+    } else {
+      ok = n.parents.size() == 1 && relax(c, n, p);
+    }
+    if (ok) push(n.parents[0], std::move(p), 1.0);
+    return ok;
+  }
+};
 
 }  // namespace
 
@@ -238,19 +352,25 @@ bool patch_prefix(RuleCtx& c, int64_t start, bool one_step) {
   p.img = v->in, p.ph = span(1, *v, 0), p.pw = span(1, *v, 1);
   if (!small(p, c, n.parents[0])) return false;
   if (!start_rows(c, n, *v, p)) return true;  // the failure is in the pass's state
-  int64_t at = n.parents[0];
-  if (one_step) return concretize(c, at, p);
-  for (;;) {
+  if (one_step) return concretize(c, n.parents[0], p);
+  Walk w{c, {}};
+  w.pending.emplace(n.parents[0], std::move(p));
+  while (!w.pending.empty() && c.st.failure.empty()) {
+    const int64_t at = w.pending.begin()->first;
+    Patches q = std::move(w.pending.begin()->second);
+    w.pending.erase(w.pending.begin());
     const Node& x = c.g.nodes[static_cast<size_t>(at)];
-    const bool single = (*c.st.uses)[static_cast<size_t>(at)] == 1;
-    if (x.op == Op::Input && single && c.st.fuse_input) return concretize(c, at, p);
-    if (!c.st.failure.empty()) return true;
-    if (!single || x.op == Op::Input || !step(c, x, p)) {
-      expand(c, at, p);
-      return true;
+    if (x.op == Op::Const || (c.st.fuse_input && moved_input(c.g, at, c.st.uses))) {
+      concretize(c, at, q);
+      continue;
     }
-    at = x.parents[0];
+    const bool stepped = x.op != Op::Input && w.step(x, q);
+    if (!stepped) expand(c, at, q);
+    if (stepped && !w.spilled) continue;
+    for (auto& [id, rest] : w.pending) expand(c, id, rest);  // the rest of the pass is dense
+    return true;
   }
+  return true;
 }
 
 }  // namespace denote::crown

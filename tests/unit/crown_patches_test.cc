@@ -1,9 +1,10 @@
 // Windowed rows for conv nodes' intermediate bounds (src/bounds/crown_patches.cc) against the dense
 // rules (crown_conv.cc, crown_rules.cc) on the same boxes: every conv node's CROWN and one-step bounds
 // equal up to the order of the sums, on strides, padding (also asymmetric), dilation, groups, a conv
-// fed by a conv, a sigmoid between, an image with no leading axis; windows that would not stay small
-// run dense. Then whole CROWN runs (windows on) whose bounds contain the f64 and f32 evaluations at
-// the box's corners and random points.
+// fed by a conv, a sigmoid between, an image with no leading axis, residual blocks (add, sub, a 1x1
+// strided projection: two windows merged into their union); windows that would not stay small run
+// dense. Then whole CROWN runs (windows on) whose bounds contain the f64 and f32 evaluations at
+// the box's corners and random points. A permuted input (NHWC) is concretised where it is permuted.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,15 +22,21 @@ namespace denote {
 namespace {
 
 struct Layer {
-  Op act;  // after the conv: Relu, Sigmoid, or Input for none
+  Op act;  // after the conv (and the join): Relu, Sigmoid, or Input for none
   int64_t cout, groups;
   std::vector<int64_t> kernel, stride, pad, pad_after, dilation;
+  // A residual join before the activation: the output of layer `skip` (through a 1x1 conv of stride
+  // `proj` where proj > 0) added to the conv's, or subtracted from it (join Sub).
+  int skip = -1;
+  Op join = Op::Add;
+  int64_t proj = 0;
 };
 struct Net {
   const char* name;
   Shape in;  // [1, C, H, W] or [C, H, W]
   std::vector<Layer> layers;
-  bool windows;  // whether the second conv's intermediate bounds run on windows
+  bool windows;       // whether the second conv's intermediate bounds run on windows
+  bool nhwc = false;  // the input is [1, H, W, C], permuted to [1, C, H, W] (marabou-cifar10's nets)
 };
 
 std::vector<Net> nets() {
@@ -47,6 +54,20 @@ std::vector<Net> nets() {
        {{Op::Input, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}},
         {Op::Sigmoid, 6, 1, {3, 3}, {1, 1}, {0, 0}, {}, {}},
         {Op::Relu, 3, 1, {3, 3}, {2, 2}, {1, 1}, {}, {}}},
+       true},
+      {"nhwc_input_permuted", {1, 9, 9, 3},
+       {{Op::Relu, 4, 1, {3, 3}, {2, 2}, {0, 0}, {}, {}}, {Op::Relu, 5, 1, {2, 2}, {1, 1}, {0, 0}, {}, {}}},
+       true, true},
+      {"residual", {1, 3, 10, 10},
+       {{Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}},
+        {Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}},
+        {Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}, 0},
+        {Op::Relu, 2, 1, {3, 3}, {2, 2}, {1, 1}, {}, {}}},
+       true},
+      {"residual_downsample_sub", {1, 3, 9, 9},
+       {{Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}},
+        {Op::Relu, 6, 1, {3, 3}, {2, 2}, {1, 1}, {}, {}},
+        {Op::Relu, 6, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}, 0, Op::Sub, 2}},
        true},
       {"window_too_big", {1, 2, 4, 4},
        {{Op::Relu, 3, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}}, {Op::Relu, 2, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}}},
@@ -70,15 +91,25 @@ ConvConfig config_of(const Layer& l, int64_t cin, int64_t axis) {
 Model build(const Net& net, uint64_t seed) {
   GraphBuilder b;
   int64_t x = b.input(net.in);
+  if (net.nhwc) x = b.unary(Op::Permute, x, PermAttrs{{0, 3, 1, 2}});
   const int64_t axis = static_cast<int64_t>(net.in.size()) - 3;
-  for (const Layer& l : net.layers) {
-    const Shape s = b.model().graph.nodes[static_cast<size_t>(x)].out_shape;
-    const int64_t cin = s[static_cast<size_t>(axis)];
+  auto conv = [&](int64_t from, const Layer& l) {
+    const int64_t cin = b.model().graph.nodes[static_cast<size_t>(from)].out_shape[static_cast<size_t>(axis)];
     const int64_t nw = l.cout * (cin / l.groups) * l.kernel[0] * l.kernel[1];
     const std::vector<double> w = lcg_values(nw, seed, 0.6), bias = lcg_values(l.cout, seed + 1, 0.2);
     seed += 2;
-    x = b.conv(x, config_of(l, cin, axis), w, bias);
+    return b.conv(from, config_of(l, cin, axis), w, bias);
+  };
+  std::vector<int64_t> outs;
+  for (const Layer& l : net.layers) {
+    x = conv(x, l);
+    if (l.skip >= 0) {
+      int64_t from = outs[static_cast<size_t>(l.skip)];
+      if (l.proj > 0) from = conv(from, Layer{Op::Input, l.cout, 1, {1, 1}, {l.proj, l.proj}, {0, 0}, {}, {}});
+      x = b.binary(l.join, x, from);
+    }
     if (l.act != Op::Input) x = b.unary(l.act, x);
+    outs.push_back(x);
   }
   const Shape s = b.model().graph.nodes[static_cast<size_t>(x)].out_shape;
   const int64_t f = b.add(Op::Flatten, {x}, ValueShapeAttrs{s}, Shape{numel(s)});
@@ -128,7 +159,9 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
         }
         ++convs;
       }
-      EXPECT_EQ(convs, static_cast<int>(net.layers.size()));
+      int expected = 0;
+      for (const Layer& l : net.layers) expected += l.proj > 0 ? 2 : 1;
+      EXPECT_EQ(convs, expected);
       EXPECT_EQ(dense.patch_passes, 0);
       if (!net.windows) EXPECT_EQ(win.patch_passes, 0) << net.name << ": a 3x3 window is more than half a 4x4 image";
     }
