@@ -158,6 +158,7 @@ bool Engine::forward_values(int64_t start, int64_t rows, const std::vector<std::
   st.rows = rows;
   const std::vector<const DoubleBox*> box = ptrs();
   RuleCtx rc{g, payload, box, err, st, &alpha};
+  rc.conv_plans = conv_plans();
   ForwardCtx fc{rc, pr.A, V, &need};
   for (const Node& n : g.nodes) {
     if (n.id > start) break;

@@ -162,7 +162,7 @@ void unit_values(RuleCtx& c, const Node& n, const ConvBackward& cb, const Double
 bool unit_rows(RuleCtx& c, const Node& n, const ConvBackward& cb, int64_t p, const DoubleBox& xb, bool fused,
                std::vector<double>* values) {
   std::vector<double> scale, f0;
-  if (!affine_scale(c, n, 0.0, scale, f0)) return false;
+  conv_scale(c, n, cb, 0.0, scale, f0);
   const int64_t rows = c.st.rows, pm = c.numel_of(p), k1 = cb.group_in * cb.k_vol;
   const UpSum up_sum_1(1);
   std::vector<double> out = fused ? std::vector<double>{} : c.take(static_cast<size_t>(rows * pm));
@@ -196,6 +196,24 @@ bool unit_rows(RuleCtx& c, const Node& n, const ConvBackward& cb, int64_t p, con
   return c.st.failure.empty();
 }
 
+// affine_bias_slack (crown_affine.h) on the conv's own scales (conv_scale): A . f(0) into the bias,
+// |A| . scale into the slack.
+void bias_slack(RuleCtx& c, const Node& n, const ConvBackward& cb, const std::vector<double>& A, double g_coef) {
+  const int64_t m = c.numel_of(n.id);
+  std::vector<double> scale, f0;
+  conv_scale(c, n, cb, g_coef, scale, f0);
+  c.slack_abs_dot(A, scale, 1.0);
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double sum = 0, mag = 0;
+    for (int64_t o = 0; o < m; ++o) {
+      const double t = A[static_cast<size_t>(r * m + o)] * f0[static_cast<size_t>(o)];
+      sum += t, mag += std::fabs(t);
+    }
+    c.st.bias[static_cast<size_t>(r)] += sum, c.st.mag[static_cast<size_t>(r)] += mag;
+    c.st.terms[static_cast<size_t>(r)] += static_cast<double>(m);
+  }
+}
+
 }  // namespace
 
 bool conv_backward_plan(const Graph& g, const Payload<double>& payload, const Node& n, ConvBackward& cb) {
@@ -224,6 +242,8 @@ bool conv_plan(const ConvConfig& cfg, const Shape& in, const Shape& out, std::ve
     return false;
   cb.weight = std::move(weight);
   cb.bias = std::move(bias);
+  cb.weight_abs.resize(cb.weight.size());
+  for (size_t i = 0; i < cb.weight.size(); ++i) cb.weight_abs[i] = std::fabs(cb.weight[i]);
   cb.wt.assign(static_cast<size_t>(cb.cout * k1), 0.0);
   for (int64_t gi = 0; gi < cb.groups; ++gi)
     for (int64_t co = 0; co < cb.group_out; ++co)
@@ -232,6 +252,53 @@ bool conv_plan(const ConvConfig& cfg, const Shape& in, const Shape& out, std::ve
             cb.weight[static_cast<size_t>((gi * cb.group_out + co) * k1 + j)];
   plan_taps(w, cb);
   return true;
+}
+
+const ConvBackward* ConvPlans::get(const Graph& g, const Payload<double>& payload, const Node& n) {
+  const size_t id = static_cast<size_t>(n.id);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (id >= plans_.size()) return nullptr;
+  if (!tried_[id]) {
+    tried_[id] = 1;
+    auto cb = std::make_unique<ConvBackward>();
+    if (conv_backward_plan(g, payload, n, *cb)) plans_[id] = std::move(cb);
+  }
+  return plans_[id].get();
+}
+
+const ConvBackward* conv_plan_for(const RuleCtx& c, const Node& n, ConvBackward& scratch) {
+  if (c.conv_plans) return c.conv_plans->get(c.g, c.payload, n);
+  return conv_backward_plan(c.g, c.payload, n, scratch) ? &scratch : nullptr;
+}
+
+void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double g_coef, std::vector<double>& scale,
+                std::vector<double>& f0) {
+  const int64_t p = n.parents[0], pm = c.numel_of(p), m = c.numel_of(n.id);
+  const DoubleBox* pb = c.box[static_cast<size_t>(p)];
+  // |W| * xmax depends on the parent's box only: kept while that box is unchanged (alpha-CROWN's
+  // passes, the rows' chunks of one node).
+  const std::vector<double>* kept = c.scale_cache && pb ? c.scale_cache->find(n.id, *pb) : nullptr;
+  std::vector<double> fresh;
+  if (!kept) {
+    std::vector<double> xm(static_cast<size_t>(pm));
+    for (int64_t j = 0; j < pm; ++j) xm[static_cast<size_t>(j)] = c.absmax(p, j);
+    fresh.resize(static_cast<size_t>(m));
+    conv_forward(cb, xm.data(), cb.lead, fresh.data(), c.ws, /*magnitudes=*/true);
+    if (c.scale_cache && pb) c.scale_cache->store(n.id, *pb, fresh);
+  }
+  const std::vector<double>& mx = kept ? *kept : fresh;
+  // As affine_scale: mx is a sum of at most fan - 1 products in any order, so (1 + gamma(fan)) mx
+  // bounds the exact one; the evaluation rounds each output (fan + 4) u_eval 1.01 relative.
+  const double fan = static_cast<double>(cb.group_in * cb.k_vol) + 1, g_fan = 1 + gamma(fan);
+  const double e_eval = c.err.u * (fan + 4) * 1.01;
+  f0.resize(static_cast<size_t>(m));
+  scale.resize(static_cast<size_t>(m));
+  for (int64_t o = 0; o < m; ++o) {
+    f0[static_cast<size_t>(o)] = cb.bias[static_cast<size_t>((o / cb.out_vol) % cb.cout)];  // conv(0) + b, exact
+    const double mo = up(mx[static_cast<size_t>(o)] * g_fan);
+    scale[static_cast<size_t>(o)] =
+        g_coef * mo + e_eval * up(mo + std::fabs(f0[static_cast<size_t>(o)])) + (fan + 4) * c.err.tiny;
+  }
 }
 
 void conv_backward(const ConvBackward& cb, const double* a, int64_t batch, double* out, Workspace* ws) {
@@ -263,7 +330,8 @@ void conv_backward(const ConvBackward& cb, const double* a, int64_t batch, doubl
   }
 }
 
-void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double* out, Workspace* ws) {
+void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double* out, Workspace* ws, bool magnitudes) {
+  const double* weight = magnitudes ? cb.weight_abs.data() : cb.weight.data();
   const int64_t k1 = cb.group_in * cb.k_vol, chunk = rows_per_block(cb, batch);
   Buffer cols(ws, static_cast<size_t>(k1 * chunk * cb.out_vol));
   Buffer res(ws, static_cast<size_t>(cb.group_out * chunk * cb.out_vol));
@@ -282,7 +350,7 @@ void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double
             }
           }
         }
-      gemm_nn(cb.group_out, cols_n, k1, cb.weight.data() + gi * cb.group_out * k1, cols.v.data(), res.v.data());
+      gemm_nn(cb.group_out, cols_n, k1, weight + gi * cb.group_out * k1, cols.v.data(), res.v.data());
       for (int64_t co = 0; co < cb.group_out; ++co)
         for (int64_t bi = 0; bi < bc; ++bi)
           std::memcpy(out + ((b0 + bi) * cb.cout + gi * cb.group_out + co) * cb.out_vol,
@@ -292,8 +360,10 @@ void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double
 }
 
 bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A) {
-  ConvBackward cb;
-  if (!conv_backward_plan(c.g, c.payload, n, cb)) return rule_affine(c, n, std::move(A));
+  ConvBackward scratch;
+  const ConvBackward* plan = conv_plan_for(c, n, scratch);
+  if (!plan) return rule_affine(c, n, std::move(A));
+  const ConvBackward& cb = *plan;
   const int64_t p = n.parents[0], pm = c.numel_of(p);
   const DoubleBox* xb = c.box[static_cast<size_t>(p)];
   if (!xb) return c.fail(fmt::format("node {} has no box", p));
@@ -309,7 +379,7 @@ bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   // Each coefficient sums at most group_out * k_vol products: group_out in the dgemm's dot products,
   // then at most k_vol - 1 additions in col2im, so every product is rounded at most
   // group_out + k_vol - 1 times (any order, with or without fma).
-  if (!affine_bias_slack(c, n, A, gamma(static_cast<double>(cb.group_out + cb.k_vol) + 2))) return false;
+  bias_slack(c, n, cb, A, gamma(static_cast<double>(cb.group_out + cb.k_vol) + 2));
   // Underflow: each of the at most 2 group_out k_vol operations of a coefficient is off by at most
   // kEta / 2 beyond the relative bound, so |A' - A M| . |x| gains at most that times sum |x|.
   double xs = 0;
@@ -330,11 +400,12 @@ bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A) {
 }
 
 bool fwd_conv(ForwardCtx& f, const Node& n) {
-  ConvBackward cb;
+  ConvBackward scratch;
   const auto& X = f.V[static_cast<size_t>(n.parents[0])];
   const int64_t rows = f.rc.st.rows, pm = f.rc.numel_of(n.parents[0]), m = f.rc.numel_of(n.id);
-  if (X.size() != static_cast<size_t>(rows * pm) || !conv_backward_plan(f.rc.g, f.rc.payload, n, cb))
-    return fwd_affine(f, n);
+  const ConvBackward* plan = X.size() == static_cast<size_t>(rows * pm) ? conv_plan_for(f.rc, n, scratch) : nullptr;
+  if (!plan) return fwd_affine(f, n);
+  const ConvBackward& cb = *plan;
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.assign(static_cast<size_t>(rows * m), 0.0);
   conv_forward(cb, X.data(), rows * cb.lead, V.data(), f.rc.ws);

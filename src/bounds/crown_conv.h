@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "bounds/crown_rules.h"
@@ -24,6 +26,7 @@ struct ConvBackward {
   int64_t in_vol = 0, out_vol = 0, k_vol = 0, lead = 1;
   std::vector<double> wt;         // per group: W_g^T, [group_in * k_vol, group_out] row-major
   std::vector<double> weight;     // the record's weight, [cout, group_in * k_vol]
+  std::vector<double> weight_abs;  // |weight|
   std::vector<double> bias;       // [cout]
   // The taps of kernel position k as runs [run_start[k], run_start[k + 1]): run i covers the output
   // positions p + t and input offsets in + t * step for t < len (flat spatial indices).
@@ -46,11 +49,36 @@ bool conv_backward_plan(const Graph& g, const Payload<double>& payload, const No
 bool conv_plan(const ConvConfig& cfg, const Shape& in, const Shape& out, std::vector<double> weight,
                std::vector<double> bias, ConvBackward& cb);
 
+// Every conv node's plan, built once on first use and kept (a model's plans: IbpPrepared holds one
+// across run_crown calls, an Engine its own where there is none). Thread-safe: branch and bound's
+// workers share a prepared model.
+class ConvPlans {
+ public:
+  explicit ConvPlans(size_t nodes) : plans_(nodes), tried_(nodes, 0) {}
+  // Node n's plan (conv_backward_plan), or nullptr where it has none.
+  const ConvBackward* get(const Graph& g, const Payload<double>& payload, const Node& n);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<ConvBackward>> plans_;
+  std::vector<char> tried_;
+};
+// The plan of conv node n from the pass's ConvPlans (RuleCtx::conv_plans), else built into scratch;
+// nullptr where the node's record or shapes do not fit.
+const ConvBackward* conv_plan_for(const RuleCtx& c, const Node& n, ConvBackward& scratch);
+
+// The conv's error scales and f(0), as affine_scale's (crown_affine.h) but on the batched product:
+// f(0)_o = b[co] exactly, mx = |W| * xmax (the parent's magnitudes) by conv_forward on |W|.
+void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double g_coef, std::vector<double>& scale,
+                std::vector<double>& f0);
+
 // out[b, Cin, in_vol] = the transposed conv of a[b, Cout, out_vol], for batch entries b (out overwritten).
 // ws (may be null): where the column buffers come from and go back to.
 void conv_backward(const ConvBackward& cb, const double* a, int64_t batch, double* out, Workspace* ws = nullptr);
-// out[b, Cout, out_vol] = the conv of x[b, Cin, in_vol] without bias (out overwritten).
-void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double* out, Workspace* ws = nullptr);
+// out[b, Cout, out_vol] = the conv of x[b, Cin, in_vol] without bias (out overwritten); with |W|
+// where magnitudes.
+void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double* out, Workspace* ws = nullptr,
+                  bool magnitudes = false);
 
 // The CROWN rule and alpha-CROWN's forward rule of conv (the generic affine ones where
 // conv_backward_plan fails). Where the conv reads the input directly and the pass fuses the input

@@ -35,6 +35,12 @@ std::vector<const DoubleBox*> Engine::ptrs() const {
   return out;
 }
 
+ConvPlans* Engine::conv_plans() const {
+  if (prepared) return prepared->conv_plans();
+  if (!own_plans_) own_plans_ = std::make_unique<ConvPlans>(g.nodes.size());
+  return own_plans_.get();
+}
+
 namespace {
 
 // bias - gamma(terms + 2) mag - slack, rounded down; NaN (inf - inf) reads as no bound.
@@ -113,7 +119,7 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
     if (st.unit) st.unit_node = start;
   }
   const std::vector<const DoubleBox*> box = ptrs();
-  RuleCtx ctx{g, payload, box, err, st, o.alpha, o.scales, &ws, &scale_cache};
+  RuleCtx ctx{g, payload, box, err, st, o.alpha, o.scales, &ws, &scale_cache, conv_plans()};
   PassResult out;
   if (o.record) out.A.resize(g.nodes.size()), out.reached.assign(g.nodes.size(), 0);
   // A conv's unit rows as windows while they stay small (crown_patches.h); not where the pass keeps

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bounds/crown_budget.h"
+#include "bounds/crown_conv.h"
 #include "bounds/crown_rules.h"
 #include "denote/bounds/crown.h"
 
@@ -119,6 +120,8 @@ class Engine {
 
  private:
   std::vector<const DoubleBox*> ptrs() const;
+  ConvPlans* conv_plans() const;  // the prepared model's, else this engine's own
+  mutable std::unique_ptr<ConvPlans> own_plans_;
   std::vector<std::vector<int64_t>> relu_children_;  // per node: the relu nodes it feeds
   std::vector<int32_t> uses_;                        // per node: how many times it is a parent
   std::vector<char> forward_reads_;  // per node: whether its forward rule reads its coefficients (alpha-CROWN)

@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 
-#include "bounds/crown_affine.h"
 #include "bounds/crown_conv.h"
 #include "bounds/crown_lines.h"
 #include "bounds/crown_sums.h"
@@ -87,7 +86,10 @@ bool small(const Patches& p, const RuleCtx& c, int64_t id) { return 2 * p.vol() 
 // the bias +-f(0)_o and the evaluation's error at o, as the dense unit rows (crown_conv.cc).
 bool start_rows(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
   std::vector<double> scale, f0;
-  if (!affine_scale(c, n, 0.0, scale, f0)) return false;
+  ConvBackward scratch;
+  const ConvBackward* plan = conv_plan_for(c, n, scratch);
+  if (!plan) return false;
+  conv_scale(c, n, *plan, 0.0, scale, f0);
   const int64_t kh = v.cfg->window.kernel[0], kw = v.cfg->window.kernel[1];
   const int64_t dh = v.cfg->dilation_at(0), dw = v.cfg->dilation_at(1);
   const int64_t gin = v.cfg->in_channels / v.cfg->groups, gout = v.cfg->out_channels / v.cfg->groups;
@@ -141,7 +143,7 @@ bool relax(RuleCtx& c, const Node& n, Patches& p) {
   return true;
 }
 
-// Through conv n: its bias and error terms over the window (affine_bias_slack's, with rule_conv's
+// Through conv n: its bias and error terms over the window (rule_conv's bias_slack, with its
 // coefficient bound and underflow term), then the window's transposed conv: the conv itself over a
 // window-sized image without padding, so every window entry of the input gets all its taps.
 bool conv_back(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
@@ -157,7 +159,10 @@ bool conv_back(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
   if (!conv_plan(cfg, {1, v.in.c, q.ph, q.pw}, {1, v.out.c, p.ph, p.pw}, v.rec->weight, v.rec->bias, cb)) return false;
   const int64_t p_id = n.parents[0], pm = c.numel_of(p_id), rows = c.st.rows;
   std::vector<double> scale, f0;
-  if (!affine_scale(c, n, gamma(static_cast<double>(cb.group_out + cb.k_vol) + 2), scale, f0)) return false;
+  ConvBackward scratch;
+  const ConvBackward* plan = conv_plan_for(c, n, scratch);
+  if (!plan) return false;
+  conv_scale(c, n, *plan, gamma(static_cast<double>(cb.group_out + cb.k_vol) + 2), scale, f0);
   double xs = 0;
   for (int64_t j = 0; j < pm; ++j) xs += c.absmax(p_id, j);
   const double ops = 2.0 * static_cast<double>(cb.group_out * cb.k_vol) + 2;

@@ -202,6 +202,8 @@ struct PassRows {
   bool cut = false;  // rows concretised at a non-input node of more than one point (not linear in the input)
 };
 
+class ConvPlans;  // src/bounds/crown_conv.h
+
 // Everything a rule reads: the node, its coefficients, the boxes, the payload, the error model.
 struct RuleCtx {
   const Graph& g;
@@ -216,6 +218,7 @@ struct RuleCtx {
   std::vector<std::vector<double>>* scales = nullptr;
   Workspace* ws = nullptr;            // buffers to reuse (null: plain allocation)
   ScaleCache* scale_cache = nullptr;  // linear error scales by parent box (null: none)
+  ConvPlans* conv_plans = nullptr;    // conv nodes' plans kept across passes (null: built per rule)
 
   std::vector<double> take(size_t n) { return ws ? ws->take(n) : fresh_buffer(n); }
   void give(std::vector<double>&& v) {

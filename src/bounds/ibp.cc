@@ -7,6 +7,7 @@
 #include <map>
 #include <variant>
 
+#include "bounds/crown_conv.h"
 #include "bounds/ibp_boxes.h"
 #include "bounds/ibp_dense.h"
 #include "bounds/ibp_pass.h"
@@ -144,6 +145,7 @@ struct IbpPrepared::Impl {
   std::string arith;
   std::variant<Prepared<NativeEndpoints<double>>, Prepared<NativeEndpoints<float>>, Prepared<BinaryEndpoints>> p;
   std::string parameter_gap;
+  std::shared_ptr<crown::ConvPlans> conv_plans;
 };
 
 namespace {
@@ -196,7 +198,8 @@ Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& 
       DENOTE_ASSIGN_OR_RETURN(auto p, prepare_in(EndpointsFor<Point>::make(point), g, payload));
       IbpPrepared out;
       out.impl_ = std::make_shared<const Impl>(
-          Impl{&g, &payload, std::string(arith), std::move(p), parameter_range_gap(payload, arith)});
+          Impl{&g, &payload, std::string(arith), std::move(p), parameter_range_gap(payload, arith),
+               std::make_shared<crown::ConvPlans>(g.nodes.size())});
       return out;
     }
   });
@@ -212,6 +215,7 @@ const float* IbpPrepared::exact_f32_weights(int64_t node) const {
   return it == p->dense.end() ? nullptr : it->second.w.data();
 }
 const std::string& IbpPrepared::parameter_gap() const { return impl_->parameter_gap; }
+crown::ConvPlans* IbpPrepared::conv_plans() const { return impl_->conv_plans.get(); }
 bool IbpPrepared::array_pass() const {
   return std::visit([](const auto& p) { return p.boxes_fit; }, impl_->p);
 }

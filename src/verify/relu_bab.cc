@@ -39,6 +39,7 @@ struct ReluBab {
   std::vector<Subdomain> stack;
   bool undecided = false;
   std::vector<double> rhs;  // per atom: a lower bound above it proves the subdomain
+  const IbpPrepared* ibp = nullptr;  // the model prepared once, or null
 
   // CROWN with the splits; proven when empty or some atom is impossible.
   Bounds bound(const Subdomain& d, int iters) const {
@@ -59,6 +60,7 @@ struct ReluBab {
     co.prior = d.prior.get();
     co.splits = &d.splits;
     co.input_coefficients = co.relu_coefficients = true;
+    co.ibp = ibp;
     auto r = run_crown(s.m.graph, s.m.payload, std::span<const DoubleBox>(&box, 1), s.m.output_ids[0], &spec, co);
     Bounds out;
     if (!r.ok()) {
@@ -185,8 +187,9 @@ struct ReluBab {
 }  // namespace
 
 VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
-                      std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins) {
-  ReluBab bab{s, spec, pool, margins, {}, false, atom_rhs(s.conj)};
+                      std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,
+                      const IbpPrepared* ibp) {
+  ReluBab bab{s, spec, pool, margins, {}, false, atom_rhs(s.conj), ibp};
   bab.stack.push_back(Subdomain{{}, std::move(root_boxes)});
   const VerifyResult r = bab.run(domains);
   if (r == VerifyResult::Sat) s.stats.decided_by = "bab-probe";

@@ -45,7 +45,9 @@ bool prefer_relu_split(const VnnCase& c);
 // Branch and bound over relu phases of conjunction s.conj on the case's box, from the root's node
 // boxes; `spec` holds the conjunction's rows. Unsat when every subdomain is proven or empty, Sat
 // with s.found, Timeout at s.deadline, Unknown when a leaf stays open or max_domains is reached.
+// ibp: the model prepared once (its parameter check and conv plans serve every subdomain), or null.
 VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
-                      std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins);
+                      std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,
+                      const IbpPrepared* ibp = nullptr);
 
 }  // namespace denote::verify_detail

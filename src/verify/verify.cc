@@ -438,7 +438,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   const auto t = Clock::now();
   VerifyResult r = VerifyResult::Unknown;
   if (const auto margins = relu_margins(s, root, bab.hook != nullptr))
-    r = relu_bab(s, b.spec, pool, domains, root.boxes, *margins);
+    r = relu_bab(s, b.spec, pool, domains, root.boxes, *margins, b.ibp);
   else
     r = bab.run(deadline, domains, std::move(root));
   if (bab.hook) bab.hook->finish(job);

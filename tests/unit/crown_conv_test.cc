@@ -262,6 +262,43 @@ TEST(CrownConv, ForwardRuleEqualsTheJvpRule) {
   }
 }
 
+// The conv's error scales on the batched product (conv_scale, kept per parent box) against the generic
+// affine_scale (the evaluator on the magnitudes); the plans kept by ConvPlans, once per node.
+TEST(CrownConv, ConvScaleEqualsTheGenericScaleAndPlansAreKept) {
+  for (const ConvCase& cc : cases()) {
+    const Model m = conv_model(cc, false, 23);
+    const DoubleBox xb = input_box(cc.in, 4, 0.3);
+    crown::PassRows st;
+    std::vector<const DoubleBox*> box = {&xb, nullptr};
+    const crown::EvalErr err{0x1p-24, 0x1p-149, true};
+    crown::ScaleCache cache;
+    crown::ConvPlans plans(m.graph.nodes.size());
+    crown::RuleCtx c{m.graph, m.payload, box, err, st};
+    c.scale_cache = &cache;
+    c.conv_plans = &plans;
+    const Node& n = m.graph.nodes[1];
+    crown::ConvBackward scratch;
+    const crown::ConvBackward* cb = crown::conv_plan_for(c, n, scratch);
+    ASSERT_NE(cb, nullptr) << cc.name;
+    EXPECT_EQ(cb, plans.get(m.graph, m.payload, n)) << cc.name << ": built once";
+    EXPECT_EQ(plans.get(m.graph, m.payload, m.graph.nodes[0]), nullptr) << "the input has no conv plan";
+    for (double g : {0.0, 1e-10}) {
+      std::vector<double> fast, f0, slow, g0;
+      crown::conv_scale(c, n, *cb, g, fast, f0);
+      ASSERT_TRUE(crown::affine_scale(c, n, g, slow, g0)) << cc.name;
+      ASSERT_EQ(fast.size(), slow.size()) << cc.name;
+      EXPECT_EQ(f0, g0) << cc.name << ": f(0) = the bias, exactly";
+      for (size_t o = 0; o < fast.size(); ++o) {
+        EXPECT_GT(fast[o], 0) << cc.name;
+        EXPECT_NEAR(fast[o], slow[o], 1e-12 * slow[o]) << cc.name << " output " << o;
+      }
+      std::vector<double> again, a0;
+      crown::conv_scale(c, n, *cb, g, again, a0);  // from the cache: the same values
+      EXPECT_EQ(again, fast) << cc.name;
+    }
+  }
+}
+
 // The network's value at x in f64 or f32 (the evaluator, weights rounded to f32 for f32).
 std::vector<double> evaluate(const Model& m, const Shape& s, const std::vector<double>& x, bool f32) {
   const int64_t out = m.output_ids[0];

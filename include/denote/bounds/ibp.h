@@ -78,6 +78,10 @@ Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload,
 // the midpoint-radius product reads four rows at a time (AVX-512 / AVX2 / baseline). The graph and
 // payload are referenced, not copied: they must outlive the object, unchanged. Copies share the
 // prepared data. prepare() reports what run_ibp_double would about the arith and the parameters.
+namespace crown {
+class ConvPlans;  // src/bounds/crown_conv.h
+}
+
 class IbpPrepared {
  public:
   static Result<IbpPrepared> prepare(const Graph& g, const Payload<double>& payload, std::string_view arith);
@@ -94,6 +98,8 @@ class IbpPrepared {
   const float* exact_f32_weights(int64_t node) const;
   // parameter_range_gap(payload, arith), computed once by prepare().
   const std::string& parameter_gap() const;
+  // The conv nodes' CROWN plans, built on first use and shared by every copy (internal).
+  crown::ConvPlans* conv_plans() const;
   struct Impl;
   const Impl& impl() const { return *impl_; }
 
