@@ -7,12 +7,15 @@ Networks (random weights, torch.manual_seed(0); input [1, 3, 32, 32] uniform in 
 Each is exported to ONNX; auto_LiRPA 0.7.1 bounds the torch module (float32, one compute_bounds call on a
 built BoundedModule: no build time), denote runs `denote bounds NET.onnx --box @lo.npy @hi.npy --method M
 --arith f32 --json` as a process (its time includes process start and the ONNX load; the IBP row shows
-that fixed cost). Median of --repeat runs after one warm-up. One line per (side, method, net):
+that fixed cost) and, with --python DIR, `Model.bounds` of denote's Python module in this process (the
+model loaded once: the same scope as auto_LiRPA's). Median of --repeat runs after one warm-up. One line
+per (side, method, net):
   <side> method=<M> net=<net> time_s=... mean_width=...
 
 Usage (from the repository root, Debian's python3-torch + python3-onnx; 1 thread each side):
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/lirpa_cnn.py \
-        --denote build/bin/denote [--denote OTHER/denote ...] [--methods IBP,CROWN] [--repeat 3] [--eps 0.00784]
+        --denote build/bin/denote [--denote OTHER/denote ...] [--python build/python] [--methods IBP,CROWN]
+        [--repeat 3] [--eps 0.00784]
         [--no-lirpa] [--keep DIR]
 """
 import argparse
@@ -77,6 +80,21 @@ def time_denote(binary, onnx_path, lo_path, hi_path, method, repeat):
     return statistics.median(times), (box["lo"], box["hi"])
 
 
+def time_python(module_dir, onnx_path, lo, hi, method, repeat):
+    """denote's Python module in this process: Model.bounds on the loaded model (no start, no load)."""
+    sys.path.insert(0, os.path.abspath(module_dir))
+    import denote
+    model = denote.load(onnx_path)
+    times, result = [], None
+    for run in range(repeat + 1):
+        t0 = time.perf_counter()
+        result = model.bounds(lo, hi, method=DENOTE_METHOD[method], arith="f32")
+        t1 = time.perf_counter()
+        if run:
+            times.append(t1 - t0)
+    return statistics.median(times), (result[0].reshape(-1).tolist(), result[1].reshape(-1).tolist())
+
+
 def mean_width(lohi):
     lo, hi = lohi
     return sum(h - l for l, h in zip(lo, hi)) / len(lo)
@@ -90,6 +108,7 @@ def main():
     ap.add_argument("--nets", default="cnn_8_16,cnn_16_32")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--eps", type=float, default=2 / 255)
+    ap.add_argument("--python", help="also denote's Python module from this directory (build/python), in process")
     ap.add_argument("--no-lirpa", action="store_true")
     ap.add_argument("--keep", help="write the ONNX files and boxes here (default: a temporary directory)")
     args = ap.parse_args()
@@ -117,6 +136,11 @@ def main():
                 if not args.no_lirpa:
                     t, r = time_lirpa(torch, model, center, lo, hi, method, args.repeat)
                     print(f"auto_LiRPA method={method} net={net} time_s={t:.4f} mean_width={mean_width(r):.6f}",
+                          flush=True)
+                if args.python:
+                    t, r = time_python(args.python, onnx_path, lo.numpy().astype(np.float64),
+                                       hi.numpy().astype(np.float64), method, args.repeat)
+                    print(f"denote(python) method={method} net={net} time_s={t:.4f} mean_width={mean_width(r):.6f}",
                           flush=True)
                 for binary in args.denote:
                     t, r = time_denote(binary, onnx_path, lo_path, hi_path, method, args.repeat)

@@ -16,5 +16,10 @@
 namespace denote {
 
 bool tune_allocator_for_throughput();
+// Whether tune_allocator_for_throughput took effect in this process. Pools that keep freed buffers
+// (the CROWN engines' large coefficient buffers, src/bounds/crown_state.h) only pay under it: with
+// glibc's dynamic threshold, blocks that are never freed keep the threshold low and every other
+// megabyte block is mapped afresh.
+bool allocator_tuned();
 
 }  // namespace denote
