@@ -80,10 +80,12 @@ def time_denote(binary, onnx_path, lo_path, hi_path, method, repeat):
     return statistics.median(times), (box["lo"], box["hi"])
 
 
-def time_python(module_dir, onnx_path, lo, hi, method, repeat):
+def time_python(module_dir, onnx_path, lo, hi, method, repeat, tune):
     """denote's Python module in this process: Model.bounds on the loaded model (no start, no load)."""
     sys.path.insert(0, os.path.abspath(module_dir))
     import denote
+    if tune:
+        denote.tune_allocator()
     model = denote.load(onnx_path)
     times, result = [], None
     for run in range(repeat + 1):
@@ -109,6 +111,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--eps", type=float, default=2 / 255)
     ap.add_argument("--python", help="also denote's Python module from this directory (build/python), in process")
+    ap.add_argument("--tune", action="store_true", help="--python: call denote.tune_allocator() first (as the CLI "
+                    "does; process-wide, and it stays for the auto_LiRPA rows after it)")
     ap.add_argument("--no-lirpa", action="store_true")
     ap.add_argument("--keep", help="write the ONNX files and boxes here (default: a temporary directory)")
     args = ap.parse_args()
@@ -139,8 +143,9 @@ def main():
                           flush=True)
                 if args.python:
                     t, r = time_python(args.python, onnx_path, lo.numpy().astype(np.float64),
-                                       hi.numpy().astype(np.float64), method, args.repeat)
-                    print(f"denote(python) method={method} net={net} time_s={t:.4f} mean_width={mean_width(r):.6f}",
+                                       hi.numpy().astype(np.float64), method, args.repeat, args.tune)
+                    side = "python,tuned" if args.tune else "python"
+                    print(f"denote({side}) method={method} net={net} time_s={t:.4f} mean_width={mean_width(r):.6f}",
                           flush=True)
                 for binary in args.denote:
                     t, r = time_denote(binary, onnx_path, lo_path, hi_path, method, args.repeat)
