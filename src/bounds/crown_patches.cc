@@ -147,7 +147,7 @@ bool relax(RuleCtx& c, const Node& n, Patches& p) {
 // coefficient bound and underflow term), then the window's transposed conv: the conv itself over a
 // window-sized image without padding, so every window entry of the input gets all its taps.
 bool conv_back(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
-  if (!(v.out == p.img)) return false;
+  if (!(v.out == p.img) || !c.box[static_cast<size_t>(n.parents[0])]) return false;
   Patches q;
   q.img = v.in, q.ph = span(p.ph, v, 0), q.pw = span(p.pw, v, 1);
   if (!small(q, c, n.parents[0])) return false;
@@ -250,7 +250,7 @@ bool merge(RuleCtx& c, Pending& pending, int64_t id, Patches& q) {
     return true;
   }
   Patches& p = it->second;
-  if (!(p.img == q.img) || p.oy.empty()) return false;
+  if (!(p.img == q.img) || p.oy.empty() || !c.box[static_cast<size_t>(id)]) return false;
   const int64_t dy = q.oy[0] - p.oy[0], dx = q.ox[0] - p.ox[0];
   for (size_t r = 0; r < p.oy.size(); ++r)
     if (q.oy[r] - p.oy[r] != dy || q.ox[r] - p.ox[r] != dx) return false;

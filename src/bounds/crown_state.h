@@ -132,8 +132,10 @@ struct Workspace {
   Workspace& operator=(const Workspace&) = delete;
   Workspace(Workspace&&) = default;
   Workspace& operator=(Workspace&&) = default;
+  // Only where the budget allows the pool's 64 MiB of spares (Engine::set_budget: a memory budget of
+  // 256 MiB or more): the pool outlives the engine, uncounted.
   ~Workspace() {
-    if (allocator_tuned())
+    if (allocator_tuned() && max_kept_bytes >= LargePool::kMaxBytes)
       for (auto& v : spare) LargePool::mine().give(std::move(v));
   }
 
