@@ -125,9 +125,15 @@ bool affine_scale(RuleCtx& c, const Node& n, double g_coef, std::vector<double>&
 }
 
 bool affine_bias_slack(RuleCtx& c, const Node& n, const std::vector<double>& A, double g_coef) {
-  const int64_t m = c.numel_of(n.id);
   std::vector<double> scale, f0;
   if (!affine_scale(c, n, g_coef, scale, f0)) return false;
+  add_bias_slack(c, A, scale, f0);
+  return true;
+}
+
+void add_bias_slack(RuleCtx& c, const std::vector<double>& A, const std::vector<double>& scale,
+                    const std::vector<double>& f0) {
+  const int64_t m = static_cast<int64_t>(f0.size());
   c.slack_abs_dot(A, scale, 1.0);
   for (int64_t r = 0; r < c.st.rows; ++r) {
     double sum = 0, mag = 0;
@@ -137,7 +143,6 @@ bool affine_bias_slack(RuleCtx& c, const Node& n, const std::vector<double>& A, 
     }
     c.st.bias[r] += sum, c.st.mag[r] += mag, c.st.terms[r] += static_cast<double>(m);
   }
-  return true;
 }
 
 bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A) {

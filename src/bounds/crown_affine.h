@@ -18,6 +18,9 @@ bool rule_affine(RuleCtx& c, const Node& n, std::vector<double>&& A);
 // |A| . (g_coef mx + e (mx + |f(0)|)) into the slack, where g_coef bounds the relative error of the
 // computed coefficients (|A' - A M| <= g_coef |A| |M|). The parents must have boxes.
 bool affine_bias_slack(RuleCtx& c, const Node& n, const std::vector<double>& A, double g_coef);
+// The same from given scales and f(0) (conv's own: crown_conv.cc).
+void add_bias_slack(RuleCtx& c, const std::vector<double>& A, const std::vector<double>& scale,
+                    const std::vector<double>& f0);
 // Its parts: per output o, scale[o] = g_coef mx_o + e (mx_o + |f(0)_o|) + the underflow terms, and f(0).
 bool affine_scale(RuleCtx& c, const Node& n, double g_coef, std::vector<double>& scale, std::vector<double>& f0);
 bool fwd_affine(ForwardCtx& f, const Node& n);

@@ -199,19 +199,9 @@ bool unit_rows(RuleCtx& c, const Node& n, const ConvBackward& cb, int64_t p, con
 // affine_bias_slack (crown_affine.h) on the conv's own scales (conv_scale): A . f(0) into the bias,
 // |A| . scale into the slack.
 void bias_slack(RuleCtx& c, const Node& n, const ConvBackward& cb, const std::vector<double>& A, double g_coef) {
-  const int64_t m = c.numel_of(n.id);
   std::vector<double> scale, f0;
   conv_scale(c, n, cb, g_coef, scale, f0);
-  c.slack_abs_dot(A, scale, 1.0);
-  for (int64_t r = 0; r < c.st.rows; ++r) {
-    double sum = 0, mag = 0;
-    for (int64_t o = 0; o < m; ++o) {
-      const double t = A[static_cast<size_t>(r * m + o)] * f0[static_cast<size_t>(o)];
-      sum += t, mag += std::fabs(t);
-    }
-    c.st.bias[static_cast<size_t>(r)] += sum, c.st.mag[static_cast<size_t>(r)] += mag;
-    c.st.terms[static_cast<size_t>(r)] += static_cast<double>(m);
-  }
+  add_bias_slack(c, A, scale, f0);
 }
 
 }  // namespace

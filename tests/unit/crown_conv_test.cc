@@ -14,6 +14,7 @@
 #include "denote/bounds/crown.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
+#include "unit/evaluate_at.h"
 #include "unit/lcg_values.h"
 
 namespace denote {
@@ -299,24 +300,6 @@ TEST(CrownConv, ConvScaleEqualsTheGenericScaleAndPlansAreKept) {
   }
 }
 
-// The network's value at x in f64 or f32 (the evaluator, weights rounded to f32 for f32).
-std::vector<double> evaluate(const Model& m, const Shape& s, const std::vector<double>& x, bool f32) {
-  const int64_t out = m.output_ids[0];
-  if (!f32) {
-    std::vector<Tensor<double>> xin = {Tensor<double>(s, x)};
-    F64Context ctx;
-    auto v = denote(m.graph, m.payload, std::span<const Tensor<double>>(xin), out, ctx);
-    EXPECT_TRUE(v.ok());
-    return v.ok() ? v->data : std::vector<double>{};
-  }
-  F32Context ctx;
-  std::vector<Tensor<float>> xf = {Tensor<float>(s, std::vector<float>(x.begin(), x.end()))};
-  const Payload<float> pf = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
-  auto v = denote(m.graph, pf, std::span<const Tensor<float>>(xf), out, ctx);
-  EXPECT_TRUE(v.ok());
-  return v.ok() ? std::vector<double>(v->data.begin(), v->data.end()) : std::vector<double>{};
-}
-
 // CROWN and alpha-CROWN on the case's network (with a second conv: its coefficients go to a relu, not
 // the input, and alpha-CROWN's forward rule runs through it): bounds within IBP's, alpha-CROWN's
 // within CROWN's, and the f64/f32 evaluation at corners and random points inside.
@@ -352,7 +335,7 @@ void check_network(const ConvCase& cc, bool second) {
         std::vector<double> x = values(numel(cc.in), static_cast<uint64_t>(t) + 1000, 1.0);
         for (size_t i = 0; i < x.size(); ++i)  // a point of the box (its corners for t < 2)
           x[i] = t < 2 ? (t == 0 ? box.lo[i] : box.hi[i]) : centre[i] + 0.05 * x[i];
-        const std::vector<double> y = evaluate(m, cc.in, x, std::string(arith) == "f32");
+        const std::vector<double> y = evaluate_at(m, cc.in, x, std::string(arith) == "f32");
         ASSERT_EQ(y.size(), 3u);
         for (size_t k = 0; k < 3; ++k) {
           for (const auto* r : {&*cr, &*al}) {

@@ -11,6 +11,7 @@
 #include "denote/bounds/crown.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
+#include "unit/evaluate_at.h"
 #include "unit/lcg_values.h"
 
 namespace denote {
@@ -42,23 +43,6 @@ Net pool_net(int64_t h, int64_t w, WindowConfig pool, int64_t pooled) {
   auto m = b.build({b.linear(l1, 2, values(12, 5), values(2, 6, 0.1))});
   EXPECT_TRUE(m.ok()) << m.message();
   return {*m, in};
-}
-
-std::vector<double> evaluate(const Model& m, const Shape& shape, const std::vector<double>& x, bool f32) {
-  const int64_t out = m.output_ids[0];
-  if (!f32) {
-    F64Context ctx;
-    std::vector<Tensor<double>> xin = {Tensor<double>(shape, x)};
-    auto v = denote(m.graph, m.payload, std::span<const Tensor<double>>(xin), out, ctx);
-    EXPECT_TRUE(v.ok());
-    return v.ok() ? v->data : std::vector<double>{};
-  }
-  F32Context ctx;
-  std::vector<Tensor<float>> xf = {Tensor<float>(shape, std::vector<float>(x.begin(), x.end()))};
-  const Payload<float> pf = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
-  auto v = denote(m.graph, pf, std::span<const Tensor<float>>(xf), out, ctx);
-  EXPECT_TRUE(v.ok());
-  return v.ok() ? std::vector<double>(v->data.begin(), v->data.end()) : std::vector<double>{};
 }
 
 void check_net(const Net& net, double eps) {
@@ -101,7 +85,7 @@ void check_net(const Net& net, double eps) {
         x[i] = box.lo[i] + u * (box.hi[i] - box.lo[i]);
         if (std::string(arith) == "f32") x[i] = std::clamp<double>(static_cast<float>(x[i]), box.lo[i], box.hi[i]);
       }
-      const std::vector<double> y = evaluate(net.m, net.in, x, std::string(arith) == "f32");
+      const std::vector<double> y = evaluate_at(net.m, net.in, x, std::string(arith) == "f32");
       ASSERT_EQ(y.size(), 2u);
       for (size_t k = 0; k < 2; ++k) {
         ASSERT_GE(y[k], al->spec_lo[k]) << "sample " << t;

@@ -16,6 +16,7 @@
 #include "denote/bounds/ibp.h"
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
+#include "unit/evaluate_at.h"
 #include "unit/lcg_values.h"
 
 namespace denote {
@@ -167,23 +168,6 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
     }
 }
 
-std::vector<double> evaluate(const Model& m, const Shape& s, const std::vector<double>& x, bool f32) {
-  const int64_t out = m.output_ids[0];
-  if (!f32) {
-    std::vector<Tensor<double>> xin = {Tensor<double>(s, x)};
-    F64Context ctx;
-    auto v = denote(m.graph, m.payload, std::span<const Tensor<double>>(xin), out, ctx);
-    EXPECT_TRUE(v.ok());
-    return v.ok() ? v->data : std::vector<double>{};
-  }
-  F32Context ctx;
-  std::vector<Tensor<float>> xf = {Tensor<float>(s, std::vector<float>(x.begin(), x.end()))};
-  const Payload<float> pf = convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); });
-  auto v = denote(m.graph, pf, std::span<const Tensor<float>>(xf), out, ctx);
-  EXPECT_TRUE(v.ok());
-  return v.ok() ? std::vector<double>(v->data.begin(), v->data.end()) : std::vector<double>{};
-}
-
 TEST(CrownPatches, CrownBoundsWithWindowsContainTheEvaluations) {
   for (const Net& net : nets())
     for (const char* arith : {"f64", "f32"}) {
@@ -206,7 +190,7 @@ TEST(CrownPatches, CrownBoundsWithWindowsContainTheEvaluations) {
       for (int t = 0; t < 40; ++t) {
         std::vector<double> x = lcg_values(numel(net.in), static_cast<uint64_t>(t) + 500, 1.0);
         for (size_t i = 0; i < x.size(); ++i) x[i] = t < 2 ? (t == 0 ? box.lo[i] : box.hi[i]) : centre[i] + 0.05 * x[i];
-        const std::vector<double> y = evaluate(m, net.in, x, std::string(arith) == "f32");
+        const std::vector<double> y = evaluate_at(m, net.in, x, std::string(arith) == "f32");
         ASSERT_EQ(y.size(), 3u);
         for (size_t k = 0; k < 3; ++k) {
           ASSERT_GE(y[k], cr->spec_lo[k]) << net.name << " " << arith << " sample " << t;
