@@ -10,6 +10,7 @@
 #include "bounds/crown_conv.h"
 #include "bounds/crown_lines.h"
 #include "bounds/crown_sums.h"
+#include "bounds/kernel_ops.h"
 #include "ops/window_eval.h"
 
 namespace denote::crown {
@@ -67,7 +68,8 @@ struct Conv2d {
 std::optional<Conv2d> conv2d(const RuleCtx& c, const Node& n) {
   Conv2d v;
   v.cfg = std::get_if<ConvConfig>(&n.attrs);
-  if (n.op != Op::Conv || !v.cfg || n.parents.size() != 1 || v.cfg->window.kernel.size() != 2) return std::nullopt;
+  if (bound_kernel(n.op) != BoundKernel::Conv || !v.cfg || n.parents.size() != 1 || v.cfg->window.kernel.size() != 2)
+    return std::nullopt;
   const Shape& in = c.g.nodes[static_cast<size_t>(n.parents[0])].out_shape;
   v.rec = find_record(c.payload.conv, n.id);
   if (!rules::check_conv_record(n, v.rec, in).ok() || v.cfg->channel_axis + 3 != static_cast<int64_t>(in.size()))
@@ -324,18 +326,19 @@ struct Walk {
     }
     Patches second = p;
     push(n.parents[0], std::move(p), 1.0);
-    push(n.parents[1], std::move(second), n.op == Op::Sub ? -1.0 : 1.0);
+    push(n.parents[1], std::move(second), bound_kernel(n.op) == BoundKernel::Difference ? -1.0 : 1.0);
     return true;
   }
 
   // One step back from node n with its rows p, onto its parents' pending rows: false, with p
   // unchanged, where the windowed rows stop at n.
   bool step(const Node& n, Patches& p) {
-    if (n.op == Op::Add || n.op == Op::Sub) return add_sub(n, p);
+    const BoundKernel k = bound_kernel(n.op);
+    if (k == BoundKernel::Sum || k == BoundKernel::Difference) return add_sub(n, p);
     bool ok = false;
     if (keeps_order(n.op) && n.parents.size() == 1) {
       ok = true;  // the same flat layout
-    } else if (n.op == Op::Conv) {
+    } else if (k == BoundKernel::Conv) {
       const auto v = conv2d(c, n);
       ok = v && conv_back(c, n, *v, p);
     } else {

@@ -21,6 +21,8 @@ enum class BoundKernel : uint8_t {
   Pool,     // max_pool: lines from the parent's box (crown_maxpool.cc)
   Product,   // mul_elem, matmul: affine in one operand when the other is constant
   Quotient,  // div: affine in the dividend when the divisor is constant
+  Sum,         // add: the coefficients go to both parents (crown_patches.cc's windowed rows)
+  Difference,  // sub: to both parents, negated to the second
 };
 
 template <Op O>
@@ -37,6 +39,10 @@ template <>
 inline constexpr BoundKernel kBoundKernel<Op::Matmul> = BoundKernel::Product;
 template <>
 inline constexpr BoundKernel kBoundKernel<Op::Div> = BoundKernel::Quotient;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::Add> = BoundKernel::Sum;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::Sub> = BoundKernel::Difference;
 
 constexpr BoundKernel bound_kernel(Op op) {
   constexpr BoundKernel kTable[] = {
