@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "bounds/kernel_ops.h"
+
 namespace denote::verify_detail {
 
 namespace {
@@ -27,9 +29,15 @@ struct Bounds {
   std::shared_ptr<const NodeBoxes> boxes;
 };
 
-// Split candidates tried per subdomain (mnistfc prop_5_0.03: 1 -> 3,276 subdomains and 3.9 s of branch
-// and bound, 3 -> 1,552, 6 -> 560, 10 -> 346 and 0.9 s, 16 -> 334 and 1.3 s).
-constexpr size_t kCandidates = 10;
+// Split candidates tried per subdomain (VerifyOptions::bab_candidates; mnistfc prop_5_0.03: 1 -> 3,276
+// subdomains and 3.9 s of branch and bound, 3 -> 1,552, 6 -> 560, 10 -> 346 and 0.9 s, 16 -> 334 and
+// 1.3 s; oval21 cifar_wide img4720: 10 -> 27.7 s, 16 -> 8.9 s, 24 -> 8.0 s).
+size_t candidate_count(const Model& m, int asked) {
+  if (asked > 0) return static_cast<size_t>(asked);
+  for (const Node& n : m.graph.nodes)
+    if (bound_kernel(n.op) == BoundKernel::Conv) return 24;
+  return 10;
+}
 
 struct ReluBab {
   Search& s;
@@ -140,7 +148,7 @@ struct ReluBab {
     if (b.proven) return std::nullopt;
     const size_t w = closest_atom(s.conj, b.spec_lo);
     if (probe(b, w)) return VerifyResult::Sat;
-    const std::vector<Split> cands = candidates(d, b, w, kCandidates);
+    const std::vector<Split> cands = candidates(d, b, w, candidate_count(s.m, s.o.bab_candidates));
     if (cands.empty()) {  // every relu decided: the linear bound over the box misses the splits' constraints
       undecided = true;
       return std::nullopt;

@@ -358,6 +358,10 @@ void add_verify(CLI::App& app, Command& cmd) {
                   "input or relu");
   sub->add_option("--beta-iters", v.beta_iters, "relu splitting: alpha-beta-CROWN steps per subdomain (0: CROWN only)")
       ->capture_default_str();
+  sub->add_option("--bab-candidates", v.bab_candidates,
+                  "relu splitting: split candidates bounded per subdomain to pick the split (0: automatic, 10, or "
+                  "24 on networks with a conv)")
+      ->capture_default_str();
   sub->add_flag("--forward-bounds", v.forward_bounds,
                 "input splitting: forward linear bounds in the input before CROWN's intermediate passes (inputs "
                 "of at most 64 elements)");
@@ -403,6 +407,8 @@ void add_verify(CLI::App& app, Command& cmd) {
       if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");
       if (v.beta_iters < 0 || v.beta_iters > 1000)
         return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", v.beta_iters));
+      if (v.bab_candidates < 0 || v.bab_candidates > 1000)
+        return usage_error(fmt::format("--bab-candidates {}: expected 0 to 1000", v.bab_candidates));
       if (v.bab_alpha_iters < 0 || v.bab_alpha_iters > 1000)
         return usage_error(fmt::format("--bab-alpha-iters {}: expected 0 to 1000", v.bab_alpha_iters));
       if (!(v.witness_tolerance >= 0 && v.witness_tolerance <= 1))
