@@ -129,10 +129,15 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
     ws.give(std::move(*st.A[static_cast<size_t>(start)]));
     st.A[static_cast<size_t>(start)].reset();
     ++patch_passes;
-  } else if (st.unit && st.A[static_cast<size_t>(start)]->empty() && rows > 0) {
+  } else if (st.A[static_cast<size_t>(start)]->empty() && rows > 0) {
     std::vector<double>& A = *st.A[static_cast<size_t>(start)];  // unit rows given without C
-    A = ws.take(static_cast<size_t>(rows * numel(g.nodes[static_cast<size_t>(start)].out_shape)));
-    st.unit->fill(numel(g.nodes[static_cast<size_t>(start)].out_shape), A.data());
+    const int64_t m = numel(g.nodes[static_cast<size_t>(start)].out_shape);
+    if (!st.unit) {
+      st.failure = "a pass without its rows";
+    } else {
+      A = ws.take(static_cast<size_t>(rows * m));
+      st.unit->fill(m, A.data());
+    }
   }
   (void)walk::reverse(g, "IR bounds", [&](const Node& n) {
     auto& slot = st.A[static_cast<size_t>(n.id)];
