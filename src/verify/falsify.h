@@ -95,6 +95,9 @@ std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::v
 // s.deadline.
 bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
              bool sample = true);
+// Signed-gradient descent on the worst atom from x for `steps` steps inside [lo, hi] (one of falsify's
+// restarts); true with s.found set when a witness is confirmed.
+bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps);
 // x = a uniform random point of [lo, hi] (one draw per coordinate, in order).
 void random_point(SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi, std::vector<double>& x);
 // Signed-gradient descent on a disjunction: at every step on the worst atom of the conjunction
