@@ -291,6 +291,14 @@ void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double 
   }
 }
 
+double conv_underflow(const RuleCtx& c, const Node& n, const ConvBackward& cb) {
+  const int64_t p = n.parents[0], pm = c.numel_of(p);
+  double xs = 0;
+  for (int64_t j = 0; j < pm; ++j) xs += c.absmax(p, j);
+  const double ops = 2.0 * static_cast<double>(cb.group_out * cb.k_vol) + 2;
+  return up(up_sum(xs, static_cast<double>(pm)) * (ops * kEta));
+}
+
 void conv_backward(const ConvBackward& cb, const double* a, int64_t batch, double* out, Workspace* ws) {
   const int64_t k1 = cb.group_in * cb.k_vol, chunk = rows_per_block(cb, batch);
   std::fill(out, out + batch * cb.cin * cb.in_vol, 0.0);
@@ -370,12 +378,7 @@ bool rule_conv(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   // then at most k_vol - 1 additions in col2im, so every product is rounded at most
   // group_out + k_vol - 1 times (any order, with or without fma).
   bias_slack(c, n, cb, A, gamma(static_cast<double>(cb.group_out + cb.k_vol) + 2));
-  // Underflow: each of the at most 2 group_out k_vol operations of a coefficient is off by at most
-  // kEta / 2 beyond the relative bound, so |A' - A M| . |x| gains at most that times sum |x|.
-  double xs = 0;
-  for (int64_t j = 0; j < pm; ++j) xs += c.absmax(p, j);
-  const double ops = 2.0 * static_cast<double>(cb.group_out * cb.k_vol) + 2;
-  const double under = up(up_sum(xs, static_cast<double>(pm)) * (ops * kEta));
+  const double under = conv_underflow(c, n, cb);
   for (int64_t r = 0; r < c.st.rows; ++r) c.add_slack(r, under);
   if (fused) {
     concretize_input(c, n, cb, A, *xb);

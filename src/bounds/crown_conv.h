@@ -72,6 +72,11 @@ const ConvBackward* conv_plan_for(const RuleCtx& c, const Node& n, ConvBackward&
 void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double g_coef, std::vector<double>& scale,
                 std::vector<double>& f0);
 
+// The coefficients' underflow term of one backward step through the conv, the same for every row:
+// each of the at most 2 group_out k_vol operations of a coefficient is off by at most kEta / 2 beyond
+// the relative bound, so |A' - A M| . |x| gains at most that times sum |x| over the parent's box.
+double conv_underflow(const RuleCtx& c, const Node& n, const ConvBackward& cb);
+
 // out[b, Cin, in_vol] = the transposed conv of a[b, Cout, out_vol], for batch entries b (out overwritten).
 // ws (may be null): where the column buffers come from and go back to.
 void conv_backward(const ConvBackward& cb, const double* a, int64_t batch, double* out, Workspace* ws = nullptr);

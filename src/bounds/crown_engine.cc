@@ -266,7 +266,6 @@ void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool 
 }
 
 void Engine::bound_chunk(int64_t id, const int64_t* elems, int64_t k, bool one_step, double* lo, double* hi) {
-  const int64_t m = numel(g.nodes[static_cast<size_t>(id)].out_shape);
   const std::vector<int64_t> chunk(elems, elems + k);
   const UnitRows unit = UnitRows::plus_minus(chunk);
   std::vector<double> C;  // pass() writes the unit rows where it needs them dense

@@ -159,16 +159,13 @@ bool conv_back(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
   cfg.channel_axis = 1;
   ConvBackward cb;
   if (!conv_plan(cfg, {1, v.in.c, q.ph, q.pw}, {1, v.out.c, p.ph, p.pw}, v.rec->weight, v.rec->bias, cb)) return false;
-  const int64_t p_id = n.parents[0], pm = c.numel_of(p_id), rows = c.st.rows;
+  const int64_t rows = c.st.rows;
   std::vector<double> scale, f0;
   ConvBackward scratch;
   const ConvBackward* plan = conv_plan_for(c, n, scratch);
   if (!plan) return false;
   conv_scale(c, n, *plan, gamma(static_cast<double>(cb.group_out + cb.k_vol) + 2), scale, f0);
-  double xs = 0;
-  for (int64_t j = 0; j < pm; ++j) xs += c.absmax(p_id, j);
-  const double ops = 2.0 * static_cast<double>(cb.group_out * cb.k_vol) + 2;
-  const double under = up(up_sum(xs, static_cast<double>(pm)) * (ops * kEta));
+  const double under = conv_underflow(c, n, *plan);
   const UpSum up_sum_v(static_cast<double>(p.vol()));
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0, mag = 0, sl = 0;

@@ -90,6 +90,22 @@ inline std::vector<double> fresh_buffer(size_t n) {
 // them mapped and written, where fresh ones cost page faults and zeroing (cnn_16_32 CROWN from Python,
 // tuned: 44.9 against 37.4 ms per call). Untuned, buffers never freed keep glibc's dynamic mmap
 // threshold low and every other block is mapped afresh (57 against 71 ms): no pool there.
+// The index of the spare to reuse for n doubles: capacity >= n, one already of size >= n (no zeroing)
+// first, then the smallest; spares.size() where none fits.
+inline size_t best_spare(const std::vector<std::vector<double>>& spares, size_t n) {
+  size_t best = spares.size();
+  for (size_t i = 0; i < spares.size(); ++i) {
+    if (spares[i].capacity() < n) continue;
+    if (best == spares.size()) {
+      best = i;
+      continue;
+    }
+    const bool fits = spares[i].size() >= n, best_fits = spares[best].size() >= n;
+    if ((fits && !best_fits) || (fits == best_fits && spares[i].capacity() < spares[best].capacity())) best = i;
+  }
+  return best;
+}
+
 struct LargePool {
   static constexpr size_t kMinDoubles = size_t{1} << 19;  // 4 MiB
   static constexpr size_t kMaxBytes = size_t{64} << 20;
@@ -97,13 +113,7 @@ struct LargePool {
   size_t bytes = 0;
   // The smallest pooled buffer of capacity >= n (one of size >= n first), or an empty vector.
   std::vector<double> take(size_t n) {
-    size_t best = v.size();
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (v[i].capacity() < n) continue;
-      if (best == v.size() || (v[i].size() >= n && v[best].size() < n) ||
-          ((v[i].size() >= n) == (v[best].size() >= n) && v[i].capacity() < v[best].capacity()))
-        best = i;
-    }
+    const size_t best = best_spare(v, n);
     if (best == v.size()) return {};
     std::vector<double> out = std::move(v[best]);
     v.erase(v.begin() + static_cast<std::ptrdiff_t>(best));
@@ -140,18 +150,7 @@ struct Workspace {
   }
 
   std::vector<double> take(size_t n) {
-    size_t best = spare.size();
-    for (size_t i = 0; i < spare.size(); ++i) {  // the smallest spare that needs no zeroing, else any that fits
-      const size_t have = spare[i].size(), cap = spare[i].capacity();
-      if (cap < n) continue;
-      const bool fits = have >= n;
-      if (best == spare.size()) {
-        best = i;
-        continue;
-      }
-      const bool best_fits = spare[best].size() >= n;
-      if ((fits && !best_fits) || (fits == best_fits && cap < spare[best].capacity())) best = i;
-    }
+    const size_t best = best_spare(spare, n);
     if (best == spare.size()) {
       if (n >= LargePool::kMinDoubles && allocator_tuned()) {
         std::vector<double> v = LargePool::mine().take(n);

@@ -28,19 +28,17 @@ std::optional<Tensor<Interval<typename E::Value>>> interval_conv(const IntervalC
   const auto* rec = find_record(payload.conv, n.id);
   if (!cfg || !rec || !rules::check_conv_record(n, rec, x.shape).ok()) return std::nullopt;
   if (x.data.size() != static_cast<size_t>(numel(x.shape))) return std::nullopt;
-  std::vector<double> w(rec->weight.size()), wa(rec->weight.size());
+  std::vector<double> w(rec->weight.size());
   for (size_t i = 0; i < w.size(); ++i) {
     const V lo = rec->weight[i].lo, hi = rec->weight[i].hi;
     if (!(lo == hi) || !(std::fabs(lo) <= std::numeric_limits<V>::max())) return std::nullopt;
-    w[i] = static_cast<double>(lo), wa[i] = std::fabs(w[i]);
+    w[i] = static_cast<double>(lo);
   }
   std::vector<MidRad> bias;
   for (const auto& b : rec->bias) bias.push_back(mid_rad(to_d(ctx, b)));
   const std::vector<double> zero(rec->bias.size(), 0.0);
-  crown::ConvBackward cw, ca;
-  if (!crown::conv_plan(*cfg, x.shape, out_shape, std::move(w), zero, cw) ||
-      !crown::conv_plan(*cfg, x.shape, out_shape, std::move(wa), zero, ca))
-    return std::nullopt;
+  crown::ConvBackward cw;  // its |W| (weight_abs) serves the radius and magnitude sums
+  if (!crown::conv_plan(*cfg, x.shape, out_shape, std::move(w), zero, cw)) return std::nullopt;
   const size_t in = x.data.size(), out = static_cast<size_t>(numel(out_shape));
   std::vector<double> mid(in), rad(in), mag(in), c(out), r(out), a(out);
   for (size_t i = 0; i < in; ++i) {
@@ -48,8 +46,8 @@ std::optional<Tensor<Interval<typename E::Value>>> interval_conv(const IntervalC
     mid[i] = v.m, rad[i] = v.r, mag[i] = up(std::fabs(v.m) + v.r);
   }
   crown::conv_forward(cw, mid.data(), cw.lead, c.data());
-  crown::conv_forward(ca, rad.data(), ca.lead, r.data());
-  crown::conv_forward(ca, mag.data(), ca.lead, a.data());
+  crown::conv_forward(cw, rad.data(), cw.lead, r.data(), nullptr, /*magnitudes=*/true);
+  crown::conv_forward(cw, mag.data(), cw.lead, a.data(), nullptr, /*magnitudes=*/true);
   const LinearOutTerms terms =
       linear_out_terms(static_cast<double>(cw.group_in * cw.k_vol), format_model(ctx.endpoints()));
   Tensor<Interval<V>> y;

@@ -52,6 +52,7 @@ struct ReluBab {
   SplitMix64 rng{0};
   SearchBox box;
   double descent_s = 0;
+  size_t n_candidates = 10;  // split candidates per subdomain (candidate_count)
 
   // CROWN with the splits; proven when empty or some atom is impossible.
   Bounds bound(const Subdomain& d, int iters) const {
@@ -152,7 +153,7 @@ struct ReluBab {
     if (b.proven) return std::nullopt;
     const size_t w = closest_atom(s.conj, b.spec_lo);
     if (probe(b, w)) return VerifyResult::Sat;
-    const std::vector<Split> cands = candidates(d, b, w, candidate_count(s.m, s.o.bab_candidates));
+    const std::vector<Split> cands = candidates(d, b, w, n_candidates);
     if (cands.empty()) {  // every relu decided: the linear bound over the box misses the splits' constraints
       undecided = true;
       return std::nullopt;
@@ -219,7 +220,7 @@ VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,
                       const IbpPrepared* ibp) {
   ReluBab bab{s, spec, pool, margins, {}, false, atom_rhs(s.conj), ibp, SplitMix64(s.o.seed ^ 0x5eed0bab),
-              search_box(s.c, s.o.arith)};
+              search_box(s.c, s.o.arith), 0.0, candidate_count(s.m, s.o.bab_candidates)};
   for (size_t i = 0; i < bab.box.lo.size(); ++i)
     if (!(bab.box.lo[i] <= bab.box.hi[i])) bab.box = {};  // no value of the arithmetic along input i
   bab.stack.push_back(Subdomain{{}, std::move(root_boxes)});

@@ -309,15 +309,9 @@ void check_network(const ConvCase& cc, bool second) {
     const DoubleBox box = input_box(cc.in, 9, 0.05);
     std::vector<DoubleBox> in = {box};
     for (const char* arith : {"f64", "f32"}) {
-      CrownOptions o;
-      o.arith = arith;
-      o.method = BoundMethod::Ibp;
-      auto ibp = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
-      o.method = BoundMethod::Crown;
-      auto cr = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
-      o.method = BoundMethod::AlphaCrown;
-      o.alpha_iters = 5;
-      auto al = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+      auto ibp = bound_with(m, in, arith, BoundMethod::Ibp);
+      auto cr = bound_with(m, in, arith, BoundMethod::Crown);
+      auto al = bound_with(m, in, arith, BoundMethod::AlphaCrown, 5);
       ASSERT_TRUE(ibp.ok() && cr.ok() && al.ok()) << cc.name << cr.message() << al.message();
       ASSERT_TRUE(cr->fallback.empty()) << cc.name << ": " << cr->fallback;
       double w_ibp = 0, w_cr = 0;

@@ -174,12 +174,8 @@ TEST(CrownPatches, CrownBoundsWithWindowsContainTheEvaluations) {
       const Model m = build(net, 19);
       const DoubleBox box = box_of(net.in, 0.05);
       const std::vector<DoubleBox> in = {box};
-      CrownOptions o;
-      o.arith = arith;
-      o.method = BoundMethod::Ibp;
-      auto ibp = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
-      o.method = BoundMethod::Crown;
-      auto cr = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+      auto ibp = bound_with(m, in, arith, BoundMethod::Ibp);
+      auto cr = bound_with(m, in, arith, BoundMethod::Crown);
       ASSERT_TRUE(ibp.ok() && cr.ok()) << net.name << cr.message();
       ASSERT_TRUE(cr->fallback.empty()) << cr->fallback;
       double w_ibp = 0, w_cr = 0;
