@@ -8,7 +8,7 @@
 //   <method>/<case>                  run_crown for the case's C, method ibp | crown | alpha-crown
 //                                    (alpha-crown: 20 bound evaluations, auto_LiRPA's default)
 //   prepare/<net>                    IbpPrepared::prepare (once per model; auto_LiRPA's "build" too)
-//   <method>+prep/<case>             run_crown with CrownOptions::ibp prepared once (the call that
+//   <method>+prep/<case>             run_crown with Subdomain::prepared once (the call that
 //                                    branch and bound repeats per subdomain)
 // Before timing, each row's bounds are printed once to stderr next to auto_LiRPA's float64 bounds
 // from the golden file, with the smallest margin (ours minus theirs, lower side; theirs minus ours,
@@ -114,19 +114,20 @@ std::vector<Loaded>& loaded() {
 // Intermediate bounds: CROWN's passes (the default), forward linear bounds only, or both.
 enum class Inter { Crown, Forward, Both };
 
-CrownOptions options(BoundMethod method, const IbpPrepared* prep, Inter inter) {
+CrownOptions options(BoundMethod method, Inter inter) {
   CrownOptions o;
   o.method = method;
-  o.arith = "f32";
-  o.ibp = prep;
+  o.arith = ArithSpec::f32();
   o.intermediate_crown = inter != Inter::Forward;
   o.forward_intermediate = inter != Inter::Crown;
   return o;
 }
 
 Result<CrownResult> bound(const Loaded& l, BoundMethod method, bool prepared = false, Inter inter = Inter::Crown) {
+  Subdomain where;
+  if (prepared) where.prepared = *l.prep;
   return run_crown(l.model.graph, l.model.payload, std::span<const DoubleBox>(&l.c.box, 1), l.model.output_ids[0],
-                   &l.c.spec, options(method, prepared ? l.prep.get() : nullptr, inter));
+                   &l.c.spec, options(method, inter), where);
 }
 
 std::string lirpa_name(BoundMethod m) { return m == BoundMethod::Ibp ? "IBP" : m == BoundMethod::Crown ? "CROWN" : "alpha-CROWN"; }

@@ -140,6 +140,11 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     raise_invalid("intermediate " + a.intermediate + ": expected crown, forward, forward+crown or ibp (crown-ibp)",
                   "intermediate");
   const Model& m = self.model();
+  const Result<ArithSpec> parsed = parse_arith_name(a.arith, /*allow_real=*/false);
+  if (!parsed.ok())
+    raise_invalid("IR bounds: arith " + a.arith + ": expected f64, f32 or a binary format (" + parsed.message() + ")",
+                  "arith");
+  const ArithSpec& arith = *parsed;
   const std::vector<DoubleBox> boxes = a.eps ? balls_of(self, lo, hi, *a.eps, a.norm) : boxes_of(self, lo, hi);
   const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);
   std::vector<CrownResult> runs;
@@ -147,10 +152,10 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
   Status failed;
   run_interruptible([&] {
     if (*method == BoundMethod::Ibp && !spec) {
-      ibp_r = run_ibp_double(m.graph, m.payload, boxes, a.arith, options);
+      ibp_r = run_ibp_double(m.graph, m.payload, boxes, arith, options);
     } else {
       co.method = *method;
-      co.arith = a.arith;
+      co.arith = arith;
       co.alpha_iters = a.alpha_iters;
       co.lirpa_compatible = a.lirpa_compatible;
       co.eval = options;
@@ -342,7 +347,10 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   check(check_shapes(self.model().graph));
   VerifyOptions o;
   o.timeout_s = timeout;
-  o.arith = arith;
+  const Result<ArithSpec> parsed = parse_arith_name(arith, /*allow_real=*/false);
+  if (!parsed.ok() || !(parsed->is_f32() || parsed->is_f64()))
+    raise_invalid("verify: arith " + arith + ": expected f32 or f64", "arith");
+  o.arith = *parsed;
   o.seed = seed;
   o.threads = threads;
   o.split = *mode;
@@ -437,7 +445,7 @@ kernels: "exact" (default) or "openblas" (f32/f64 linear nodes as gemm).)doc");
 or the report text (one line per node, as `denote plan`) with report=True.)doc");
   const VerifyOptions defaults;  // the library's defaults are Python's (and the CLI's)
   m.def("verify", &verify, py::arg("model"), py::arg("vnnlib_path"), py::arg("timeout") = defaults.timeout_s,
-        py::arg("arith") = defaults.arith, py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
+        py::arg("arith") = defaults.arith.name, py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
         py::arg("split") = "auto",
         py::arg("max_memory") = py::none(), py::arg("witness_tolerance") = defaults.witness_tolerance,
         py::arg("intermediate") = defaults.intermediate,

@@ -36,19 +36,19 @@ std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start,
     if (v.empty()) v.assign(static_cast<size_t>(numel(g.nodes[static_cast<size_t>(id)].out_shape)), 0);
     return v;
   };
-  for (const Node& n : g.nodes) {
-    if (alpha[static_cast<size_t>(n.id)].empty()) continue;
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
+    if (alpha[static_cast<size_t>(n.id)].empty()) return ok_status();
     const auto& xb = *boxes[static_cast<size_t>(n.parents[0])];
     auto& v = mark(n.parents[0]);
     const bool every = !splits_at_zero(n.op);  // tangent points: every element has some
     for (size_t j = 0; j < v.size(); ++j)
       if (every || (xb.lo[j] < 0 && xb.hi[j] > 0)) v[j] = 1;
-  }
+    return ok_status();
+  });
   for (const auto& bt : beta_terms) mark(bt.node)[static_cast<size_t>(bt.elem)] = 1;
-  for (int64_t id = start; id >= 0; --id) {
-    const Node& n = g.nodes[static_cast<size_t>(id)];
-    const auto& v = need[static_cast<size_t>(id)];
-    if (v.empty() || std::find(v.begin(), v.end(), 1) == v.end()) continue;
+  (void)walk::reverse(g, "IR bounds", [&](const Node& n) {
+    const auto& v = need[static_cast<size_t>(n.id)];
+    if (n.id > start || v.empty() || std::find(v.begin(), v.end(), 1) == v.end()) return ok_status();
     for (int64_t p : n.parents) {
       auto& pv = mark(p);
       if (is_elementwise(n.op) && n.parents.size() == 1 && pv.size() == v.size()) {
@@ -60,7 +60,8 @@ std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start,
         std::fill(pv.begin(), pv.end(), 1);
       }
     }
-  }
+    return ok_status();
+  });
   return need;
 }
 
@@ -100,19 +101,19 @@ bool init_slopes(const Graph& g, const std::vector<std::optional<DoubleBox>>& bo
                  std::vector<std::vector<double>>& alpha, std::vector<Adam>& adam) {
   const std::vector<bool> anc = walk::ancestors(g, start);
   bool any = false;
-  for (const Node& n : g.nodes) {
-    if (!anc[static_cast<size_t>(n.id)] || n.id == start || n.parents.empty()) continue;
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
+    if (!anc[static_cast<size_t>(n.id)] || n.id == start || n.parents.empty()) return ok_status();
     const auto& xb = boxes[static_cast<size_t>(n.parents[0])];
-    if (!xb) continue;
+    if (!xb) return ok_status();
     if (tangent_smooth(n.op)) {
       auto& t = alpha[static_cast<size_t>(n.id)];
       init_tangents(*tangent_smooth(n.op), *xb, rows, t);
       any = any || std::any_of(t.begin(), t.end(), [](double d) { return !std::isnan(d); });
       adam[static_cast<size_t>(n.id)].m.assign(t.size(), 0.0);
       adam[static_cast<size_t>(n.id)].v.assign(t.size(), 0.0);
-      continue;
+      return ok_status();
     }
-    if (!splits_at_zero(n.op)) continue;
+    if (!splits_at_zero(n.op)) return ok_status();
     const size_t m = xb->lo.size();
     auto& a = alpha[static_cast<size_t>(n.id)];
     a.assign(static_cast<size_t>(rows) * m, 0.0);
@@ -123,7 +124,8 @@ bool init_slopes(const Graph& g, const std::vector<std::optional<DoubleBox>>& bo
     for (int64_t r = 1; r < rows; ++r) std::copy_n(a.begin(), m, a.begin() + static_cast<std::ptrdiff_t>(r * m));
     adam[static_cast<size_t>(n.id)].m.assign(a.size(), 0.0);
     adam[static_cast<size_t>(n.id)].v.assign(a.size(), 0.0);
-  }
+    return ok_status();
+  });
   return any;
 }
 
@@ -160,15 +162,16 @@ bool Engine::forward_values(int64_t start, int64_t rows, const std::vector<std::
   RuleCtx rc{g, payload, box, err, st, &alpha};
   rc.conv_plans = conv_plans();
   ForwardCtx fc{rc, pr.A, V, &need};
-  for (const Node& n : g.nodes) {
-    if (n.id > start) break;
+  bool ok = true;
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
     const auto& nd = need[static_cast<size_t>(n.id)];
-    if (!pr.reached[static_cast<size_t>(n.id)] || !V[static_cast<size_t>(n.id)].empty() || nd.empty() ||
-        std::find(nd.begin(), nd.end(), 1) == nd.end())
-      continue;  // not reached, made by the pass, or not needed
-    if (!crown_forward(n.op)(fc, n)) return false;
-  }
-  return true;
+    if (!ok || n.id > start || !pr.reached[static_cast<size_t>(n.id)] || !V[static_cast<size_t>(n.id)].empty() ||
+        nd.empty() || std::find(nd.begin(), nd.end(), 1) == nd.end())
+      return ok_status();  // past the start, not reached, made by the pass, or not needed
+    ok = crown_forward(n.op)(fc, n);
+    return ok_status();
+  });
+  return ok;
 }
 
 std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
@@ -216,19 +219,19 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     if (t + 1 == o.alpha_iters || above(best, stop_above)) break;
     if (!forward_values(start, rows, alpha, pr, need, V)) break;
     const double c1 = 1 - std::pow(b1, t + 1), c2 = 1 - std::pow(b2, t + 1);
-    for (const Node& n : g.nodes) {
+    (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
       auto& a = alpha[static_cast<size_t>(n.id)];
       const auto& Ar = pr.A[static_cast<size_t>(n.id)];
       const auto& X = V[static_cast<size_t>(n.parents.empty() ? 0 : n.parents[0])];
       if (const Smooth* sm = tangent_smooth(n.op); sm && !a.empty()) {
         auto& ad = adam[static_cast<size_t>(n.id)];
         tangent_step(*sm, *boxes[static_cast<size_t>(n.parents[0])], Ar, X, rows, lr, c1, c2, a, ad.m, ad.v);
-        continue;
+      } else if (!a.empty() && !Ar.empty() && X.size() == a.size()) {
+        adam_slopes(a, adam[static_cast<size_t>(n.id)], Ar, X, *boxes[static_cast<size_t>(n.parents[0])], rows, lr,
+                    c1, c2);
       }
-      if (a.empty() || Ar.empty() || X.size() != a.size()) continue;
-      adam_slopes(a, adam[static_cast<size_t>(n.id)], Ar, X, *boxes[static_cast<size_t>(n.parents[0])], rows, lr, c1,
-                  c2);
-    }
+      return ok_status();
+    });
     beta_step(V, badam, beta, rows, o.beta_lr * lr / o.alpha_lr, c1, c2);
     lr *= o.alpha_decay;
   }

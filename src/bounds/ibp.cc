@@ -142,7 +142,7 @@ struct EndpointsFor<BinaryContext> {
 struct IbpPrepared::Impl {
   const Graph* graph = nullptr;
   const Payload<double>* payload = nullptr;
-  std::string arith;
+  ArithSpec arith;
   std::variant<Prepared<NativeEndpoints<double>>, Prepared<NativeEndpoints<float>>, Prepared<BinaryEndpoints>> p;
   std::string parameter_gap;
   std::shared_ptr<crown::ConvPlans> conv_plans;
@@ -168,8 +168,8 @@ std::string first_gap(const std::vector<double>& values, int64_t node, const cha
 
 }  // namespace
 
-std::string parameter_range_gap(const Payload<double>& p, std::string_view arith) {
-  const bool f32 = arith == "f32" || arith == "binary32";
+std::string parameter_range_gap(const Payload<double>& p, const ArithSpec& arith) {
+  const bool f32 = arith.is_f32();
   std::string g;
   auto scan = [&](const std::vector<double>& v, int64_t id, const char* field) {
     if (g.empty()) g = first_gap(v, id, field, f32);
@@ -189,17 +189,22 @@ Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& 
     return error_status(ErrorCode::kInvalidInput, "IR bounds: arith " + std::string(arith) +
                                                       ": expected f64, f32 or a binary format (" + spec.message() + ")")
         .with_field("arith");
+  return prepare(g, payload, *spec);
+}
+
+Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& payload, const ArithSpec& arith) {
   // The one arith dispatch (scalar/arith.h) picks the point context; its endpoints bound it.
-  return visit_arith(*spec, [&](auto& point) -> Result<IbpPrepared> {
+  return visit_arith(arith, [&](auto& point) -> Result<IbpPrepared> {
     using Point = std::decay_t<decltype(point)>;
     if constexpr (std::is_same_v<Point, RealContext>) {
-      return error_status(ErrorCode::kInternal, "IR bounds: real arithmetic has no interval endpoints");
+      return error_status(ErrorCode::kInvalidInput, "IR bounds: arith real: expected f64, f32 or a binary format "
+                                                    "(real arithmetic has no interval endpoints)")
+          .with_field("arith");
     } else {
       DENOTE_ASSIGN_OR_RETURN(auto p, prepare_in(EndpointsFor<Point>::make(point), g, payload));
       IbpPrepared out;
-      out.impl_ = std::make_shared<const Impl>(
-          Impl{&g, &payload, std::string(arith), std::move(p), parameter_range_gap(payload, arith),
-               std::make_shared<crown::ConvPlans>(g.nodes.size())});
+      out.impl_ = std::make_shared<const Impl>(Impl{&g, &payload, arith, std::move(p), parameter_range_gap(payload, arith),
+                                                    std::make_shared<crown::ConvPlans>(g.nodes.size())});
       return out;
     }
   });
@@ -207,7 +212,7 @@ Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& 
 
 const Graph& IbpPrepared::graph() const { return *impl_->graph; }
 const Payload<double>& IbpPrepared::payload() const { return *impl_->payload; }
-std::string_view IbpPrepared::arith() const { return impl_->arith; }
+const ArithSpec& IbpPrepared::arith() const { return impl_->arith; }
 const float* IbpPrepared::exact_f32_weights(int64_t node) const {
   const auto* p = std::get_if<Prepared<NativeEndpoints<float>>>(&impl_->p);
   if (!p) return nullptr;
@@ -231,6 +236,12 @@ Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const Doubl
 
 Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
                                  std::string_view arith, const EvalOptions& options) {
+  DENOTE_ASSIGN_OR_RETURN(IbpPrepared p, IbpPrepared::prepare(g, payload, arith));
+  return run_ibp_double(p, inputs, options);
+}
+
+Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
+                                 const ArithSpec& arith, const EvalOptions& options) {
   DENOTE_ASSIGN_OR_RETURN(IbpPrepared p, IbpPrepared::prepare(g, payload, arith));
   return run_ibp_double(p, inputs, options);
 }

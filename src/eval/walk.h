@@ -142,6 +142,18 @@ Status reverse(const Graph& g, std::string_view layer, Visit&& visit) {
   return ok_status();
 }
 
+// Visits the nodes from id 0 up; `visit(node)` returns a Status, attached to the node. For passes that
+// keep their own per-node state instead of a value table (CROWN's intermediate bounds, alpha-CROWN's
+// slopes); a visit that has nothing left to do returns ok.
+template <class Visit>
+Status in_order(const Graph& g, std::string_view layer, Visit&& visit) {
+  for (const Node& n : g.nodes) {
+    Status s = visit(n);
+    if (!s.ok()) return attach_node(n, s, layer);
+  }
+  return ok_status();
+}
+
 // Marks `id` and every node it depends on (one reverse sweep; parents have smaller ids).
 inline std::vector<bool> ancestors(const Graph& g, int64_t id) {
   std::vector<bool> needed(g.nodes.size(), false);

@@ -47,10 +47,10 @@ int64_t bound_memory(const VerifyOptions& o) {
   return std::max<int64_t>(1, effective_max_bytes(e) / std::max(1, o.threads));
 }
 
-std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith,
+std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const ArithSpec& arith,
                                const Payload<float>* p32) {
   const int64_t out = m.output_ids[0];
-  if (arith == "f32") {
+  if (arith.is_f32()) {
     F32Context ctx;
     std::vector<Tensor<float>> in = {Tensor<float>(input_shape(m), std::vector<float>(x.begin(), x.end()))};
     Payload<float> own;
@@ -204,9 +204,9 @@ double float_at_or_above(double v) {
   return static_cast<double>(f);
 }
 
-bool off_grid(const VnnCase& c, size_t i, const std::string& arith) {
+bool off_grid(const VnnCase& c, size_t i, const ArithSpec& arith) {
   if (!(c.lo_in[i] <= c.hi_in[i])) return true;
-  return arith == "f32" && float_at_or_above(c.lo_in[i]) > c.hi_in[i];
+  return arith.is_f32() && float_at_or_above(c.lo_in[i]) > c.hi_in[i];
 }
 
 const VnnDecimal* exact_decimal(const VnnCase& c, size_t i) {
@@ -215,14 +215,14 @@ const VnnDecimal* exact_decimal(const VnnCase& c, size_t i) {
   return nullptr;
 }
 
-double near_value(const VnnCase& c, size_t i, const std::string& arith) {
+double near_value(const VnnCase& c, size_t i, const ArithSpec& arith) {
   const VnnDecimal* d = exact_decimal(c, i);
   Interval<RealScalar> e;
   if (!d || !enclose_decimal(d->text, e)) return NAN;
-  return arith == "f32" ? static_cast<double>(mpfr_get_flt(e.lo.get(), MPFR_RNDN)) : mpfr_get_d(e.lo.get(), MPFR_RNDN);
+  return arith.is_f32() ? static_cast<double>(mpfr_get_flt(e.lo.get(), MPFR_RNDN)) : mpfr_get_d(e.lo.get(), MPFR_RNDN);
 }
 
-SearchBox search_box(const VnnCase& c, const std::string& arith) {
+SearchBox search_box(const VnnCase& c, const ArithSpec& arith) {
   SearchBox b{c.lo_in, c.hi_in};
   for (size_t i = 0; i < b.lo.size(); ++i)
     if (off_grid(c, i, arith)) b.lo[i] = b.hi[i] = near_value(c, i, arith);
@@ -231,14 +231,14 @@ SearchBox search_box(const VnnCase& c, const std::string& arith) {
 
 // The point moved into the case's inward box and, for f32 networks, onto a float (the value an f32
 // runtime reads) that is still inside; along an off-grid input, the value nearest its exact decimal.
-std::vector<double> arith_point(const VnnCase& c, std::vector<double> x, const std::string& arith) {
+std::vector<double> arith_point(const VnnCase& c, std::vector<double> x, const ArithSpec& arith) {
   for (size_t i = 0; i < x.size(); ++i) {
     if (off_grid(c, i, arith)) {
       x[i] = near_value(c, i, arith);  // outside the box: the exact check takes the decimal (pinned_point)
       continue;
     }
     x[i] = std::clamp(x[i], c.lo_in[i], c.hi_in[i]);
-    if (arith != "f32") continue;
+    if (!arith.is_f32()) continue;
     float f = static_cast<float>(x[i]);
     if (static_cast<double>(f) < c.lo_in[i]) f = std::nextafter(f, INFINITY);
     if (static_cast<double>(f) > c.hi_in[i]) f = std::nextafter(f, -INFINITY);
@@ -292,7 +292,7 @@ namespace {
 
 // Where x lies outside the exact box only along off-grid inputs, each at the arithmetic's value
 // nearest that input's exact decimal: those decimals ("" at the other inputs); empty otherwise.
-std::vector<std::string> pinned_decimals(const VnnCase& c, const std::vector<double>& x, const std::string& arith) {
+std::vector<std::string> pinned_decimals(const VnnCase& c, const std::vector<double>& x, const ArithSpec& arith) {
   if (x.size() != c.lo_text.size() || x.size() != c.hi_text.size()) return {};
   std::vector<std::string> d(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
@@ -330,7 +330,7 @@ double distance_outside(const VnnCase& c, const std::vector<double>& x) {
 // outside it only along off-grid inputs, the real network at their exact decimals; else within the
 // tolerance (VerifyOptions::witness_tolerance), the arithmetic alone.
 void finish_check(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj, const std::vector<double>& x,
-                  const std::string& arith, double tolerance, WitnessCheck& w,
+                  const ArithSpec& arith, double tolerance, WitnessCheck& w,
                   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   if (w.in_box) {
     w.holds_exact = all_hold_real(m, conj, x, {}, deadline);
@@ -351,7 +351,7 @@ void finish_check(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& 
 // (one MPFR decimal comparison per input) only for a point that satisfies the conjunction in the
 // arithmetic; the result is the same as check_witness's except `in_box` and `y` for other points.
 WitnessCheck check_point(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
-                         const std::vector<double>& x, const std::string& arith, const Payload<float>* p32,
+                         const std::vector<double>& x, const ArithSpec& arith, const Payload<float>* p32,
                          double tolerance, std::chrono::steady_clock::time_point deadline) {
   WitnessCheck w;
   w.y = eval_point(m, x, arith, p32);
@@ -370,15 +370,15 @@ bool WitnessCheck::confirmed() const {
   return within_tolerance;
 }
 
-std::string WitnessCheck::semantics(const std::string& arith) const {
-  if (in_box) return arith + " and real";
+std::string WitnessCheck::semantics(const ArithSpec& arith) const {
+  if (in_box) return arith.name + " and real";
   if (!x_exact.empty())
-    return fmt::format("real at the exact decimal inputs; {} at the nearest values, {:.3g} outside the box", arith, outside);
-  return fmt::format("{} within the tolerance, {:.3g} outside the box", arith, outside);
+    return fmt::format("real at the exact decimal inputs; {} at the nearest values, {:.3g} outside the box", arith.name, outside);
+  return fmt::format("{} within the tolerance, {:.3g} outside the box", arith.name, outside);
 }
 
 WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
-                           const std::vector<double>& x, const std::string& arith, double tolerance) {
+                           const std::vector<double>& x, const ArithSpec& arith, double tolerance) {
   WitnessCheck w;
   w.in_box = in_exact_box(c, x);
   w.y = eval_point(m, x, arith);
@@ -438,7 +438,7 @@ bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, co
   for (int step = 0; step < steps; ++step) {
     if (s.past_deadline()) return false;
     ++s.stats.pgd_steps;
-    const std::vector<double> y = eval_point(s.m, x, "f64");
+    const std::vector<double> y = eval_point(s.m, x, ArithSpec::f64());
     size_t worst = 0;
     if (y.empty()) return false;
     if (violation(s.conj, y, &worst) <= 0 && try_point(s, x)) return true;
@@ -460,7 +460,7 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
     for (int step = 0; step <= steps; ++step) {
       if (s0.past_deadline()) return -1;
       ++s0.stats.pgd_steps;
-      const std::vector<double> y = eval_point(s0.m, x, "f64");
+      const std::vector<double> y = eval_point(s0.m, x, ArithSpec::f64());
       if (y.empty()) return -1;
       // The conjunction closest to holding, and its worst atom.
       size_t best = 0, atom = 0;

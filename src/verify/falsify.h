@@ -58,22 +58,22 @@ bool some_atom_impossible(const std::vector<VnnAtom>& conj, const std::vector<do
 // The atom whose lower bound is closest to proving it (smallest rhs - lower).
 size_t closest_atom(const std::vector<VnnAtom>& conj, const std::vector<double>& lower);
 // The output in the arithmetic ("f32" or "f64"); empty on an evaluation error.
-std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const std::string& arith,
+std::vector<double> eval_point(const Model& m, const std::vector<double>& x, const ArithSpec& arith,
                                const Payload<float>* p32 = nullptr);
 // Whether the case's exact box holds no value of the arithmetic along input i (no double in it, or
 // for "f32" no float): a pinned decimal such as lo = hi = 0.1, or a box narrower than the spacing.
-bool off_grid(const VnnCase& c, size_t i, const std::string& arith);
+bool off_grid(const VnnCase& c, size_t i, const ArithSpec& arith);
 // Along such an input, the decimal a witness takes exactly: the lower bound, or the upper one when
 // the lower is strict; null when both are strict (no witness there).
 const VnnDecimal* exact_decimal(const VnnCase& c, size_t i);
 // The arithmetic's value nearest that decimal (within one spacing); NaN where there is none.
-double near_value(const VnnCase& c, size_t i, const std::string& arith);
+double near_value(const VnnCase& c, size_t i, const ArithSpec& arith);
 // The box falsification searches in case c: [lo_in, hi_in], and along off-grid inputs the one value
 // near_value (the witness check then takes the exact decimal there: check_witness's x_exact).
 struct SearchBox {
   std::vector<double> lo, hi;
 };
-SearchBox search_box(const VnnCase& c, const std::string& arith);
+SearchBox search_box(const VnnCase& c, const ArithSpec& arith);
 // The candidate moved into the inward box (onto a float for f32) and checked; true when confirmed.
 bool try_point(Search& s, const std::vector<double>& raw);
 // Every atom of the conjunction holds at y (ny outputs of a fast evaluation in another summation

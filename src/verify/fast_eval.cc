@@ -40,8 +40,8 @@ std::unique_ptr<FastEval> compile_for(const Model& m, const BoundPlan& bound) {
 
 }  // namespace
 
-std::unique_ptr<FastEval> FastEval::of(const Model& m, const std::string& arith) {
-  if (m.graph.input_ids().size() != 1 || m.output_ids.size() != 1 || (arith != "f32" && arith != "f64")) return nullptr;
+std::unique_ptr<FastEval> FastEval::of(const Model& m, const ArithSpec& arith) {
+  if (m.graph.input_ids().size() != 1 || m.output_ids.size() != 1 || (!arith.is_f32() && !arith.is_f64())) return nullptr;
   PlanPolicy policy;
   if (!parse_provider_policy("prefer:avx2", policy).ok()) return nullptr;
   auto registry = standard_registry();
@@ -50,7 +50,7 @@ std::unique_ptr<FastEval> FastEval::of(const Model& m, const std::string& arith)
   if (!plan.ok()) return nullptr;
   auto bound = bind_plan(*plan, standard_handlers());
   if (!bound.ok()) return nullptr;
-  return arith == "f32" ? compile_for<float>(m, *bound) : compile_for<double>(m, *bound);
+  return arith.is_f32() ? compile_for<float>(m, *bound) : compile_for<double>(m, *bound);
 }
 
 }  // namespace denote::verify_detail

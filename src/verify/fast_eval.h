@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "denote/ir/model.h"
+#include "denote/scalar/arith_spec.h"
 
 namespace denote::verify_detail {
 
@@ -18,7 +19,7 @@ class FastEval {
  public:
   // Null when the model has not one input and one output, the arithmetic is not f32/f64, or no plan
   // compiles (the caller evaluates point by point then).
-  static std::unique_ptr<FastEval> of(const Model& m, const std::string& arith);
+  static std::unique_ptr<FastEval> of(const Model& m, const ArithSpec& arith);
   virtual ~FastEval() = default;
   // y = the output at x (flat, the input's element count); false on an error.
   virtual bool eval(const std::vector<double>& x, std::vector<double>& y) = 0;

@@ -29,14 +29,13 @@
 
 namespace denote::verify_detail {
 
-using NodeBoxes = std::vector<std::optional<DoubleBox>>;
 
 // Per node and element, an upper bound of |value in the arithmetic - exact value| for every input in
 // the boxes (`boxes` enclose both values there, e.g. CROWN's boxes on the whole input box), through
 // inputs, constants, layout ops, linear, relu, add/sub and mul/div by a constant; nullopt when some
 // node on the way to `output` is another op or has no box.
 std::optional<std::vector<std::vector<double>>> eval_margins(const Model& m, const NodeBoxes& boxes, int64_t output,
-                                                             const std::string& arith);
+                                                             const ArithSpec& arith);
 
 // Whether verify() should split relus rather than inputs: more than 16 input dimensions of positive
 // width, margins available.

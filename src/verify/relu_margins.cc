@@ -239,12 +239,12 @@ struct MarginPass {
 }  // namespace
 
 std::optional<std::vector<std::vector<double>>> eval_margins(const Model& m, const NodeBoxes& boxes, int64_t output,
-                                                             const std::string& arith) {
+                                                             const ArithSpec& arith) {
   const Graph& g = m.graph;
   if (boxes.size() != g.nodes.size() || output < 0 || output >= static_cast<int64_t>(g.nodes.size())) return std::nullopt;
   // The same error model as CROWN's: none where a parameter or an overflow leaves it.
   if (!crown_model_gap(parameter_range_gap(m.payload, arith), boxes).empty()) return std::nullopt;
-  const bool f32 = arith == "f32";
+  const bool f32 = arith.is_f32();
   MarginPass pass{m, boxes, f32 ? 0x1p-24 : 0x1p-53, f32 ? 0x1p-149 : 0x1p-1074};
   std::vector<Margin> inputs;
   for (int64_t id : g.input_ids()) {

@@ -114,14 +114,19 @@ struct Bounder {
     co.deadline = deadline;
     co.eval.max_bytes = bound_memory(o);
     co.arith = o.arith;
-    co.prior = d.prior.get();
     co.input_coefficients = method == BoundMethod::Crown;
     co.lower_only = true;
-    co.stop_above = &rhs;
-    co.ibp = ibp;
     set_intermediate(intermediate, co);  // checked by verify(): a known name
     co.forward_intermediate = co.forward_intermediate || o.forward_bounds;
     return co;
+  }
+  // The domain's context: its parent's boxes, the atoms' right-hand sides to stop at, the prepared model.
+  Subdomain where(const Domain& d) const {
+    Subdomain w;
+    w.prior = d.prior;
+    w.stop_above = rhs;
+    if (ibp) w.prepared = *ibp;
+    return w;
   }
 
   // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side), or a
@@ -130,7 +135,7 @@ struct Bounder {
   Bounded bound(const Domain& d, BoundMethod method, int alpha_open = 0) const {
     const DoubleBox box{input_shape(m), d.lo, d.hi};
     auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec,
-                       options(d, method));
+                       options(d, method), where(d));
     Bounded out;
     if (!r.ok()) {
       if (errors) errors->add(r.status());
@@ -157,7 +162,7 @@ struct Bounder {
     co.alpha_iters = iters;
     co.alpha_intermediate = o.bab_alpha_intermediate;
     out.alpha = true;
-    auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
+    auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co, where(d));
     if (!a.ok()) {
       if (errors) errors->add(a.status());
       return;
@@ -510,11 +515,13 @@ bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& op
     spec.rows += bounders[i].spec.rows;
     spec.c.insert(spec.c.end(), bounders[i].spec.c.begin(), bounders[i].spec.c.end());
   }
-  CrownOptions co = bounders[open.front()].options(Domain{c.lo_out, c.hi_out, nullptr}, BoundMethod::AlphaCrown);
-  co.stop_above = nullptr;  // the rows of one conjunction above its rhs do not decide the others
+  const Domain whole{c.lo_out, c.hi_out, nullptr};
+  CrownOptions co = bounders[open.front()].options(whole, BoundMethod::AlphaCrown);
   co.input_coefficients = false;
+  Subdomain where = bounders[open.front()].where(whole);
+  where.stop_above.clear();  // the rows of one conjunction above its rhs do not decide the others
   const DoubleBox box{input_shape(m), c.lo_out, c.hi_out};
-  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co);
+  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co, where);
   if (!r.ok()) {
     errors.add(r.status());
     return false;
@@ -538,18 +545,19 @@ bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& op
 
 // An undecided answer says when points satisfied the property in the network's arithmetic but not
 // for the exact real network (none of them is a witness: a sat needs both).
-void add_disagreement_note(VerifyOutcome& out, const std::string& arith) {
+void add_disagreement_note(VerifyOutcome& out, const ArithSpec& arith) {
   const int64_t n = out.stats.disagreements;
   if (n == 0) return;
   const std::string what = fmt::format(
       "{} point{} satisfied the property in the {} evaluation but not for the exact real network (not witnesses)", n,
-      n == 1 ? "" : "s", arith);
+      n == 1 ? "" : "s", arith.name);
   out.note = out.note.empty() ? what : out.note + "; " + what;
 }
 
 Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
-  if (o.arith != "f32" && o.arith != "f64")
-    return error_status(ErrorCode::kInvalidInput, "verify: arith " + o.arith + ": expected f32 or f64").with_field("arith");
+  if (!o.arith.is_f32() && !o.arith.is_f64())
+    return error_status(ErrorCode::kInvalidInput, "verify: arith " + o.arith.name + ": expected f32 or f64")
+        .with_field("arith");
   if (!valid_intermediate(o.intermediate))
     return error_status(ErrorCode::kInvalidInput,
                         "verify: intermediate " + o.intermediate + ": expected auto, crown, forward, forward+crown or ibp")
@@ -568,6 +576,8 @@ Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o)
 }
 
 }  // namespace
+
+Status check_instance(const Model& m, const VnnProperty& p, const VerifyOptions& o) { return check_model(m, p, o); }
 
 Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyOptions& o) {
   DENOTE_RETURN_IF_ERROR(check_model(m, p, o));
@@ -590,7 +600,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   };
   // The f32 payload once (every candidate point is evaluated in the network's arithmetic).
   std::unique_ptr<const Payload<float>> p32;
-  if (o.arith == "f32")
+  if (o.arith.is_f32())
     p32 = std::make_unique<const Payload<float>>(
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   // Stage 1: random points of every case (cheap, and a sat anywhere decides the instance).
@@ -766,7 +776,7 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
     return out;
   }
   std::unique_ptr<const Payload<float>> p32;
-  if (o.arith == "f32")
+  if (o.arith.is_f32())
     p32 = std::make_unique<const Payload<float>>(
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   Search s{m, *j.c, *j.conj, o, out.stats, {}, p32.get(), deadline};

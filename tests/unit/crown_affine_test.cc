@@ -53,7 +53,7 @@ TEST(CrownAffine, ConvPoolLayoutNetworkContainsSamplesAndBeatsIbp) {
   std::vector<DoubleBox> in = {box};
   for (const char* arith : {"f64", "f32"}) {
     CrownOptions o;
-    o.arith = arith;
+    o.arith = *parse_arith_name(arith);
     o.method = BoundMethod::Ibp;
     auto ibp = run_crown(m.graph, m.payload, in, out, nullptr, o);
     o.method = BoundMethod::Crown;

@@ -81,7 +81,7 @@ TEST(CrownBudget, ChunkedIntermediateBoundsEqualUnchunkedOnes) {
     for (BoundMethod method : {BoundMethod::Crown, BoundMethod::AlphaCrown}) {
       SCOPED_TRACE(::testing::Message() << arith << " " << bound_method_name(method));
       CrownOptions o;
-      o.arith = arith;
+      o.arith = *parse_arith_name(arith);
       o.method = method;
       o.alpha_iters = 5;
       auto whole = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);

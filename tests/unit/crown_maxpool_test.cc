@@ -58,7 +58,7 @@ void check_net(const Net& net, double eps) {
   for (const char* arith : {"f64", "f32"}) {
     SCOPED_TRACE(arith);
     CrownOptions o;
-    o.arith = arith;
+    o.arith = *parse_arith_name(arith);
     o.method = BoundMethod::Ibp;
     auto ibp = run_crown(net.m.graph, net.m.payload, in, out, nullptr, o);
     o.method = BoundMethod::Crown;

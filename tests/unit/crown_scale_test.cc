@@ -62,7 +62,7 @@ TEST(CrownScale, NormalisedInputsStayLinearAndHold) {
     SCOPED_TRACE(arith);
     const bool f32 = std::string(arith) == "f32";
     CrownOptions o;
-    o.arith = arith;
+    o.arith = *parse_arith_name(arith);
     o.input_coefficients = true;
     auto r = run_crown(m.graph, m.payload, in, m.output_ids[0], &spec, o);
     ASSERT_TRUE(r.ok()) << r.message();

@@ -81,7 +81,7 @@ DeadNet dead_net(uint64_t seed, bool fan_out, double dead_weight) {
 CrownOptions with(BoundMethod method, const char* arith) {
   CrownOptions o;
   o.method = method;
-  o.arith = arith;
+  o.arith = *parse_arith_name(arith);
   o.alpha_iters = 8;
   return o;
 }

@@ -13,14 +13,20 @@
 namespace denote {
 namespace {
 
-using Split = CrownOptions::ReluSplit;
+using Split = ReluSplit;
 
-CrownOptions with(BoundMethod m, const std::vector<Split>* splits) {
+CrownOptions with(BoundMethod m) {
   CrownOptions o;
   o.method = m;
-  o.splits = splits;
   o.alpha_intermediate = false;
   return o;
+}
+
+Subdomain at(const std::vector<Split>& splits, const NodeBoxes* prior = nullptr) {
+  Subdomain w;
+  w.splits = splits;
+  if (prior) w.prior = std::make_shared<const NodeBoxes>(*prior);
+  return w;
 }
 
 // The unstable elements (box across 0) of the nodes a relu reads, first to last.
@@ -44,7 +50,7 @@ TEST(CrownSplits, BoundsHoldWhereTheSplitsHold) {
     const ReluNet net = random_relu_net(rng, static_cast<int>(rng.range(2, 3)));
     const Model& m = net.m;
     const std::vector<DoubleBox> in = {net.box};
-    auto root = run_crown(m.graph, m.payload, in, net.out, nullptr, with(BoundMethod::Crown, nullptr));
+    auto root = run_crown(m.graph, m.payload, in, net.out, nullptr, with(BoundMethod::Crown));
     ASSERT_TRUE(root.ok()) << root.message();
     std::vector<Split> cand = unstable(m, *root), splits;
     for (size_t k = 0; k < 2 && !cand.empty(); ++k) {
@@ -57,9 +63,7 @@ TEST(CrownSplits, BoundsHoldWhereTheSplitsHold) {
     }
     if (splits.empty()) continue;
     for (BoundMethod method : {BoundMethod::Crown, BoundMethod::AlphaCrown}) {
-      CrownOptions o = with(method, &splits);
-      o.prior = &root->boxes;
-      auto r = run_crown(m.graph, m.payload, in, net.out, nullptr, o);
+      auto r = run_crown(m.graph, m.payload, in, net.out, nullptr, with(method), at(splits, &root->boxes));
       ASSERT_TRUE(r.ok()) << r.message();
       empty += r->infeasible;
       F64Context ctx;
@@ -103,12 +107,12 @@ TEST(CrownSplits, TheMultiplierReachesBehindTheRelu) {
   ASSERT_TRUE(m.ok()) << m.message();
   const std::vector<DoubleBox> in = {DoubleBox{{2}, {-1, -1}, {1, 1}}};
   const std::vector<Split> off = {Split{h, 0, false, 0}};
-  auto crown = run_crown(m->graph, m->payload, in, y, nullptr, with(BoundMethod::Crown, &off));
+  auto crown = run_crown(m->graph, m->payload, in, y, nullptr, with(BoundMethod::Crown), at(off));
   ASSERT_TRUE(crown.ok()) << crown.message();
   EXPECT_NEAR(crown->spec_lo[0], -2, 1e-9);
-  CrownOptions o = with(BoundMethod::AlphaCrown, &off);
+  CrownOptions o = with(BoundMethod::AlphaCrown);
   o.alpha_iters = 60;
-  auto beta = run_crown(m->graph, m->payload, in, y, nullptr, o);
+  auto beta = run_crown(m->graph, m->payload, in, y, nullptr, o, at(off));
   ASSERT_TRUE(beta.ok()) << beta.message();
   EXPECT_GT(beta->spec_lo[0], -0.5);
   EXPECT_LE(beta->spec_lo[0], 0.0);
@@ -117,11 +121,11 @@ TEST(CrownSplits, TheMultiplierReachesBehindTheRelu) {
 
   const std::vector<DoubleBox> neg = {DoubleBox{{2}, {-1, -1}, {-0.5, -0.5}}};
   const std::vector<Split> on = {Split{h, 0, true, 1e-9}};
-  auto e = run_crown(m->graph, m->payload, neg, y, nullptr, with(BoundMethod::Crown, &on));
+  auto e = run_crown(m->graph, m->payload, neg, y, nullptr, with(BoundMethod::Crown), at(on));
   ASSERT_TRUE(e.ok()) << e.message();
   EXPECT_TRUE(e->infeasible);
   EXPECT_EQ(e->spec_lo[0], INFINITY);
-  auto f = run_crown(m->graph, m->payload, neg, y, nullptr, with(BoundMethod::Crown, &off));
+  auto f = run_crown(m->graph, m->payload, neg, y, nullptr, with(BoundMethod::Crown), at(off));
   ASSERT_TRUE(f.ok());
   EXPECT_FALSE(f->infeasible);
 }
@@ -135,7 +139,7 @@ TEST(CrownSplits, BadSplitsAreErrors) {
   const std::vector<DoubleBox> in = {DoubleBox{{2}, {-1, -1}, {1, 1}}};
   for (const Split& sp : {Split{7, 0, true, 0}, Split{1, 2, true, 0}, Split{1, 0, true, -1}, Split{1, 0, false, NAN}}) {
     const std::vector<Split> v = {sp};
-    auto r = run_crown(m->graph, m->payload, in, y, nullptr, with(BoundMethod::Crown, &v));
+    auto r = run_crown(m->graph, m->payload, in, y, nullptr, with(BoundMethod::Crown), at(v));
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("split 0"), std::string::npos) << r.message();
     EXPECT_EQ(r.status().field(), "splits") << r.message();

@@ -22,7 +22,7 @@ namespace {
 CrownOptions forward_only(const std::string& arith) {
   CrownOptions o;
   o.method = BoundMethod::Crown;
-  o.arith = arith;
+  o.arith = *parse_arith_name(arith);
   o.forward_intermediate = true;
   o.intermediate_crown = false;
   return o;
@@ -97,7 +97,7 @@ TEST(CrownForward, ReluNetworksContainEvaluatedValuesAndNarrowIbp) {
       auto fw = run_crown(net.m.graph, net.m.payload, in, net.out, nullptr, forward_only(arith));
       CrownOptions ibp_o;
       ibp_o.method = BoundMethod::Ibp;
-      ibp_o.arith = arith;
+      ibp_o.arith = *parse_arith_name(arith);
       auto ibp = run_crown(net.m.graph, net.m.payload, in, net.out, nullptr, ibp_o);
       ASSERT_TRUE(fw.ok() && ibp.ok()) << (fw.ok() ? ibp.message() : fw.message());
       for (size_t id = 0; id < fw->boxes.size(); ++id)

@@ -144,7 +144,7 @@ TEST(CrownTangents, AlphaCrownOnSigmoidAndTanhNetsHoldsAndTightens) {
       for (const char* arith : {"f64", "f32"}) {
         SCOPED_TRACE(::testing::Message() << op_tag(act) << " net " << t << " " << arith);
         CrownOptions o;
-        o.arith = arith;
+        o.arith = *parse_arith_name(arith);
         o.method = BoundMethod::Crown;
         auto crown = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
         o.method = BoundMethod::AlphaCrown;

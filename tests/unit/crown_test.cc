@@ -29,7 +29,7 @@ namespace {
 CrownOptions with(BoundMethod m, const std::string& arith = "f64") {
   CrownOptions o;
   o.method = m;
-  o.arith = arith;
+  o.arith = *parse_arith_name(arith);
   return o;
 }
 
@@ -426,10 +426,11 @@ TEST(Crown, PriorBoxesOfASuperBoxHoldAndHelp) {
     DoubleBox sub = box;
     const size_t k = static_cast<size_t>(rng.range(0, n - 1));
     sub.hi[k] = sub.lo[k] + (sub.hi[k] - sub.lo[k]) / 2;
-    CrownOptions with_prior = with(BoundMethod::Crown);
-    with_prior.prior = &parent->boxes;
+    Subdomain with_prior;
+    with_prior.prior = std::make_shared<const NodeBoxes>(parent->boxes);
     auto plain = run_crown(m->graph, m->payload, std::vector<DoubleBox>{sub}, x, nullptr, with(BoundMethod::Crown));
-    auto child = run_crown(m->graph, m->payload, std::vector<DoubleBox>{sub}, x, nullptr, with_prior);
+    auto child =
+        run_crown(m->graph, m->payload, std::vector<DoubleBox>{sub}, x, nullptr, with(BoundMethod::Crown), with_prior);
     ASSERT_TRUE(plain.ok() && child.ok());
     for (size_t j = 0; j < 2; ++j) {
       const double w_child = child->spec_hi[j] - child->spec_lo[j], w_plain = plain->spec_hi[j] - plain->spec_lo[j];

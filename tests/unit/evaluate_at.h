@@ -35,7 +35,7 @@ inline std::vector<double> evaluate_at(const Model& m, const Shape& shape, const
 inline Result<CrownResult> bound_with(const Model& m, const std::vector<DoubleBox>& in, const char* arith,
                                       BoundMethod method, int alpha_iters = 20) {
   CrownOptions o;
-  o.arith = arith;
+  o.arith = *parse_arith_name(arith);
   o.method = method;
   o.alpha_iters = alpha_iters;
   return run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);

@@ -22,9 +22,6 @@
 #include "denote/scalar/native.h"
 #include "ibp_random_graphs.h"
 
-#ifndef DENOTE_SOURCE_DIR
-#define DENOTE_SOURCE_DIR "."
-#endif
 
 namespace denote {
 namespace {
@@ -359,10 +356,10 @@ TEST(IbpPrepared, OnlyPointWeightsGoDense) {
     auto r = run_ibp_double(*p, std::span<const DoubleBox>(&*box, 1));
     ASSERT_TRUE(r.ok()) << r.message();
     for (size_t id = 0; id < m.graph.nodes.size(); ++id) {
-      ASSERT_TRUE(r->boxes[id]) << p->arith() << " node " << id;
+      ASSERT_TRUE(r->boxes[id]) << p->arith().name << " node " << id;
       for (size_t j = 0; j < (*v)[id].data.size(); ++j) {
-        EXPECT_LE(r->boxes[id]->lo[j], (*v)[id].data[j]) << p->arith() << " node " << id;
-        EXPECT_GE(r->boxes[id]->hi[j], (*v)[id].data[j]) << p->arith() << " node " << id;
+        EXPECT_LE(r->boxes[id]->lo[j], (*v)[id].data[j]) << p->arith().name << " node " << id;
+        EXPECT_GE(r->boxes[id]->hi[j], (*v)[id].data[j]) << p->arith().name << " node " << id;
       }
     }
   }
@@ -404,10 +401,11 @@ TEST(IbpPrepared, CrownUsesOnlyAMatchingPreparedModel) {
   for (BoundMethod method : {BoundMethod::Ibp, BoundMethod::Crown}) {
     CrownOptions o;
     o.method = method;
-    o.arith = "f32";
+    o.arith = ArithSpec::f32();
     auto plain = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
-    o.ibp = &*prep;
-    auto fast = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+    Subdomain where;
+    where.prepared = *prep;
+    auto fast = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o, where);
     ASSERT_TRUE(plain.ok() && fast.ok()) << plain.message() << fast.message();
     for (size_t k = 0; k < plain->spec_lo.size(); ++k) {
       const double tol = 1e-5 * (1 + std::fabs(plain->spec_lo[k]) + std::fabs(plain->spec_hi[k]));
@@ -416,14 +414,15 @@ TEST(IbpPrepared, CrownUsesOnlyAMatchingPreparedModel) {
     }
   }
   CrownOptions o;
-  o.arith = "f64";
-  o.ibp = &*prep;
-  auto wrong_arith = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+  o.arith = ArithSpec::f64();
+  Subdomain where;
+  where.prepared = *prep;
+  auto wrong_arith = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o, where);
   ASSERT_FALSE(wrong_arith.ok());
   EXPECT_NE(wrong_arith.message().find("arith 'f32'"), std::string::npos) << wrong_arith.message();
-  o.arith = "f32";
+  o.arith = ArithSpec::f32();
   const Model copy = m;  // equal, but not the object prepared
-  auto wrong_model = run_crown(copy.graph, copy.payload, in, copy.output_ids[0], nullptr, o);
+  auto wrong_model = run_crown(copy.graph, copy.payload, in, copy.output_ids[0], nullptr, o, where);
   ASSERT_FALSE(wrong_model.ok());
   EXPECT_NE(wrong_model.message().find("another graph or payload"), std::string::npos) << wrong_model.message();
 }
@@ -442,10 +441,11 @@ TEST(IbpPrepared, CrownOnMnistfcContainsSampledF32Outputs) {
   for (BoundMethod method : {BoundMethod::Crown, BoundMethod::AlphaCrown}) {
     CrownOptions o;
     o.method = method;
-    o.arith = "f32";
+    o.arith = ArithSpec::f32();
     o.alpha_iters = 5;
-    o.ibp = &*prep;
-    auto r = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+    Subdomain where;
+    where.prepared = *prep;
+    auto r = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o, where);
     ASSERT_TRUE(r.ok()) << r.message();
     std::mt19937_64 rng(method == BoundMethod::Crown ? 1 : 2);
     std::uniform_real_distribution<double> t(0, 1);

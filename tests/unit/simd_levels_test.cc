@@ -19,9 +19,6 @@
 #include "denote/io/onnx.h"
 #include "denote/scalar/native.h"
 
-#ifndef DENOTE_SOURCE_DIR
-#define DENOTE_SOURCE_DIR "."
-#endif
 
 namespace denote {
 namespace {
@@ -142,11 +139,12 @@ TEST(SimdLevels, BoundsAtEveryLevelHoldAndAgree) {
           ASSERT_EQ(set_simd_level(level), level);
           CrownOptions o;
           o.method = c.method;
-          o.arith = arith;
+          o.arith = *parse_arith_name(arith);
           o.alpha_iters = 5;
           o.forward_intermediate = c.forward;
-          o.ibp = &*prep;
-          auto r = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
+          Subdomain where;
+          where.prepared = *prep;
+          auto r = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o, where);
           ASSERT_TRUE(r.ok()) << r.message();
           expect_contains(m, arith, box, r->spec_lo, r->spec_hi);
           per_level.push_back({r->spec_lo, r->spec_hi});

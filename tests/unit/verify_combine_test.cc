@@ -163,7 +163,7 @@ TEST(VerifyCombine, InputLinearBoundsHoldAtEvaluatedPoints) {
       }
       const DoubleBox box{verify_detail::input_shape(*m), lo, hi};
       CrownOptions co;
-      co.arith = arith;
+      co.arith = *parse_arith_name(arith);
       co.input_coefficients = true;
       co.lower_only = true;
       auto r = run_crown(m->graph, m->payload, std::span<const DoubleBox>(&box, 1), m->output_ids[0], &spec, co);
@@ -172,7 +172,7 @@ TEST(VerifyCombine, InputLinearBoundsHoldAtEvaluatedPoints) {
       for (int s = 0; s < 232; ++s) {
         std::vector<double> x(5);
         for (size_t i = 0; i < 5; ++i) x[i] = s < 32 ? ((s >> i) & 1 ? hi[i] : lo[i]) : lo[i] + (hi[i] - lo[i]) * u01();
-        const std::vector<double> y = verify_detail::eval_point(*m, x, arith);
+        const std::vector<double> y = verify_detail::eval_point(*m, x, *parse_arith_name(arith));
         ASSERT_EQ(y.size(), 5u);
         for (int k = 0; k < 4; ++k) {
           double bound = r->spec_lo[static_cast<size_t>(k)], mag = std::fabs(bound);

@@ -96,7 +96,7 @@ TEST(Frontier, AHookThatSearchesBoxesElsewhereGivesTheSameAnswer) {
       bool ok = false;
       for (const VnnCase& c : in.prop.cases)
         for (const auto& conj : c.output) {
-          const WitnessCheck w = check_witness(in.model, c, conj, shared->witness->x, "f32");
+          const WitnessCheck w = check_witness(in.model, c, conj, shared->witness->x, ArithSpec::f32());
           ok = ok || (w.in_box && w.holds_arith && w.holds_exact);
         }
       EXPECT_TRUE(ok) << "the witness does not re-check";

@@ -20,7 +20,7 @@ using testing::prop;
 
 VerifyOutcome decide(const Model& m, const VnnProperty& p, const char* arith, double tolerance = 0, double timeout = 5) {
   VerifyOptions o;
-  o.arith = arith;
+  o.arith = *parse_arith_name(arith);
   o.timeout_s = timeout;
   o.samples = 64;
   o.witness_tolerance = tolerance;
@@ -51,7 +51,7 @@ TEST(VerifyPinned, APinnedDecimalIsSatForTheRealNetworkAtTheDecimal) {
     EXPECT_GT(w.outside, 0);
     EXPECT_LT(w.outside, std::string(arith) == "f32" ? 2e-9 : 2e-17) << arith;
     // The check alone (as an MPI rank or a user re-checks a witness) confirms it the same way.
-    const WitnessCheck c = check_witness(m, p.cases[0], p.cases[0].output[0], w.x, arith);
+    const WitnessCheck c = check_witness(m, p.cases[0], p.cases[0].output[0], w.x, *parse_arith_name(arith));
     EXPECT_FALSE(c.in_box);
     EXPECT_TRUE(c.confirmed());
     EXPECT_EQ(c.x_exact, w.x_exact);
@@ -71,7 +71,7 @@ TEST(VerifyPinned, TheRealNetworkDecidesAtTheDecimalNotAtItsRounding) {
   EXPECT_NE(gt.result, VerifyResult::Sat);
   EXPECT_NE(gt.result, VerifyResult::Unsat);  // the f32 network satisfies it at the nearest float
   EXPECT_GT(gt.stats.disagreements, 0);
-  const WitnessCheck c = check_witness(m, strict.cases[0], strict.cases[0].output[0], {static_cast<double>(0.1f)}, "f32");
+  const WitnessCheck c = check_witness(m, strict.cases[0], strict.cases[0].output[0], {static_cast<double>(0.1f)}, ArithSpec::f32());
   EXPECT_TRUE(c.holds_arith);
   EXPECT_FALSE(c.holds_exact);
   EXPECT_FALSE(c.confirmed());
@@ -100,9 +100,9 @@ TEST(VerifyPinned, OnlyOffGridInputsMayLeaveTheBox) {
                              "(assert (>= X_0 0.1))(assert (<= X_0 0.1))(assert (>= X_1 0))(assert (<= X_1 1))"
                              "(assert (>= Y_0 0))");
   const VnnCase& c = p.cases[0];
-  EXPECT_TRUE(check_witness(m, c, c.output[0], {static_cast<double>(0.1f), 0.5}, "f32").confirmed());
-  EXPECT_FALSE(check_witness(m, c, c.output[0], {static_cast<double>(0.1f), 1.5}, "f32").confirmed());
-  EXPECT_FALSE(check_witness(m, c, c.output[0], {0.25, 0.5}, "f32").confirmed());  // not the value nearest 0.1
+  EXPECT_TRUE(check_witness(m, c, c.output[0], {static_cast<double>(0.1f), 0.5}, ArithSpec::f32()).confirmed());
+  EXPECT_FALSE(check_witness(m, c, c.output[0], {static_cast<double>(0.1f), 1.5}, ArithSpec::f32()).confirmed());
+  EXPECT_FALSE(check_witness(m, c, c.output[0], {0.25, 0.5}, ArithSpec::f32()).confirmed());  // not the value nearest 0.1
 }
 
 TEST(VerifyPinned, ABoxNarrowerThanAFloatsSpacingIsOffGridForF32Only) {

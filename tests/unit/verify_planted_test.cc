@@ -80,7 +80,7 @@ TEST(VerifyPlanted, NeverUnsatOnAHiddenCounterexample) {
       for (int threads : {1, 2}) {
         SCOPED_TRACE(fmt::format("seed {} arith {} threads {}", seed, arith, threads));
         VerifyOptions o;
-        o.arith = arith;
+        o.arith = *parse_arith_name(arith);
         o.threads = threads;
         o.timeout_s = 1.5;
         auto out = verify(r.m, *p, o);

@@ -100,12 +100,12 @@ void expect_margins_hold(const Loaded& l, int points) {
   const VnnCase& c = l.p.cases[0];
   const DoubleBox box{verify_detail::input_shape(l.m), c.lo_out, c.hi_out};
   CrownOptions co;
-  co.arith = "f32";
+  co.arith = ArithSpec::f32();
   auto r = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), l.m.output_ids[0], nullptr, co);
   ASSERT_TRUE(r.ok()) << r.message();
-  const auto margins = verify_detail::eval_margins(l.m, r->boxes, l.m.output_ids[0], "f32");
+  const auto margins = verify_detail::eval_margins(l.m, r->boxes, l.m.output_ids[0], ArithSpec::f32());
   ASSERT_TRUE(margins.has_value());
-  const auto m64 = verify_detail::eval_margins(l.m, r->boxes, l.m.output_ids[0], "f64");
+  const auto m64 = verify_detail::eval_margins(l.m, r->boxes, l.m.output_ids[0], ArithSpec::f64());
   ASSERT_TRUE(m64.has_value());
   const Payload<float> p32 = convert_payload<float>(l.m.payload, [](double v) { return static_cast<float>(v); });
   std::mt19937_64 rng(7);
@@ -200,10 +200,10 @@ TEST(VerifyRelu, SplitBoundsHoldForTheF32Evaluation) {
   const DoubleBox box{verify_detail::input_shape(l.m), c.lo_out, c.hi_out};
   const int64_t out = l.m.output_ids[0];
   CrownOptions co;
-  co.arith = "f32";
+  co.arith = ArithSpec::f32();
   auto root = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, nullptr, co);
   ASSERT_TRUE(root.ok()) << root.message();
-  const auto margins = verify_detail::eval_margins(l.m, root->boxes, out, "f32");
+  const auto margins = verify_detail::eval_margins(l.m, root->boxes, out, ArithSpec::f32());
   ASSERT_TRUE(margins.has_value());
   // The first three unstable elements of each relu input, with the signs they have at the center.
   Tensor<double> mid(box.shape, {});
@@ -211,7 +211,7 @@ TEST(VerifyRelu, SplitBoundsHoldForTheF32Evaluation) {
   F64Context c64;
   auto at_mid = denote_all(l.m.graph, l.m.payload, std::span<const Tensor<double>>(&mid, 1), c64);
   ASSERT_TRUE(at_mid.ok());
-  std::vector<CrownOptions::ReluSplit> splits;
+  std::vector<ReluSplit> splits;
   for (const Node& n : l.m.graph.nodes) {
     if (n.op != Op::Relu) continue;
     const DoubleBox& b = *root->boxes[static_cast<size_t>(n.parents[0])];
@@ -226,10 +226,12 @@ TEST(VerifyRelu, SplitBoundsHoldForTheF32Evaluation) {
   CrownOptions so = co;
   so.method = BoundMethod::AlphaCrown;
   so.alpha_intermediate = so.intermediate_crown = false;
-  so.prior = &root->boxes;
-  so.prior_only = so.lower_only = true;
-  so.splits = &splits;
-  auto r = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, &spec, so);
+  so.lower_only = true;
+  Subdomain where;
+  where.prior = std::make_shared<const NodeBoxes>(root->boxes);
+  where.prior_only = true;
+  where.splits = splits;
+  auto r = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, &spec, so, where);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_FALSE(r->infeasible);
   const Payload<float> p32 = convert_payload<float>(l.m.payload, [](double v) { return static_cast<float>(v); });
@@ -275,7 +277,7 @@ TEST(VerifyRelu, NoMarginsOutsideTheirOps) {
   const DoubleBox box{{2}, {-1, -1}, {1, 1}};
   auto r = run_crown(m->graph, m->payload, std::span<const DoubleBox>(&box, 1), y, nullptr, CrownOptions{});
   ASSERT_TRUE(r.ok());
-  EXPECT_FALSE(verify_detail::eval_margins(*m, r->boxes, y, "f32").has_value());
+  EXPECT_FALSE(verify_detail::eval_margins(*m, r->boxes, y, ArithSpec::f32()).has_value());
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ using testing::prop;
 
 VerifyOutcome decide(const Model& m, const VnnProperty& p, const char* arith, double timeout = 2) {
   VerifyOptions o;
-  o.arith = arith;
+  o.arith = *parse_arith_name(arith);
   o.timeout_s = timeout;
   o.samples = 64;
   auto r = verify(m, p, o);
@@ -46,8 +46,8 @@ TEST(VerifySoundness, NoFloatStrictlyInsideIsNeverSat) {
   EXPECT_NE(r.result, VerifyResult::Sat);
   EXPECT_NE(r.result, VerifyResult::Unsat);  // the real network satisfies Y_0 >= 0 inside
   // The excluded end is not in the box, the double inside it is.
-  EXPECT_FALSE(check_witness(m, p.cases[0], p.cases[0].output[0], {0.5}, "f32").in_box);
-  EXPECT_TRUE(check_witness(m, p.cases[0], p.cases[0].output[0], {std::nextafter(0.5, 1.0)}, "f64").in_box);
+  EXPECT_FALSE(check_witness(m, p.cases[0], p.cases[0].output[0], {0.5}, ArithSpec::f32()).in_box);
+  EXPECT_TRUE(check_witness(m, p.cases[0], p.cases[0].output[0], {std::nextafter(0.5, 1.0)}, ArithSpec::f64()).in_box);
 }
 
 TEST(VerifySoundness, NoDoubleStrictlyInsideIsNeverSat) {
@@ -57,7 +57,7 @@ TEST(VerifySoundness, NoDoubleStrictlyInsideIsNeverSat) {
       "(assert (> X_0 0))(assert (< X_0 4.9406564584124654e-324))(assert (>= Y_0 0))");
   const VerifyOutcome r = decide(m, p, "f64");
   EXPECT_NE(r.result, VerifyResult::Sat);
-  const WitnessCheck w = check_witness(m, p.cases[0], p.cases[0].output[0], {0.0}, "f64");
+  const WitnessCheck w = check_witness(m, p.cases[0], p.cases[0].output[0], {0.0}, ArithSpec::f64());
   EXPECT_FALSE(w.in_box);
 }
 
@@ -68,10 +68,10 @@ TEST(VerifySoundness, StrictAndNonStrictBoundsAtTheSameDecimal) {
   const VnnProperty open = prop("(declare-const X_0 Real)(declare-const Y_0 Real)"
                                 "(assert (> X_0 0.25))(assert (< X_0 0.75))(assert (>= Y_0 0))");
   for (double x : {0.25, 0.75}) {
-    EXPECT_TRUE(check_witness(m, closed.cases[0], closed.cases[0].output[0], {x}, "f64").in_box) << x;
-    EXPECT_FALSE(check_witness(m, open.cases[0], open.cases[0].output[0], {x}, "f64").in_box) << x;
+    EXPECT_TRUE(check_witness(m, closed.cases[0], closed.cases[0].output[0], {x}, ArithSpec::f64()).in_box) << x;
+    EXPECT_FALSE(check_witness(m, open.cases[0], open.cases[0].output[0], {x}, ArithSpec::f64()).in_box) << x;
   }
-  const WitnessCheck inside = check_witness(m, open.cases[0], open.cases[0].output[0], {0.5}, "f64");
+  const WitnessCheck inside = check_witness(m, open.cases[0], open.cases[0].output[0], {0.5}, ArithSpec::f64());
   EXPECT_TRUE(inside.in_box && inside.holds_arith && inside.holds_exact);
 }
 
@@ -82,7 +82,7 @@ TEST(VerifySoundness, ATieInDoublesIsNoWitnessForTheRealNetwork) {
   const Model m = affine(1, 2, {1.0, 1.0}, {0x1p-60, 0.0});
   const VnnProperty p = prop("(declare-const X_0 Real)(declare-const Y_0 Real)(declare-const Y_1 Real)"
                              "(assert (>= X_0 1))(assert (<= X_0 2))(assert (<= Y_0 Y_1))");
-  const WitnessCheck w = check_witness(m, p.cases[0], p.cases[0].output[0], {1.5}, "f64");
+  const WitnessCheck w = check_witness(m, p.cases[0], p.cases[0].output[0], {1.5}, ArithSpec::f64());
   EXPECT_TRUE(w.in_box && w.holds_arith);
   EXPECT_FALSE(w.holds_exact);
   const VerifyOutcome r = decide(m, p, "f64");
@@ -97,7 +97,7 @@ TEST(VerifySoundness, AnOverflowToInfIsNoWitnessForTheRealNetwork) {
   const Model m = affine(1, 1, {1e300}, {0.0});
   const VnnProperty p = prop("(declare-const X_0 Real)(declare-const Y_0 Real)"
                              "(assert (>= X_0 1))(assert (<= X_0 1e10))(assert (>= Y_0 1e400))");
-  const WitnessCheck w = check_witness(m, p.cases[0], p.cases[0].output[0], {1e10}, "f64");
+  const WitnessCheck w = check_witness(m, p.cases[0], p.cases[0].output[0], {1e10}, ArithSpec::f64());
   EXPECT_TRUE(w.holds_arith);
   EXPECT_FALSE(w.holds_exact);
   const VerifyOutcome r = decide(m, p, "f64");
@@ -110,7 +110,7 @@ TEST(VerifySoundness, ExactTiesAreConfirmedWhenTheEnclosureIsAPoint) {
   const Model m = affine(1, 1, {0.5}, {-0.25});
   const VnnProperty p = prop("(declare-const X_0 Real)(declare-const Y_0 Real)"
                              "(assert (>= X_0 0.5))(assert (<= X_0 1))(assert (<= Y_0 0))");
-  const WitnessCheck w = check_witness(m, p.cases[0], p.cases[0].output[0], {0.5}, "f64");
+  const WitnessCheck w = check_witness(m, p.cases[0], p.cases[0].output[0], {0.5}, ArithSpec::f64());
   EXPECT_TRUE(w.in_box && w.holds_arith && w.holds_exact);
   const VerifyOutcome r = decide(m, p, "f64");
   EXPECT_EQ(r.result, VerifyResult::Sat);
@@ -150,7 +150,7 @@ TEST(VerifySoundness, RealEnclosureHoldsTheMpfrValueOfSmoothOps) {
 
 CrownResult crown_f32(const Model& m, double lo, double hi, BoundMethod method = BoundMethod::Crown) {
   CrownOptions o;
-  o.arith = "f32";
+  o.arith = ArithSpec::f32();
   o.method = method;
   const std::vector<DoubleBox> in = {DoubleBox{{1}, {lo}, {hi}}};
   auto r = run_crown(m.graph, m.payload, in, m.output_ids[0], nullptr, o);
@@ -205,7 +205,7 @@ TEST(VerifySoundness, CrownCountsAnUnderflowPerProduct) {
   auto m = b.build({y});
   ASSERT_TRUE(m.ok());
   CrownOptions o;
-  o.arith = "f32";
+  o.arith = ArithSpec::f32();
   const std::vector<DoubleBox> in = {DoubleBox{{n}, std::vector<double>(n, 0x1p-75), std::vector<double>(n, 0x1p-75)}};
   auto r = run_crown(m->graph, m->payload, in, y, nullptr, o);
   ASSERT_TRUE(r.ok()) << r.message();

@@ -49,7 +49,7 @@ void expect_witness(const VerifyRun& r) {
   bool ok = false;
   for (const VnnCase& c : r.prop.cases)
     for (const auto& conj : c.output) {
-      const WitnessCheck w = check_witness(r.model, c, conj, r.out.witness->x, "f32");
+      const WitnessCheck w = check_witness(r.model, c, conj, r.out.witness->x, ArithSpec::f32());
       ok = ok || w.confirmed();
       if (w.holds_arith) EXPECT_EQ(w.y, r.out.witness->y);
     }

@@ -113,9 +113,11 @@ void print_json(const Model& m, const Run& run, const BoxOptions& o, BoundMethod
 int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOptions& lb) {
   auto budget = check_box_usage(o);
   if (!budget.ok()) return usage_error(budget.message());
-  if (method != BoundMethod::Ibp && o.arith != "f64" && o.arith != "f32")
+  const Result<ArithSpec> arith = parse_arith_name(o.arith, /*allow_real=*/false);
+  if (method != BoundMethod::Ibp && (!arith.ok() || !(arith->is_f64() || arith->is_f32())))
     return usage_error("--arith " + o.arith + ": --method " + std::string(bound_method_name(method)) +
                        " bounds the f64 or f32 evaluation; expected f64 or f32");
+  if (!arith.ok()) return usage_error("--arith " + o.arith + ": expected f64, f32 or a binary format (" + arith.message() + ")");
   if (lb.alpha_iters_given && method != BoundMethod::AlphaCrown)
     return usage_error("--alpha-iters goes with --method alpha-crown");
   if (lb.alpha_iters < 1 || lb.alpha_iters > 100000)
@@ -128,7 +130,7 @@ int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOption
   auto boxes = parse_boxes(m->graph, o);
   if (!boxes.ok()) return fail(boxes.message());
   co.method = method;
-  co.arith = o.arith;
+  co.arith = *arith;
   co.alpha_iters = lb.alpha_iters;
   co.lirpa_compatible = lb.lirpa_compatible;
   set_max_bytes(co.eval, *budget);

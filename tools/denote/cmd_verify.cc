@@ -157,7 +157,18 @@ int print_outcome(const VerifyCliOptions& o, const VerifyOutcome& r) {
 
 namespace {
 
+// --check-only (VNN-COMP's prepare_instance.sh): the model and the property load and fit each other.
+int check_one(const VerifyCliOptions& o) {
+  auto in = load_instance(o.model, o.property, std::chrono::steady_clock::time_point::max());
+  if (!in.ok()) return fail(in.message());
+  if (Status s = check_instance(in->model, in->property, o.verify); !s.ok()) return fail(s.message());
+  return finish_stdout(fmt::format("ok: {} inputs, {} outputs, {} case{}\n", in->property.num_inputs,
+                                   in->property.num_outputs, in->property.cases.size(),
+                                   in->property.cases.size() == 1 ? "" : "s"));
+}
+
 int verify_one(const VerifyCliOptions& o) {
+  if (o.check_only) return check_one(o);
   auto r = run_one(o.model, o.property, o.verify.timeout_s, o);
   if (!r.ok()) return fail(r.message());
   return print_outcome(o, *r);
@@ -352,7 +363,7 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_option("--root", o->root, "directory the CSV's paths are relative to (default: the CSV's directory)");
   VerifyOptions& v = o->verify;  // the library's defaults are the command's (printed by --help)
   sub->add_option("--timeout", v.timeout_s, "seconds for one instance")->capture_default_str();
-  sub->add_option("--arith", v.arith, "the network's arithmetic: f32 (ONNX FLOAT) or f64")->capture_default_str();
+  sub->add_option("--arith", o->arith, "the network's arithmetic: f32 (ONNX FLOAT) or f64")->capture_default_str();
   sub->add_option("--split", o->split,
                   "what branch and bound splits: auto (default: relu phases when more than 16 inputs are open), "
                   "input or relu");
@@ -394,14 +405,21 @@ void add_verify(CLI::App& app, Command& cmd) {
                   "under mpirun: seconds past an instance's timeout before its rank counts as lost (default 10)");
   sub->add_option("--out", o->out, "also write the result (the results CSV with --instances) to FILE");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
+  sub->add_flag("--check-only", o->check_only,
+                "load the model and the property and check that they fit (counts, options); no search (exit 0: ok)");
   add_max_memory_option(sub, o->max_memory);
   sub->callback([&cmd, o] {
     cmd.run = [o] {
       const auto budget = max_memory_bytes(o->max_memory);
       if (!budget.ok()) return usage_error(budget.message());
       o->max_bytes = *budget;
+      const Result<ArithSpec> arith = parse_arith_name(o->arith, /*allow_real=*/false);
+      if (!arith.ok() || !(arith->is_f32() || arith->is_f64()))
+        return usage_error("--arith " + o->arith + ": expected f32 or f64");
+      o->verify.arith = *arith;
+      if (o->check_only && !o->instances.empty())
+        return usage_error("--check-only goes with MODEL PROPERTY, not with --instances");
       const VerifyOptions& v = o->verify;
-      if (v.arith != "f32" && v.arith != "f64") return usage_error("--arith " + v.arith + ": expected f32 or f64");
       if (!valid_intermediate(v.intermediate))
         return usage_error("--intermediate " + v.intermediate + ": expected auto, crown, forward, forward+crown or ibp");
       if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");

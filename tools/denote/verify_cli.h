@@ -20,12 +20,14 @@ namespace denote::cli {
 struct VerifyCliOptions {
   VerifyOptions verify;
   std::string model, property, instances, root, out, split = "auto";
+  std::string arith = VerifyOptions{}.arith.name;  // --arith, parsed into verify.arith
   int jobs = 2;
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances
   double rank_grace = 10;   // MPI: seconds past an instance's timeout before its rank counts as lost
   std::string max_memory = "auto";  // --max-memory: the bound passes' budget, per process
   int64_t max_bytes = 0;            // max_memory parsed (shared by --jobs instances at once)
   bool json = false;
+  bool check_only = false;  // --check-only: load and check the instance, do not search
 };
 
 struct Instance {

@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,6 +38,7 @@
 #include "denote/bounds/ibp.h"
 #include "denote/ir/graph.h"
 #include "denote/ir/payload.h"
+#include "denote/scalar/arith_spec.h"
 
 namespace denote {
 
@@ -51,15 +53,18 @@ struct CrownOptions;
 // forward_intermediate. False for any other name (o unchanged).
 bool set_intermediate(std::string_view name, CrownOptions& o);
 
+// The bound method and its parameters: the same for every call of a search (what changes from one
+// subdomain to the next is a Subdomain).
 struct CrownOptions {
   BoundMethod method = BoundMethod::Crown;
   // A deadline (default: none): intermediate bounds check it between nodes and run_crown returns a
   // kResource error naming the node when it has passed; alpha-CROWN stops its iterations there
   // (keeping the best bounds so far, which hold).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  // The arithmetic whose evaluation the bounds must also enclose: "f64" or "f32" (IBP runs with
-  // these endpoints; the a-priori error terms use its unit roundoff).
-  std::string arith = "f64";
+  // The arithmetic whose evaluation the bounds must also enclose: f64 or f32 (ArithSpec::is_f64 /
+  // is_f32; IBP runs with these endpoints; the a-priori error terms use its unit roundoff). IBP alone
+  // (method Ibp) also takes a binary format.
+  ArithSpec arith = ArithSpec::f64();
   // Intermediate bounds by CROWN from each node a relaxation reads (auto_LiRPA's method="CROWN"),
   // or IBP boxes only (false).
   bool intermediate_crown = true;
@@ -84,46 +89,55 @@ struct CrownOptions {
   bool alpha_intermediate = true;
   // With a spec: only the rows' lower bounds (spec_hi = +inf), half the final pass's rows.
   bool lower_only = false;
-  // alpha-CROWN on the spec: stop optimising once some row's lower bound exceeds stop_above[row]
-  // (branch and bound needs one atom of a conjunction proven, not the best bound).
-  const std::vector<double>* stop_above = nullptr;
   // beta-CROWN (with splits): Adam's learning rate of the split constraints' multipliers, decayed
   // with alpha's (beta-CROWN's default 0.05).
   double beta_lr = 0.05;
-  // Boxes already known to enclose each node's values (exact and in `arith`) on a superset of the
-  // input boxes, e.g. a parent subdomain's CrownResult::boxes in branch and bound: every IBP box is
-  // intersected with its prior box first (entries without a box, or of another size, are ignored).
-  const std::vector<std::optional<DoubleBox>>* prior = nullptr;
-  // With a prior box for every node: those boxes (the input nodes' intersected with the inputs)
-  // instead of a new IBP pass, e.g. a relu split's subdomain, whose input box is its parent's.
-  bool prior_only = false;
   // CROWN and alpha-CROWN: also return, for each spec row, the coefficients its (CROWN) lower bound has
   // at the graph's first input node (CrownResult::input_coef), e.g. to choose an input split in branch
   // and bound.
   bool input_coefficients = false;
-  // ReLU splits (branch and bound over relu phases, docs/VERIFY.md): each fixes the sign of one element
-  // of a node that a relu reads, on the subdomain being bounded: active (value >= -margin) or inactive
-  // (value <= margin). margin >= 0 bounds how far the evaluation's value can be from the exact one, so
-  // that splitting by the exact sign covers the evaluation too. The node's box is clamped before any
-  // relaxation reads it, and again after each intermediate bound; a split that a box contradicts makes
-  // the subdomain empty (CrownResult::infeasible). The bounds then hold on {x in the boxes : splits}.
-  // alpha-CROWN also optimises a multiplier per (row, split) of the split's constraint (beta-CROWN):
-  // the constraint enters the bound as a Lagrangian term, so the splits reach the layers before them.
-  struct ReluSplit {
-    int64_t node = -1, elem = -1;
-    bool active = true;
-    double margin = 0;
-  };
-  const std::vector<ReluSplit>* splits = nullptr;
   // CROWN: also return, for each spec row, the coefficients its lower bound has at each relu node
   // (CrownResult::relu_coef), e.g. to choose a relu split.
   bool relu_coefficients = false;
-  // The model prepared once for IBP (IbpPrepared::prepare on the same graph, payload and arith):
-  // run_crown's IBP pass then skips the payload conversion and reads the dense linear layers, e.g.
-  // once per instance in branch and bound. One prepared for another graph, payload or arith is an
-  // error (kInvalidInput), not a silent mix.
-  const IbpPrepared* ibp = nullptr;
   EvalOptions eval;
+};
+
+// One relu split (branch and bound over relu phases, docs/VERIFY.md): it fixes the sign of one element
+// of a node that a relu reads, on the subdomain being bounded: active (value >= -margin) or inactive
+// (value <= margin). margin >= 0 bounds how far the evaluation's value can be from the exact one, so
+// that splitting by the exact sign covers the evaluation too. The node's box is clamped before any
+// relaxation reads it, and again after each intermediate bound; a split that a box contradicts makes
+// the subdomain empty (CrownResult::infeasible). The bounds then hold on {x in the boxes : splits}.
+// alpha-CROWN also optimises a multiplier per (row, split) of the split's constraint (beta-CROWN):
+// the constraint enters the bound as a Lagrangian term, so the splits reach the layers before them.
+struct ReluSplit {
+  int64_t node = -1, elem = -1;
+  bool active = true;
+  double margin = 0;
+};
+
+using NodeBoxes = std::vector<std::optional<DoubleBox>>;
+
+// Where one run_crown call bounds: what branch and bound changes from one subdomain to the next, apart
+// from the input boxes (CrownOptions, the method and its parameters, stay the same). Owned: copies
+// share the prior boxes and the prepared model; nothing points into the caller.
+struct Subdomain {
+  // Boxes already known to enclose each node's values (exact and in the arith) on a superset of the
+  // input boxes, e.g. a parent subdomain's CrownResult::boxes: every IBP box is intersected with its
+  // prior box first (entries without a box, or of another size, are ignored).
+  std::shared_ptr<const NodeBoxes> prior;
+  // With a prior box for every node: those boxes (the input nodes' intersected with the inputs)
+  // instead of a new IBP pass, e.g. a relu split's subdomain, whose input box is its parent's.
+  bool prior_only = false;
+  std::vector<ReluSplit> splits;
+  // alpha-CROWN on the spec: stop optimising once some row's lower bound exceeds stop_above[row]
+  // (branch and bound needs one atom of a conjunction proven, not the best bound). Empty: never.
+  std::vector<double> stop_above;
+  // The model prepared once for IBP (IbpPrepared::prepare on the same graph, payload and arith): the
+  // IBP pass then skips the payload conversion and reads the dense linear layers, e.g. once per
+  // instance in branch and bound. One prepared for another graph, payload or arith is an error
+  // (kInvalidInput), not a silent mix.
+  std::optional<IbpPrepared> prepared;
 };
 
 // Two sets of node boxes that both hold on the same input boxes (e.g. a parent's and a child's, or
@@ -184,6 +198,7 @@ std::string crown_model_gap(const std::string& parameter_gap, const std::vector<
 // an output id that is not a node, a spec whose column count is not the output's element count or
 // that has non-finite entries.
 Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
-                              int64_t output_id, const SpecMatrix* spec, const CrownOptions& options);
+                              int64_t output_id, const SpecMatrix* spec, const CrownOptions& options,
+                              const Subdomain& where = {});
 
 }  // namespace denote

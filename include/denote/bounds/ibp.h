@@ -25,6 +25,7 @@
 #include "denote/eval/eval.h"
 #include "denote/ir/graph.h"
 #include "denote/ir/payload.h"
+#include "denote/scalar/arith_spec.h"
 #include "denote/tensor/tensor.h"
 
 namespace denote {
@@ -71,6 +72,9 @@ Result<DoubleBox> box_around(const Tensor<double>& center, double eps);
 // lo > hi.
 Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
                                  std::string_view arith, const EvalOptions& options = {});
+// The same with the arithmetic parsed once (scalar/arith.h): f64, f32 or a binary format (real: an error).
+Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
+                                 const ArithSpec& arith, const EvalOptions& options = {});
 
 // A model prepared once for many IBP calls on the same weights (branch and bound, input splitting,
 // benchmarks): the payload rounded outward into the arith's intervals, and each linear node whose
@@ -85,9 +89,10 @@ class ConvPlans;  // src/bounds/crown_conv.h
 class IbpPrepared {
  public:
   static Result<IbpPrepared> prepare(const Graph& g, const Payload<double>& payload, std::string_view arith);
+  static Result<IbpPrepared> prepare(const Graph& g, const Payload<double>& payload, const ArithSpec& arith);
   const Graph& graph() const;
   const Payload<double>& payload() const;
-  std::string_view arith() const;
+  const ArithSpec& arith() const;
   // Linear nodes that run on the dense product (the others use the interval rule).
   int64_t dense_linear_nodes() const;
   // Whether run_ibp_double runs on plain double arrays (every node an input, reshape, flatten,
@@ -112,7 +117,7 @@ class IbpPrepared {
 // its normal range (f32: 1e-46 -> 0, 1e-45 -> 2^-149, 3.5e38 -> inf), or a non-finite parameter.
 // "" where the model holds (always for f64 parameters that are finite); else what and where. IBP
 // is sound either way (its endpoints round each parameter outward).
-std::string parameter_range_gap(const Payload<double>& payload, std::string_view arith);
+std::string parameter_range_gap(const Payload<double>& payload, const ArithSpec& arith);
 
 // run_ibp_double on a prepared model: the same boxes up to the order of the linear sums (both sound).
 Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const DoubleBox> inputs,

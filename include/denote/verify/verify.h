@@ -30,6 +30,7 @@
 
 #include "denote/base/status.h"
 #include "denote/ir/model.h"
+#include "denote/scalar/arith_spec.h"
 #include "denote/verify/frontier.h"
 #include "denote/verify/vnnlib.h"
 
@@ -46,7 +47,7 @@ bool valid_intermediate(std::string_view name);
 
 struct VerifyOptions {
   double timeout_s = 60;
-  std::string arith = "f32";      // the network's arithmetic: f32 (ONNX FLOAT) or f64
+  ArithSpec arith = ArithSpec::f32();  // the network's arithmetic: f32 (ONNX FLOAT) or f64 (is_f32 / is_f64)
   uint64_t seed = 1;
   int64_t samples = 2048;         // random points per case and conjunction
   int pgd_restarts = 8;
@@ -151,6 +152,9 @@ struct VerifyOutcome {
 // Errors: the model's input/output element counts differ from the property's X/Y counts, the model
 // has not exactly one input and one output, an arith other than f32/f64, an unknown intermediate.
 Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyOptions& o);
+// What verify() checks before it searches: the options (arith, intermediate), one input and one output,
+// and the property's input and output counts against the model's; kInvalidInput naming what differs.
+Status check_instance(const Model& m, const VnnProperty& p, const VerifyOptions& o);
 
 // Branch and bound of job `job` (include/denote/verify/frontier.h: one (case, conjunction) in
 // property order) from `box`, a sub-box of the case's box given by another process's search: CROWN on
@@ -174,9 +178,9 @@ struct WitnessCheck {
   std::vector<std::string> x_exact;
   double outside = 0;  // how far x lies outside the box (an upper bound; 0 inside)
   bool confirmed() const;
-  std::string semantics(const std::string& arith) const;  // as Witness::semantics
+  std::string semantics(const ArithSpec& arith) const;  // as Witness::semantics
 };
 WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<VnnAtom>& conj,
-                           const std::vector<double>& x, const std::string& arith, double tolerance = 0);
+                           const std::vector<double>& x, const ArithSpec& arith, double tolerance = 0);
 
 }  // namespace denote

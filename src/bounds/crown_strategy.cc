@@ -1,0 +1,305 @@
+// The bound methods as strategies of run_crown (src/bounds/crown_strategy.h): IBP, CROWN, alpha-CROWN.
+#include "bounds/crown_strategy.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "bounds/crown_symbolic.h"
+#include "bounds/kernel_ops.h"
+#include "denote/base/deadline.h"
+#include "eval/walk.h"
+
+namespace denote::crown {
+
+void SplitSet::check(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo,
+                     const std::vector<double>& hi) {
+  if (by_node.empty()) return;
+  for (const auto& sp : by_node[static_cast<size_t>(id)]) {
+    const auto it = std::find(elems.begin(), elems.end(), sp.elem);
+    if (it == elems.end()) continue;
+    const size_t r = static_cast<size_t>(it - elems.begin());
+    if (sp.active ? hi[r] < -sp.margin : lo[r] > sp.margin) infeasible = true;
+  }
+}
+
+void SplitSet::apply(Engine& eng, int64_t id) {
+  auto& b = eng.boxes[static_cast<size_t>(id)];
+  if (by_node.empty() || !b) return;
+  for (const auto& sp : by_node[static_cast<size_t>(id)]) {
+    double& l = b->lo[static_cast<size_t>(sp.elem)];
+    double& h = b->hi[static_cast<size_t>(sp.elem)];
+    if (sp.active ? h < -sp.margin : l > sp.margin) infeasible = true;
+    if (sp.active)
+      l = std::max(l, -sp.margin);
+    else
+      h = std::min(h, sp.margin);
+  }
+  eng.refresh_children(id);
+}
+
+Result<SplitSet> split_set(const Graph& g, const std::vector<ReluSplit>& splits) {
+  SplitSet s;
+  if (splits.empty()) return s;
+  s.by_node.resize(g.nodes.size());
+  for (size_t k = 0; k < splits.size(); ++k) {
+    const auto& sp = splits[k];
+    const bool node_ok = sp.node >= 0 && sp.node < static_cast<int64_t>(g.nodes.size());
+    if (!node_ok || sp.elem < 0 || sp.elem >= numel(g.nodes[static_cast<size_t>(sp.node)].out_shape) ||
+        !(sp.margin >= 0) || !std::isfinite(sp.margin))
+      return error_status(ErrorCode::kInvalidInput,
+                          fmt::format("IR bounds: split {} (node {}, element {}, margin {}): expected a node, one "
+                                      "of its elements and a finite margin >= 0",
+                                      k, sp.node, sp.elem, sp.margin))
+          .with_field("splits");
+    s.by_node[static_cast<size_t>(sp.node)].push_back(sp);
+  }
+  return s;
+}
+
+namespace {
+
+// Relaxations read their parent's box (ops.def's relaxed ops, and max_pool's lines): those parents get
+// intermediate bounds, except a max_pool's split (relu) parent, whose box follows its own parent's
+// (refresh_children). relu_only: every such consumer is a split op (only its unstable elements matter).
+struct Consumers {
+  std::vector<bool> needed, relu_only;
+};
+Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
+  Consumers c{std::vector<bool>(g.nodes.size(), false), std::vector<bool>(g.nodes.size(), true)};
+  for (const Node& n : g.nodes) {
+    if (!anc[static_cast<size_t>(n.id)]) continue;
+    const bool pool = bound_kernel(n.op) == BoundKernel::Pool;
+    if (!is_relaxed(n.op) && !pool) continue;
+    const size_t p = static_cast<size_t>(n.parents[0]);
+    if (pool && splits_at_zero(g.nodes[p].op)) continue;
+    c.needed[p] = true;
+    if (!splits_at_zero(n.op)) c.relu_only[p] = false;
+  }
+  return c;
+}
+
+// The nodes the output depends on whose op has no linear rule, or whose rule needs a constant operand that
+// it lacks (mul_elem, matmul: one of the two; div: the divisor): CrownResult::cut.
+std::vector<int64_t> cut_in_cone(const Graph& g, const Payload<double>& payload, int64_t output_id) {
+  const std::vector<bool> anc = walk::ancestors(g, output_id);
+  auto constant = [&](int64_t p) { return const_behind(g, payload, p) != nullptr; };
+  std::vector<int64_t> out;
+  for (const Node& n : g.nodes) {
+    if (!anc[static_cast<size_t>(n.id)]) continue;
+    bool cut = crown_rule(n.op) == nullptr;
+    const BoundKernel k = bound_kernel(n.op);
+    if (k == BoundKernel::Product) cut = !constant(n.parents[0]) && !constant(n.parents.back());
+    if (k == BoundKernel::Quotient) cut = !constant(n.parents.back());  // x / c only
+    if (cut) out.push_back(n.id);
+  }
+  return out;
+}
+
+// alpha-CROWN on the rows +e_j, -e_j of the elements, as many at a time as the budget allows
+// (elements whose rows do not fit keep their CROWN bounds).
+void optimise_elements(Engine& eng, int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo,
+                       std::vector<double>& hi, const CrownOptions& o) {
+  const int64_t m = numel(eng.g.nodes[static_cast<size_t>(id)].out_shape);
+  const int64_t terms = static_cast<int64_t>(eng.beta_terms.size());
+  const int64_t fit = eng.budget.pairs_per_chunk(eng.g, id, PassKind::Alpha, terms);
+  if (fit < 1) return eng.budget.refuse(eng.g, id, PassKind::Alpha, terms, 2, "alpha-CROWN bound");
+  for (size_t at = 0; at < elems.size(); at += static_cast<size_t>(fit)) {
+    const size_t k = std::min(static_cast<size_t>(fit), elems.size() - at);
+    std::vector<double> start(2 * k);
+    for (size_t r = 0; r < k; ++r) start[r] = lo[at + r], start[k + r] = -hi[at + r];
+    std::vector<double> C(2 * k * static_cast<size_t>(m));
+    UnitRows::plus_minus(std::vector<int64_t>(elems.begin() + static_cast<std::ptrdiff_t>(at),
+                                              elems.begin() + static_cast<std::ptrdiff_t>(at + k)))
+        .fill(m, C.data());
+    const std::vector<double> best = eng.optimise(id, C, static_cast<int64_t>(2 * k), start, o);
+    for (size_t r = 0; r < k; ++r) lo[at + r] = best[r], hi[at + r] = -best[k + r];
+  }
+}
+
+// A linear or conv node whose parent is an input up to reshapes and constant offsets or scales: its
+// one-step box is already what CROWN gives (auto_LiRPA: "IBP is exact there"), and so is IBP's box up
+// to rounding (every input element enters each output once).
+bool first_layer(const Graph& g, const Node& n) {
+  const BoundKernel k = bound_kernel(n.op);
+  if (k != BoundKernel::Dense && k != BoundKernel::Conv) return false;
+  int64_t p = n.parents[0];
+  for (;;) {
+    const Node& q = g.nodes[static_cast<size_t>(p)];
+    if (q.op == Op::Input) return true;
+    const bool offset = offset_or_scale(q.op) && g.nodes[static_cast<size_t>(q.parents[1])].op == Op::Const;
+    if (!keeps_order(q.op) && !offset) return false;
+    p = q.parents[0];
+  }
+}
+
+// The intermediate bounds of one node (intermediate_bounds): the one-step box from its parents' boxes,
+// then CROWN on the elements that matter (for relu consumers only the unstable ones), then alpha-CROWN
+// on them (with method AlphaCrown and alpha_intermediate); split nodes are clamped after each bound.
+void bound_node(Run& run, const Node& n, bool relu_only) {
+  Engine& eng = run.eng;
+  const CrownOptions& o = run.o;
+  const Graph& g = eng.g;
+  const bool lirpa = o.lirpa_compatible;
+  if (!lirpa && bound_kernel(n.op) == BoundKernel::Conv && first_layer(g, n)) {  // no pass adds to the IBP box (rows x numel each)
+    eng.refresh_children(n.id);
+    return;
+  }
+  const int64_t m = numel(n.out_shape);
+  std::vector<int64_t> all(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) all[static_cast<size_t>(j)] = j;
+  std::vector<double> lo, hi;
+  eng.bound_elements(n.id, all, /*one_step=*/true, lo, hi);
+  run.splits.check(n.id, all, lo, hi);
+  eng.tighten(n.id, all, lo, hi, lirpa);
+  run.splits.apply(eng, n.id);
+  std::vector<int64_t> elems;
+  const DoubleBox& b = *eng.boxes[static_cast<size_t>(n.id)];
+  for (int64_t j = 0; j < m; ++j)
+    if (!relu_only || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0)) elems.push_back(j);
+  if (first_layer(g, n))
+    elems.clear();
+  else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m))
+    elems = all;
+  if (!elems.empty() && eng.budget.failure.empty()) {
+    eng.bound_elements(n.id, elems, false, lo, hi);
+    if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate) optimise_elements(eng, n.id, elems, lo, hi, o);
+    run.splits.check(n.id, elems, lo, hi);
+    eng.tighten(n.id, elems, lo, hi, lirpa);
+    run.splits.apply(eng, n.id);
+  }
+  eng.refresh_children(n.id, lirpa);
+}
+
+// bound_node on every node some relaxation reads, in id order (the one walk); an empty subdomain
+// stops it. Errors: the deadline passed (CrownOptions::deadline), or a pass does not fit the memory
+// budget; each names the node.
+Status intermediate_bounds(Run& run) {
+  Engine& eng = run.eng;
+  const Graph& g = eng.g;
+  const Consumers c = consumers(g, walk::ancestors(g, run.output));
+  auto late = [](int64_t at) {
+    const std::string what = fmt::format("IR bounds: the deadline passed during the intermediate bounds, at node {}", at);
+    return error_status(ErrorCode::kResource, what).with_node(at, what).with_field("deadline");
+  };
+  return walk::in_order(g, "IR bounds", [&](const Node& n) -> Status {
+    const size_t id = static_cast<size_t>(n.id);
+    if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id])
+      return ok_status();
+    if (past(run.o.deadline)) return late(n.id);
+    bound_node(run, n, c.relu_only[id]);
+    if (eng.late) return late(n.id);  // between chunks of one node's rows
+    if (!eng.budget.failure.empty())
+      return error_status(ErrorCode::kResource, eng.budget.failure)
+          .with_node(eng.budget.node, eng.budget.failure)
+          .with_field("max-memory");
+    return ok_status();
+  });
+}
+
+// The first k rows of the pass's coefficients at each relu node.
+std::vector<std::vector<double>> relu_rows(const Graph& g, std::vector<std::vector<double>> A, int64_t k) {
+  std::vector<std::vector<double>> out(g.nodes.size());
+  for (const Node& n : g.nodes) {
+    auto& a = A[static_cast<size_t>(n.id)];
+    const size_t len = static_cast<size_t>(k * numel(n.out_shape));
+    if (!splits_at_zero(n.op) || a.size() < len) continue;
+    a.resize(len);
+    out[static_cast<size_t>(n.id)] = std::move(a);
+  }
+  return out;
+}
+
+// The coefficients the final pass recorded, into the result (CrownOptions::input_coefficients,
+// relu_coefficients).
+void keep_coefficients(const Run& run, PassResult& pr, int64_t k, CrownResult& res) {
+  const Graph& g = run.eng.g;
+  const std::vector<int64_t> in_ids = g.input_ids();
+  const auto* a =
+      in_ids.empty() || pr.A.size() <= static_cast<size_t>(in_ids[0]) ? nullptr : &pr.A[static_cast<size_t>(in_ids[0])];
+  const size_t nx = in_ids.empty() ? 0 : static_cast<size_t>(numel(g.nodes[static_cast<size_t>(in_ids[0])].out_shape));
+  if (a && a->size() >= static_cast<size_t>(k) * nx)
+    res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
+  res.input_linear = !res.input_coef.empty() && !pr.cut && in_ids.size() == 1 && res.has_spec &&
+                     run.o.method == BoundMethod::Crown;
+  if (run.o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
+}
+
+// IBP: no intermediate passes; the final rows by C folded into the output node's own rule (the
+// one-step pass, auto_LiRPA's IBP with C) or C at the output's box, whichever is tighter per row.
+class IbpStrategy final : public BoundStrategy {
+ public:
+  Status intermediate(Run&, CrownResult&) const override { return ok_status(); }
+  PassKind final_kind(const CrownOptions&) const override { return PassKind::OneStep; }
+  bool tightens_output() const override { return false; }
+  std::vector<double> final_rows(Run& run, const FinalRows& f, CrownResult&) const override {
+    std::vector<double> lower(static_cast<size_t>(f.nr), -INFINITY);
+    PassOptions po;
+    po.one_step = true;
+    po.scales = &run.scales;
+    if (run.linear) lower = run.eng.pass(run.output, f.C, f.nr, po).lower;  // else IBP in a binary format: the box only
+    const auto& b = run.eng.boxes[static_cast<size_t>(run.output)];
+    if (!b) return lower;
+    for (int64_t r = 0; r < f.nr; ++r) {
+      double s = 0, mag = 0;
+      for (int64_t j = 0; j < f.m; ++j) {
+        const double c = f.C[static_cast<size_t>(r * f.m + j)];
+        if (c == 0) continue;
+        const double t = c > 0 ? c * b->lo[static_cast<size_t>(j)] : c * b->hi[static_cast<size_t>(j)];
+        s += t, mag += std::fabs(t);
+      }
+      const double v = dn(s - up(gamma(static_cast<double>(f.m) + 2) * mag + f.m * kEta));
+      if (!std::isnan(v)) lower[static_cast<size_t>(r)] = std::max(lower[static_cast<size_t>(r)], v);
+    }
+    return lower;
+  }
+};
+
+// CROWN: forward bounds (CrownOptions::forward_intermediate, without splits) and CROWN passes node by
+// node for the intermediate boxes; one backward pass for the final rows, recording its coefficients
+// where asked.
+class CrownStrategy : public BoundStrategy {
+ public:
+  Status intermediate(Run& run, CrownResult& res) const override {
+    res.cut = cut_in_cone(run.eng.g, run.eng.payload, run.output);
+    if (run.o.forward_intermediate && run.where.splits.empty()) symbolic_bounds(run.eng);
+    if (!run.o.intermediate_crown || run.splits.infeasible) return ok_status();
+    return intermediate_bounds(run);
+  }
+  PassKind final_kind(const CrownOptions& o) const override {
+    return o.input_coefficients || o.relu_coefficients ? PassKind::Record : PassKind::Full;
+  }
+  std::vector<double> final_rows(Run& run, const FinalRows& f, CrownResult& res) const override {
+    PassOptions po;
+    po.record = run.o.input_coefficients || run.o.relu_coefficients;
+    po.scales = &run.scales;
+    PassResult pr = run.eng.pass(run.output, f.C, f.nr, po);
+    if (po.record) keep_coefficients(run, pr, f.k, res);
+    return std::move(pr.lower);
+  }
+};
+
+// alpha-CROWN: CROWN's hooks (bound_node optimises the intermediate rows too), then Adam on the final
+// rows' relu slopes (and beta-CROWN's split multipliers) from CROWN's bounds, keeping the best per row.
+class AlphaCrownStrategy final : public CrownStrategy {
+ public:
+  PassKind final_kind(const CrownOptions&) const override { return PassKind::Alpha; }
+  std::vector<double> final_rows(Run& run, const FinalRows& f, CrownResult& res) const override {
+    const std::vector<double> crown = CrownStrategy::final_rows(run, f, res);
+    const std::vector<double>* stop = run.where.stop_above.empty() ? nullptr : &run.where.stop_above;
+    return run.eng.optimise(run.output, f.C, f.nr, crown, run.o, stop, &run.scales);
+  }
+};
+
+}  // namespace
+
+const BoundStrategy& strategy_for(BoundMethod method, bool linear) {
+  static const IbpStrategy ibp;
+  static const CrownStrategy crown;
+  static const AlphaCrownStrategy alpha;
+  if (!linear || method == BoundMethod::Ibp) return ibp;
+  return method == BoundMethod::AlphaCrown ? static_cast<const BoundStrategy&>(alpha) : crown;
+}
+
+}  // namespace denote::crown
