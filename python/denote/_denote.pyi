@@ -61,10 +61,13 @@ class Model:
     def run(self, *inputs: ArrayLike, arith: str = "f64", rounding: str = "nearest-even", precision: int = 256,
             provider: Optional[str] = None, all_nodes: bool = False, return_flags: bool = False,
             max_memory: Optional[int] = None) -> Union[RunResult, Tuple[RunResult, Dict[str, bool]]]: ...
-    def bounds(self, lo: Union[ArrayLike, Sequence[ArrayLike]], hi: Union[ArrayLike, Sequence[ArrayLike]],
+    def bounds(self, lo: Union[ArrayLike, Sequence[ArrayLike]], hi: Optional[Union[ArrayLike, Sequence[ArrayLike]]] = None,
                method: str = "ibp", spec: Optional[ArrayLike] = None, arith: str = "f64", all_nodes: bool = False,
                alpha_iters: int = 20, lirpa_compatible: bool = False,
-               max_memory: Optional[int] = None) -> Union[Box, List[Box], Dict[int, Box]]: ...
+               max_memory: Optional[int] = None, intermediate: str = "crown", eps: Optional[float] = None,
+               norm: Optional[float] = None, C: Optional[ArrayLike] = None, bound_lower: bool = True,
+               bound_upper: bool = True,
+               return_A: bool = False) -> Union[Box, List[Box], Dict[int, Box], Tuple[Any, Any, Dict[str, Any]]]: ...
     def grad(self, *inputs: ArrayLike, output: Optional[int] = None, cotangent: Optional[ArrayLike] = None,
              wrt: str = "inputs", kernels: str = "exact", arith: str = "f64", rounding: str = "nearest-even",
              precision: int = 256, max_memory: Optional[int] = None) -> Any: ...

@@ -50,6 +50,7 @@ struct BoundArgs {
   std::string intermediate = "crown";
   std::optional<double> eps;  // lo is the center of an L-infinity ball of this radius
   py::object norm = py::none();
+  bool bound_lower = true, bound_upper = true, return_A = false;  // auto_LiRPA's compute_bounds flags
 };
 
 // (lo, hi) of C y with a spec; else per output (IBP's box, or the CROWN pass started there), or
@@ -128,6 +129,107 @@ void warn_cut(const Model& m, const std::vector<CrownResult>& runs) {
   if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
 }
 
+// The constant of a linear lower bound a . x + bias <= (C y)_r on the box, from CROWN's bound `lower` of the
+// row and its input coefficients a: lower - M with M >= min over the box of a . x (each product's and the
+// sum's rounding covered by 2 (nx + 2) u sum |t|), rounded down. It holds on the whole box: CROWN's linear
+// function a . x + beta - slack lies below (C y)_r there, and lower <= min(a . x) + beta - slack.
+double side_bias(const double* a, const DoubleBox& box, double lower) {
+  double s = 0, mag = 0;
+  const size_t nx = box.lo.size();
+  for (size_t j = 0; j < nx; ++j) {
+    const double t = a[j] >= 0 ? a[j] * box.lo[j] : a[j] * box.hi[j];
+    s += t, mag += std::fabs(t);
+  }
+  const double m = std::nextafter(s + static_cast<double>(2 * (nx + 2)) * 0x1p-53 * mag, INFINITY);
+  return std::nextafter(lower - m, -INFINITY);
+}
+
+// One side of C y (auto_LiRPA's bound_lower / bound_upper): the lower bounds of the rows of `rows` (C, or
+// -C for the upper side) by a lower-only pass, with CROWN's input coefficients for return_A. C++ only (it
+// runs without the GIL).
+Result<CrownResult> run_side(const Model& m, const std::vector<DoubleBox>& boxes, const SpecMatrix& rows, CrownOptions co,
+                             bool return_A) {
+  co.lower_only = true;
+  co.input_coefficients = return_A;
+  return run_crown(m.graph, m.payload, boxes, m.output_ids[0], &rows, co);
+}
+
+// The side's bounds and, with return_A, its coefficients and constants (side_bias).
+struct Side {
+  std::vector<double> lower, A, bias;
+};
+Side finish_side(const Model& m, const std::vector<DoubleBox>& boxes, CrownResult& r, bool return_A) {
+  Side out;
+  out.lower = r.spec_lo;
+  if (!return_A) return out;
+  if (!r.input_linear)
+    raise_invalid("return_A: the linear bounds did not reach the input as one linear function (" +
+                      (r.cut.empty() ? std::string("no linear pass ran") : "cut at " + describe_cut(m.graph, r.cut)) + ")",
+                  "return_A");
+  out.A = r.input_coef;
+  const size_t nx = boxes[0].lo.size();
+  for (size_t k = 0; k < out.lower.size(); ++k) out.bias.push_back(side_bias(&out.A[k * nx], boxes[0], out.lower[k]));
+  return out;
+}
+
+// bound_lower / bound_upper / return_A: each side by its own pass (the upper through -C); a side not asked
+// for is None. Returns (lb, ub) or (lb, ub, {"lA", "lbias", "uA", "ubias"}): lA x + lbias <= C y <= uA x +
+// ubias on the box, A shaped [rows, *input shape]; rows are C's, or the output's elements without a spec
+// (then lb, ub are shaped like the output).
+py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes, const std::optional<SpecMatrix>& spec,
+                       const CrownOptions& co, const BoundArgs& a) {
+  const Model& m = self.model();
+  if (m.output_ids.size() != 1)
+    raise_invalid("bound_lower, bound_upper and return_A need a model with one output", "bound_lower");
+  if (a.return_A && (co.method != BoundMethod::Crown || boxes.size() != 1))
+    raise_invalid("return_A: the linear bounds in the input come from method=\"crown\" on a one-input model", "return_A");
+  const Shape& out_shape = m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape;
+  const int64_t ny = numel(out_shape);
+  SpecMatrix C = spec ? *spec : SpecMatrix{ny, ny, std::vector<double>(static_cast<size_t>(ny * ny), 0.0)};
+  if (!spec)
+    for (int64_t j = 0; j < ny; ++j) C.c[static_cast<size_t>(j * ny + j)] = 1;
+  SpecMatrix neg = C;
+  for (double& v : neg.c) v = -v;
+  Result<CrownResult> lo_run = CrownResult{}, hi_run = CrownResult{};
+  run_interruptible([&] {
+    if (a.bound_lower) lo_run = run_side(m, boxes, C, co, a.return_A);
+    if (a.bound_upper && lo_run.ok()) hi_run = run_side(m, boxes, neg, co, a.return_A);
+    return true;
+  });
+  check(lo_run.status());
+  check(hi_run.status());
+  std::vector<CrownResult> cuts(2);  // warn_cut reads only the cut nodes
+  cuts[0].cut = lo_run->cut, cuts[1].cut = hi_run->cut;
+  warn_cut(m, cuts);
+  Side lower, upper;
+  if (a.bound_lower) lower = finish_side(m, boxes, *lo_run, a.return_A);
+  if (a.bound_upper) upper = finish_side(m, boxes, *hi_run, a.return_A);
+  for (double& v : upper.lower) v = -v;
+  for (double& v : upper.A) v = -v;
+  for (double& v : upper.bias) v = -v;
+  if (!spec) {  // the rows bound the output itself: its IBP box holds too, as in the two-sided result
+    const size_t out = static_cast<size_t>(m.output_ids[0]);
+    const auto& lb_box = lo_run->boxes.size() > out ? lo_run->boxes[out] : std::nullopt;
+    const auto& ub_box = hi_run->boxes.size() > out ? hi_run->boxes[out] : std::nullopt;
+    for (size_t j = 0; lb_box && j < lower.lower.size(); ++j) lower.lower[j] = std::max(lower.lower[j], lb_box->lo[j]);
+    for (size_t j = 0; ub_box && j < upper.lower.size(); ++j) upper.lower[j] = std::min(upper.lower[j], ub_box->hi[j]);
+  }
+  const Shape rows = spec ? Shape{C.rows} : out_shape;
+  Shape a_shape{C.rows};
+  for (int64_t d : boxes[0].shape) a_shape.push_back(d);
+  auto arr = [](bool on, const Shape& sh, std::vector<double>&& v) -> py::object {
+    return on ? py::object(to_numpy(sh, std::move(v))) : py::object(py::none());
+  };
+  py::object lb = arr(a.bound_lower, rows, std::move(lower.lower)), ub = arr(a.bound_upper, rows, std::move(upper.lower));
+  if (!a.return_A) return py::make_tuple(lb, ub);
+  py::dict A;
+  A["lA"] = arr(a.bound_lower, a_shape, std::move(lower.A));
+  A["lbias"] = arr(a.bound_lower, rows, std::move(lower.bias));
+  A["uA"] = arr(a.bound_upper, a_shape, std::move(upper.A));
+  A["ubias"] = arr(a.bound_upper, rows, std::move(upper.bias));
+  return py::make_tuple(lb, ub, A);
+}
+
 py::object bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& spec_obj,
                   const BoundArgs& a, const EvalOptions& options) {
   const std::optional<BoundMethod> method = parse_bound_method(a.method);
@@ -147,6 +249,17 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
   const ArithSpec& arith = *parsed;
   const std::vector<DoubleBox> boxes = a.eps ? balls_of(self, lo, hi, *a.eps, a.norm) : boxes_of(self, lo, hi);
   const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);
+  if (!a.bound_lower && !a.bound_upper) raise_invalid("bound_lower and bound_upper are both False: nothing to bound", "bound_lower");
+  if (!a.bound_lower || !a.bound_upper || a.return_A) {
+    if (*method == BoundMethod::Ibp) raise_invalid("bound_lower, bound_upper and return_A go with method crown or alpha-crown", "method");
+    if (a.all_nodes) raise_invalid("bound_lower, bound_upper and return_A bound the output, not all_nodes", "all_nodes");
+    co.method = *method;
+    co.arith = arith;
+    co.alpha_iters = a.alpha_iters;
+    co.lirpa_compatible = a.lirpa_compatible;
+    co.eval = options;
+    return side_bounds(self, boxes, spec, co, a);
+  }
   std::vector<CrownResult> runs;
   Result<DoubleIbp> ibp_r = DoubleIbp{};
   Status failed;
@@ -390,15 +503,18 @@ void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
       [](const PyModel& self, const py::object& lo, const py::object& hi, const std::string& method,
          const py::object& spec, const std::string& arith, bool all_nodes, int alpha_iters, bool lirpa_compatible,
          const std::optional<int64_t>& max_memory, const std::string& intermediate, const std::optional<double>& eps,
-         const py::object& norm) {
-        return bounds(self, lo, hi, spec,
-                      BoundArgs{method, arith, all_nodes, lirpa_compatible, alpha_iters, intermediate, eps, norm},
+         const py::object& norm, const py::object& C, bool bound_lower, bool bound_upper, bool return_A) {
+        if (!C.is_none() && !spec.is_none()) raise_invalid("C and spec name the same matrix: give one", "C");
+        return bounds(self, lo, hi, C.is_none() ? spec : C,
+                      BoundArgs{method, arith, all_nodes, lirpa_compatible, alpha_iters, intermediate, eps, norm,
+                                bound_lower, bound_upper, return_A},
                       eval_options(max_memory));
       },
       py::arg("lo"), py::arg("hi") = py::none(), py::arg("method") = "ibp", py::arg("spec") = py::none(),
       py::arg("arith") = "f64", py::arg("all_nodes") = false, py::arg("alpha_iters") = 20,
       py::arg("lirpa_compatible") = false, py::arg("max_memory") = py::none(), py::arg("intermediate") = "crown",
-      py::arg("eps") = py::none(), py::arg("norm") = py::none(),
+      py::arg("eps") = py::none(), py::arg("norm") = py::none(), py::arg("C") = py::none(),
+      py::arg("bound_lower") = true, py::arg("bound_upper") = true, py::arg("return_A") = false,
       R"doc(Sound bounds over the input box [lo, hi] (arrays for a one-input model, else one per input).
 
 method: "ibp" (default), "crown" or "alpha-crown" (any case; auto_LiRPA's "CROWN-Optimized" is alpha-crown). arith: the endpoint arithmetic (ibp: f64, f32 or a
@@ -408,7 +524,12 @@ several outputs, {node_id: (lower, upper)} with all_nodes); a node without a sou
 intermediate (crown/alpha-crown): where the boxes inside come from, as the CLI's --intermediate: "crown"
 (default), "forward", "forward+crown" or "ibp" ("CROWN-IBP": IBP inside, CROWN at the output).
 eps (and norm=inf, the only norm): lo is the center x and the box is x +- eps, as auto_LiRPA's
-PerturbationLpNorm(norm=np.inf, eps=eps) and the CLI's --center/--eps.)doc");
+PerturbationLpNorm(norm=np.inf, eps=eps) and the CLI's --center/--eps.
+C: the spec, as auto_LiRPA names it. bound_lower / bound_upper (crown, alpha-crown; one output): only that
+side (the other is None), each side one lower-only pass (the upper through -C). return_A (crown, one input):
+also the linear bounds in the input, as a third result {"lA", "lbias", "uA", "ubias"}: lA x + lbias <= C y <=
+uA x + ubias for every x of the box (lA: [rows, *input shape]; rows are C's, or the output's elements); the
+constants are rounded so that this holds in exact arithmetic.)doc");
   cls.def(
       "grad",
       [](const PyModel& self, const py::args& xs, const std::optional<int64_t>& output, const py::object& cotangent,

@@ -1,0 +1,69 @@
+"""auto_LiRPA's compute_bounds flags on Model.bounds: C (the spec), bound_lower / bound_upper (one side, the
+other None) and return_A (the linear bounds in the input, lA x + lbias <= C y <= uA x + ubias on the box),
+checked against the two-sided bounds and against the network evaluated at points of the box."""
+import numpy as np
+import pytest
+
+import denote
+
+LO = np.array([[[[0.6, -0.5, -0.5, 0.45, -0.5]]]])
+HI = np.array([[[[0.68, 0.5, 0.5, 0.5, -0.45]]]])
+SPEC = np.array([[1.0, -1, 0, 0, 0], [1, 0, -1, 0, 0], [0, 0, 0, 1, -1]])
+
+
+def points(n, seed=0):
+    rng = np.random.default_rng(seed)
+    corners = [np.where((np.arange(5) >> k) & 1 == 1, HI.ravel(), LO.ravel()) for k in range(5)]
+    inner = [LO.ravel() + rng.uniform(0, 1, 5) * (HI - LO).ravel() for _ in range(n)]
+    return corners + inner
+
+
+@pytest.mark.parametrize("method", ["crown", "alpha-crown"])
+def test_one_side_is_the_two_sided_bound(acas_path, method):
+    m = denote.load(acas_path)
+    for spec in (None, SPEC):
+        lo, hi = m.bounds(LO, HI, method=method, spec=spec, alpha_iters=5)
+        lo_only, none_hi = m.bounds(LO, HI, method=method, C=spec, bound_upper=False, alpha_iters=5)
+        none_lo, hi_only = m.bounds(LO, HI, method=method, C=spec, bound_lower=False, alpha_iters=5)
+        assert none_hi is None and none_lo is None
+        assert lo_only.shape == lo.shape and hi_only.shape == hi.shape
+        tol = 1e-9 if method == "crown" else 1e-3  # alpha-CROWN's steps see other rows beside them
+        np.testing.assert_allclose(lo_only, lo, rtol=tol, atol=tol)
+        np.testing.assert_allclose(hi_only, hi, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("arith", ["f64", "f32"])
+def test_return_A_encloses_the_network(acas_path, arith):
+    m = denote.load(acas_path)
+    for spec in (None, SPEC):
+        lb, ub, A = m.bounds(LO, HI, method="CROWN", C=spec, return_A=True, arith=arith)
+        rows = len(SPEC) if spec is not None else 5
+        assert A["lA"].shape == (rows, 1, 1, 1, 5) and A["uA"].shape == (rows, 1, 1, 1, 5)
+        lA, uA = A["lA"].reshape(rows, 5), A["uA"].reshape(rows, 5)
+        lbias, ubias = A["lbias"].ravel(), A["ubias"].ravel()
+        c = np.eye(5) if spec is None else spec
+        for x in points(200):
+            y = c @ np.asarray(m.run(x.reshape(LO.shape)), dtype=np.float64).ravel()
+            slack = 1e-9 * (1 + np.abs(y))  # numpy's own rounding of the dot products
+            assert np.all(lA @ x + lbias <= y + slack), (x, lA @ x + lbias - y)
+            assert np.all(y <= uA @ x + ubias + slack), (x, y - uA @ x - ubias)
+        if spec is not None:  # the bound is the linear function's minimum over the box (up to its rounding)
+            lo_lin = np.minimum(lA * LO.ravel(), lA * HI.ravel()).sum(axis=1) + lbias
+            hi_lin = np.maximum(uA * LO.ravel(), uA * HI.ravel()).sum(axis=1) + ubias
+            assert np.all(lo_lin <= lb + 1e-12) and np.all(hi_lin >= ub - 1e-12)
+            np.testing.assert_allclose(lo_lin, lb, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(hi_lin, ub, rtol=1e-9, atol=1e-9)
+
+
+def test_return_A_one_side_and_errors(acas_path):
+    m = denote.load(acas_path)
+    lb, ub, A = m.bounds(LO, HI, method="crown", spec=SPEC, return_A=True, bound_upper=False)
+    assert ub is None and A["uA"] is None and A["ubias"] is None and A["lA"].shape == (3, 1, 1, 1, 5)
+    with pytest.raises(denote.InvalidInputError, match="return_A"):
+        m.bounds(LO, HI, method="alpha-crown", return_A=True)
+    with pytest.raises(denote.InvalidInputError, match="method"):
+        m.bounds(LO, HI, method="ibp", bound_lower=False)
+    with pytest.raises(denote.InvalidInputError, match="nothing to bound"):
+        m.bounds(LO, HI, method="crown", bound_lower=False, bound_upper=False)
+    with pytest.raises(denote.InvalidInputError, match="C and spec"):
+        m.bounds(LO, HI, method="crown", C=SPEC, spec=SPEC)
