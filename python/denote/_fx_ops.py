@@ -131,10 +131,76 @@ def _gelu_fn(ctx, args, kwargs):
 
 
 def _gelu(ctx, x, approximate):
+    if approximate == "tanh":
+        return _gelu_tanh(ctx, x)
     if approximate != "none":
-        raise Unsupported("approximate={!r}: only the exact erf form (approximate='none') is supported"
-                          .format(approximate))
+        raise Unsupported("approximate={!r}: expected 'none' (erf) or 'tanh'".format(approximate))
     return ctx.b.add("gelu", [x], x.shape)
+
+
+# --- activations lowered to the IR's ops, each in ATen's order of operations ----------------------
+
+def _const(ctx, v, x):
+    return ctx.b.broadcast(float(v), x.shape)
+
+
+def _op(ctx, kind, *parents):
+    return ctx.b.add(kind, list(parents), parents[0].shape)
+
+
+def _gelu_tanh(ctx, x):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as ATen's GeluKernel with approximate='tanh'."""
+    beta = 1.41421356237309504880 * 1.12837916709551257390 * 0.5  # M_SQRT2 * M_2_SQRTPI * 0.5, in double
+    cube = _op(ctx, "mul_elem", _op(ctx, "mul_elem", x, x), x)
+    inner = _op(ctx, "add", x, _op(ctx, "mul_elem", _const(ctx, 0.044715, x), cube))
+    inner = _op(ctx, "mul_elem", _const(ctx, beta, x), inner)
+    half_x = _op(ctx, "mul_elem", _const(ctx, 0.5, x), x)
+    return _op(ctx, "mul_elem", half_x, _op(ctx, "add", _const(ctx, 1.0, x), _op(ctx, "tanh", inner)))
+
+
+def _silu(ctx, x):
+    """x / (1 + exp(-x)), as ATen's silu kernel."""
+    return _op(ctx, "div", x, _op(ctx, "add", _const(ctx, 1.0, x), _op(ctx, "exp", _op(ctx, "neg", x))))
+
+
+def _leaky_relu(ctx, x, slope):
+    """relu(x) - slope relu(-x): x where x > 0, else x * slope, each rounded once as ATen's (one of the
+    two terms is zero)."""
+    if isinstance(slope, bool) or not isinstance(slope, (int, float)):
+        raise Unsupported("negative_slope {!r} (only a Python number)".format(slope))
+    neg = _op(ctx, "relu", _op(ctx, "neg", x))
+    return _op(ctx, "sub", _op(ctx, "relu", x), _op(ctx, "mul_elem", neg, _const(ctx, slope, x)))
+
+
+def _elu(ctx, x, alpha):
+    """relu(x) + alpha (exp(min(x, 0)) - 1): x where x > 0, else alpha (e^x - 1). ATen uses expm1 there:
+    near 0 the two differ by about one unit of the output's scale."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise Unsupported("alpha {!r} (only a Python number)".format(alpha))
+    low = _op(ctx, "neg", _op(ctx, "relu", _op(ctx, "neg", x)))  # min(x, 0)
+    em1 = _op(ctx, "sub", _op(ctx, "exp", low), _const(ctx, 1.0, x))
+    return _op(ctx, "add", _op(ctx, "relu", x), _op(ctx, "mul_elem", em1, _const(ctx, alpha, x)))
+
+
+def _hardsigmoid(ctx, x):
+    """clamp(x + 3, 0, 6) / 6, as ATen's."""
+    t = _clamp(ctx, _op(ctx, "add", x, _const(ctx, 3.0, x)), 0.0, 6.0)
+    return _op(ctx, "div", t, _const(ctx, 6.0, x))
+
+
+def _hardswish(ctx, x):
+    """x clamp(x + 3, 0, 6) / 6, as ATen's (the product first, then the division)."""
+    t = _clamp(ctx, _op(ctx, "add", x, _const(ctx, 3.0, x)), 0.0, 6.0)
+    return _op(ctx, "div", _op(ctx, "mul_elem", x, t), _const(ctx, 6.0, x))
+
+
+def _activation_fn(lower, names, defaults):
+    """A torch.nn.functional activation: its arguments bound, inplace ignored (the capture refuses
+    in-place writes elsewhere)."""
+    def h(ctx, args, kwargs):
+        p = _bind(args, kwargs, ["input"] + names + ["inplace"], dict(defaults, inplace=False))
+        return lower(ctx, _graph_tensor(p["input"]), *[p[n] for n in names])
+    return h
 
 
 def _softplus(ctx, x, beta, threshold):
@@ -565,6 +631,11 @@ def tables(torch):
         nn.Identity: lambda ctx, m, a, k: _graph_tensor(a[0]),
         nn.Hardtanh: lambda ctx, m, a, k: _clamp(ctx, _graph_tensor(a[0]), m.min_val, m.max_val),
         nn.ReLU6: lambda ctx, m, a, k: _clamp(ctx, _graph_tensor(a[0]), m.min_val, m.max_val),
+        nn.SiLU: lambda ctx, m, a, k: _silu(ctx, _graph_tensor(a[0])),
+        nn.LeakyReLU: lambda ctx, m, a, k: _leaky_relu(ctx, _graph_tensor(a[0]), m.negative_slope),
+        nn.ELU: lambda ctx, m, a, k: _elu(ctx, _graph_tensor(a[0]), m.alpha),
+        nn.Hardsigmoid: lambda ctx, m, a, k: _hardsigmoid(ctx, _graph_tensor(a[0])),
+        nn.Hardswish: lambda ctx, m, a, k: _hardswish(ctx, _graph_tensor(a[0])),
     }
     if hasattr(nn, "Dropout1d"):
         modules[nn.Dropout1d] = _m_dropout
@@ -598,6 +669,11 @@ def tables(torch):
         torch.clamp: _clamp_fn(["min", "max"]), torch.clip: _clamp_fn(["min", "max"]),
         torch.clamp_min: _clamp_fn(["min"]), torch.clamp_max: _clamp_max,
         F.hardtanh: _hardtanh, F.relu6: _relu6,
+        F.silu: _activation_fn(_silu, [], {}),
+        F.leaky_relu: _activation_fn(_leaky_relu, ["negative_slope"], {"negative_slope": 0.01}),
+        F.elu: _activation_fn(_elu, ["alpha"], {"alpha": 1.0}),
+        F.hardsigmoid: _activation_fn(_hardsigmoid, [], {}),
+        F.hardswish: _activation_fn(_hardswish, [], {}),
     }
     for name in reshape_names:
         if hasattr(torch, name):

@@ -310,6 +310,24 @@ class Zoo(nn.Module):
                 torch.cos(torch.sin(e)) + torch.erf(e).sqrt().rsqrt() + torch.erf(d))
 
 
+class Activations(nn.Module):
+    """The activations lowered into several IR ops (SiLU, LeakyReLU at slopes inside and outside [0, 1],
+    ELU, Hardsigmoid, Hardswish, tanh-GELU), as modules and as functions."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 8)
+        self.acts = nn.ModuleList([nn.SiLU(), nn.LeakyReLU(), nn.LeakyReLU(-0.3), nn.LeakyReLU(2.0), nn.ELU(0.7),
+                                   nn.Hardsigmoid(), nn.Hardswish(), nn.GELU(approximate="tanh")])
+
+    def forward(self, x):
+        h = self.fc(x) * 4  # values on both sides of every kink, and past hardswish's +-3
+        out = [a(h) for a in self.acts]
+        out += [F.silu(h), F.leaky_relu(h, 0.2), F.elu(h), F.hardsigmoid(h), F.hardswish(h),
+                F.gelu(h, approximate="tanh")]
+        return torch.stack(out, dim=0)
+
+
 def _mlp_inputs():
     return [torch.randn(3, 6)]
 
@@ -334,6 +352,7 @@ CASES = {
     "multihead": (lambda: MultiHead(), lambda: [torch.randn(1, 4, 8)]),
     "tensor_ops": (lambda: TensorOps(), lambda: [torch.randn(2, 4), torch.randn(2, 3, 5)]),
     "zoo": (lambda: Zoo(), lambda: [torch.randn(1, 2, 4, 5, 4), torch.rand(3, 4) + 0.1]),
+    "activations": (lambda: Activations(), lambda: [torch.randn(5, 6)]),
 }
 
 
@@ -391,19 +410,19 @@ class Unsupported(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 6)
-        self.elu = nn.ELU()
-        self.gelu_tanh = nn.GELU(approximate="tanh")
+        self.mish = nn.Mish()
+        self.logsig = nn.LogSigmoid()
         self.sp = nn.Softplus(beta=2.0)
         self.bn = nn.BatchNorm1d(6)          # left in training mode
         self.pool = nn.MaxPool1d(2, ceil_mode=True)
 
     def forward(self, x):
-        h = self.elu(self.fc(x))
-        h = self.gelu_tanh(h) + self.sp(h)
+        h = self.mish(self.fc(x))
+        h = self.logsig(h) + self.sp(h)
         parts = h.chunk(2, dim=-1)
         h = torch.cat([parts[0] * 2, torch.cumsum(h[:, 3:], 1)], -1)
         h = self.pool(self.bn(h).unsqueeze(1))
-        return F.silu(h)
+        return F.selu(h)
 
 
 def test_unsupported_calls_are_all_listed():
@@ -413,11 +432,11 @@ def test_unsupported_calls_are_all_listed():
         TC.capture_json(m, torch.randn(3, 4))
     err = info.value
     msg = str(err)
-    expected = [("elu", "torch.nn.ELU"), ("gelu_tanh", "approximate='tanh'"), ("sp", "beta=2.0"),
+    expected = [("mish", "torch.nn.Mish"), ("logsig", "torch.nn.LogSigmoid"), ("sp", "beta=2.0"),
                 ("chunk", "Tensor.chunk"), ("getitem", "operator.getitem"),
                 ("getitem_1", "operator.getitem"), ("cumsum", "torch.cumsum"), ("bn", "training mode"),
                 ("pool", "ceil_mode=True"),
-                ("silu", "silu")]
+                ("selu", "selu")]
     for node, what in expected:
         assert "node '{}'".format(node) in msg, msg
         assert any(name == node and what in text for name, text in err.problems), (node, what, err.problems)
