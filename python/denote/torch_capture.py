@@ -337,11 +337,13 @@ def capture_json(module, example_inputs):
             args = torch.fx.node.map_arg(n.args, lookup)
             kwargs = torch.fx.node.map_arg(n.kwargs, lookup)
             meta = n.meta.get("tensor_meta")
-            if meta is None or not hasattr(meta, "dtype"):
-                raise Unsupported("its result is not one tensor (a data-dependent Python value or a tuple)")
-            if meta.dtype not in (torch.float32, torch.float64):
-                raise Unsupported("it produces a {} tensor (only float32/float64)".format(meta.dtype))
-            ctx.dtypes.add(meta.dtype)
+            if n.op == "call_module" and type(gm.get_submodule(n.target)) in tables.refused:
+                raise Unsupported(tables.refused[type(gm.get_submodule(n.target))])
+            metas = _result_metas(meta)  # one per tensor of the result (chunk/split/unbind: several)
+            for mt in metas:
+                if mt.dtype not in (torch.float32, torch.float64):
+                    raise Unsupported("it produces a {} tensor (only float32/float64)".format(mt.dtype))
+                ctx.dtypes.add(mt.dtype)
             _check_inplace(n, gm)
             if n.op == "call_module":
                 mod = gm.get_submodule(n.target)
@@ -359,9 +361,7 @@ def capture_json(module, example_inputs):
                 if handler is None:
                     raise Unsupported(None)
                 res = handler(ctx, args, kwargs)
-            if not isinstance(res, T) or res.shape != ctx.out_shape():
-                raise Unsupported("internal: lowered to shape {} but PyTorch gives {}".format(
-                    getattr(res, "shape", None), ctx.out_shape()))
+            _check_result(res, metas, isinstance(meta, (tuple, list)))
             env[n.name] = res
         except Unsupported as e:
             msg = e.args[0] if e.args else None
@@ -401,11 +401,31 @@ def _check_inplace(n, gm):
         raise Unsupported("in place on a value that other nodes also read")
 
 
+def _result_metas(meta):
+    """The tensor metadata of a node's result: one entry for a tensor, one per element for a tuple of
+    tensors (chunk, split, unbind); Unsupported for anything else."""
+    if meta is not None and hasattr(meta, "dtype"):
+        return [meta]
+    if isinstance(meta, (tuple, list)) and meta and all(hasattr(m, "dtype") for m in meta):
+        return list(meta)
+    raise Unsupported("its result is not one tensor or a tuple of tensors (a data-dependent Python value)")
+
+
+def _check_result(res, metas, is_tuple):
+    got = list(res) if is_tuple and isinstance(res, (tuple, list)) else [res]
+    want = [[int(d) for d in m.shape] for m in metas]
+    if len(got) != len(want) or any(not isinstance(g, T) or g.shape != w for g, w in zip(got, want)):
+        raise Unsupported("internal: lowered to shapes {} but PyTorch gives {}".format(
+            [getattr(g, "shape", None) for g in got], want))
+
+
 def _placeholder_value(ctx, n):
     """Stands in for an unsupported node so that later nodes are still checked (and listed)."""
     meta = n.meta.get("tensor_meta")
     if meta is not None and hasattr(meta, "shape"):
         return ctx.b.add("input", [], [int(s) for s in meta.shape])
+    if isinstance(meta, (tuple, list)) and all(hasattr(m, "shape") for m in meta):
+        return tuple(ctx.b.add("input", [], [int(s) for s in m.shape]) for m in meta)
     return None
 
 
