@@ -83,11 +83,15 @@ def _finite_list(x):
     return _num(x)
 
 
+_ARRAY_MIN = 256  # from_torch: tensors of this many values or more bypass the JSON text
+
+
 class Builder:
     """Appends torchlean.ir.v1 node records; helpers for consts, broadcasts and reshapes."""
 
-    def __init__(self, torch):
+    def __init__(self, torch, arrays=None):
         self.torch = torch
+        self.arrays = arrays  # a list: tensors of _ARRAY_MIN values or more go there, as {"array": k}
         self.nodes = []
         self.input_ids = []
         self._scalar_cache = {}
@@ -103,8 +107,12 @@ class Builder:
         return T(nid, shape)
 
     def values(self, tensor):
-        """Nested lists of doubles in the tensor's shape (exact for float32 and float64)."""
+        """Nested lists of doubles in the tensor's shape (exact for float32 and float64); with arrays, a
+        large tensor's values as a flat float64 array apart and {"array": k} in the document."""
         t = tensor.detach().cpu().to(self.torch.float64)
+        if self.arrays is not None and t.numel() >= _ARRAY_MIN:
+            self.arrays.append(t.contiguous().numpy().reshape(-1))
+            return {"array": len(self.arrays) - 1}
         v = t.tolist()
         if not bool(self.torch.isfinite(t).all()):
             v = _finite_list(v)
@@ -289,6 +297,12 @@ def capture_json(module, example_inputs):
     """The torchlean.ir.v1 document (text) of ``module`` traced by torch.fx on ``example_inputs``
     (a tensor or a tuple/list of them, one per ``forward`` argument). Raises CaptureError (also a
     ``denote.Error`` when the compiled module is present) listing every unsupported call."""
+    return _capture(module, example_inputs, None)
+
+
+def _capture(module, example_inputs, arrays):
+    """capture_json's document; with a list `arrays`, the large tensors go there (denote.loads(text,
+    arrays=arrays) reads them: no JSON text for the parameters)."""
     import torch
     import torch.fx
     from . import _fx_ops
@@ -298,7 +312,7 @@ def capture_json(module, example_inputs):
     example_inputs = tuple(example_inputs)
     gm = _trace(torch, module, example_inputs)
     tables = _fx_ops.tables(torch)
-    b = Builder(torch)
+    b = Builder(torch, arrays)
     ctx = Context(torch, b)
     env = {}
     problems = []
@@ -432,9 +446,10 @@ def _placeholder_value(ctx, n):
 def from_torch(module, example_inputs):
     """Capture ``module`` (a torch.nn.Module, traced by torch.fx on ``example_inputs``) as a
     ``denote.Model`` with its payload; see ``capture_json``."""
-    text = capture_json(module, example_inputs)
+    arrays = []
+    text = _capture(module, example_inputs, arrays)
     from . import loads
-    return loads(text)
+    return loads(text, arrays=arrays)
 
 
 __all__ = ["CaptureError", "capture_json", "from_torch", "FORMAT"]

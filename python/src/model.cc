@@ -5,6 +5,7 @@
 #include "common.h"
 #include "denote/check/check.h"
 #include "denote/io/json.h"
+#include "denote/io/json_arrays.h"
 #include "denote/io/json_typed.h"
 #include "denote/io/onnx.h"
 #include "denote/io/text.h"
@@ -31,8 +32,22 @@ void check_or_raise(const PyModel& m) {
   if (!d.empty()) raise_status(d.front().status);
 }
 
-ModelPtr loads(const std::string& text, bool checked) {
-  ModelPtr m = make_model(unwrap(parse_typed_model_json(text), /*parsing=*/true));
+// The arrays a document's {"array": k} fields name (denote/io/json_arrays.h), as doubles.
+std::vector<std::vector<double>> arrays_of(const py::sequence& arrays) {
+  std::vector<std::vector<double>> out;
+  out.reserve(arrays.size());
+  for (const py::handle& a : arrays) {
+    const auto arr = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+    if (!arr) raise_invalid(fmt::format("arrays[{}]: expected an array of numbers", out.size()), "arrays");
+    out.emplace_back(arr.data(), arr.data() + arr.size());
+  }
+  return out;
+}
+
+ModelPtr loads(const std::string& text, bool checked, const py::object& arrays) {
+  ModelPtr m = arrays.is_none()
+                   ? make_model(unwrap(parse_typed_model_json(text), /*parsing=*/true))
+                   : make_model(unwrap(parse_model_json_with_arrays(text, arrays_of(arrays.cast<py::sequence>())), true));
   if (checked) check_or_raise(*m);
   return m;
 }
@@ -139,8 +154,9 @@ Make one with denote.load(path), denote.loads(text) or denote.GraphBuilder; it i
         R"doc(Reads a model file: .json (torchlean.ir.v1) or .onnx. With check=True (default) the model check
 runs too (structure, shapes, payload records) and its first error raises CheckError; check=False
 loads a broken graph for Model.diagnose(). Raises ParseError for a file that does not read.)doc");
-  m.def("loads", &loads, py::arg("text"), py::arg("check") = true,
-        "Reads a model from a torchlean.ir.v1 JSON string (see load for check).");
+  m.def("loads", &loads, py::arg("text"), py::arg("check") = true, py::arg("arrays") = py::none(),
+        "Reads a model from a torchlean.ir.v1 JSON string (see load for check). arrays: a list of arrays that "
+        "tensor fields name as {\"array\": k} instead of listing their values (from_torch's parameters).");
   cls.def("check", [](const PyModel& self) { check_or_raise(self); },
           "Runs the model check (structure, shapes, payload records); raises the first error (CheckError, ...).");
   cls.def("diagnose", &diagnostic_list,

@@ -102,12 +102,28 @@ Result<Shape> get_shape(const json& obj, const char* key, const Where& w) {
   return s;
 }
 
+// {"array": k}: the k-th array handed to parse_model_json_with_arrays, of exactly `count` values.
+Result<std::vector<double>> array_tensor(const json& ref, const char* key, int64_t count, const Where& w) {
+  if (!w.arrays)
+    return w.error(key, "expected a list of numbers (an {\"array\": k} reference needs the arrays it names)");
+  if (ref.size() != 1 || !has(ref, "array") || !ref["array"].is_number_integer())
+    return w.error(key, "expected a list of numbers or {\"array\": k}");
+  const int64_t k = ref["array"].get<int64_t>();
+  if (k < 0 || k >= static_cast<int64_t>(w.arrays->size()))
+    return w.error(key, fmt::format("array {} is not one of the {} arrays given", k, w.arrays->size()));
+  const std::vector<double>& a = (*w.arrays)[static_cast<size_t>(k)];
+  if (static_cast<int64_t>(a.size()) != count)
+    return w.error(key, fmt::format("array {} has {} values, the field's shape {}", k, a.size(), count));
+  return a;
+}
+
 Result<std::vector<double>> get_tensor(const json& obj, const char* key, const Shape& shape, const Where& w) {
   if (!has(obj, key)) return w.error(key, "missing");
   auto counted = checked_numel(shape);
   if (!counted.ok()) return w.error(key, counted.message());
   const int64_t count = *counted;
   const json& root = obj[key];
+  if (root.is_object()) return array_tensor(root, key, count, w);
   std::vector<double> out;
   // A flat list of the right length is accepted for any shape (for a scalar: a one-element list).
   bool flat = root.is_array() && static_cast<int64_t>(root.size()) == count && (root.empty() || !root[0].is_array());

@@ -18,6 +18,9 @@ using nlohmann::json;
 // "torchlean.ir.v1: nodes[3] (id 3, kind conv): field 'kernel': expected an array of integers".
 struct Where {
   std::string text;
+  // The arrays a tensor field may name as {"array": k} instead of listing its values
+  // (parse_model_json_with_arrays); null: such a field is an error.
+  const std::vector<std::vector<double>>* arrays = nullptr;
   Status error(const std::string& field, const std::string& what) const;
 };
 

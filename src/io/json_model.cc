@@ -10,6 +10,7 @@
 #include "denote/base/file.h"
 #include "denote/check/check.h"
 #include "denote/io/json.h"
+#include "denote/io/json_arrays.h"
 #include "denote/io/onnx.h"
 #include "json_attrs.h"
 #include "json_fields.h"
@@ -115,8 +116,9 @@ Result<Model> lower_reductions(const json& nodes, Model model, const std::vector
 
 namespace {
 
-Result<Node> read_node(const json& j, size_t index, Payload<double>& payload, bool& needs_lowering) {
-  Where w{fmt::format("nodes[{}]", index)};
+Result<Node> read_node(const json& j, size_t index, Payload<double>& payload, bool& needs_lowering,
+                       const std::vector<std::vector<double>>* arrays) {
+  Where w{fmt::format("nodes[{}]", index), arrays};
   if (!j.is_object()) return w.error("node", "expected an object, got " + std::string(j.type_name()));
   Node n;
   DENOTE_ASSIGN_OR_RETURN(n.id, jsonio::get_int(j, "id", w));
@@ -191,7 +193,9 @@ Result<std::vector<int64_t>> read_ids(const json& root, const char* key) {
 
 }  // namespace
 
-Result<Model> parse_model_json(std::string_view text) {
+namespace {
+
+Result<Model> parse_document(std::string_view text, const std::vector<std::vector<double>>* arrays) {
   json root;
   DomBuilder builder(root);
   if (!json::sax_parse(text.begin(), text.end(), &builder) || !builder.error.ok())
@@ -210,7 +214,7 @@ Result<Model> parse_model_json(std::string_view text) {
   std::unordered_map<int64_t, size_t> first_with_id;
   for (size_t i = 0; i < nodes.size(); ++i) {
     bool lower = false;
-    DENOTE_ASSIGN_OR_RETURN(Node n, read_node(nodes[i], i, m.payload, lower));
+    DENOTE_ASSIGN_OR_RETURN(Node n, read_node(nodes[i], i, m.payload, lower, arrays));
     DENOTE_RETURN_IF_ERROR(check_unshared_id(n, i, first_with_id, m.graph.nodes));
     if (lower) lower_at.push_back(i);
     needs_lowering = needs_lowering || lower;
@@ -234,6 +238,14 @@ Result<Model> parse_model_json(std::string_view text) {
       return top.error("output_ids", fmt::format("id {} is not a node", id));
   if (needs_lowering) return lower_reductions(nodes, std::move(m), lower_at);
   return m;
+}
+
+}  // namespace
+
+Result<Model> parse_model_json(std::string_view text) { return parse_document(text, nullptr); }
+
+Result<Model> parse_model_json_with_arrays(std::string_view text, const std::vector<std::vector<double>>& arrays) {
+  return parse_document(text, &arrays);
 }
 
 Result<Model> read_model_json(std::string_view text) {

@@ -423,6 +423,28 @@ def test_f32_weights_are_exact():
     assert np.array_equal(w.astype(np.float32).astype(np.float64), w)
 
 
+def test_parameters_bypass_the_json_text():
+    """from_torch hands the large tensors over as arrays ({"array": k} in the document): the same model
+    as the JSON text with every value listed."""
+    if DENOTE is None or not hasattr(DENOTE, "loads"):
+        pytest.skip("the compiled module is not importable")
+    torch.manual_seed(2)
+    m = nn.Sequential(nn.Linear(40, 30), nn.ReLU(), nn.Identity(),
+                      nn.Linear(30, 7)).eval()
+    x = torch.randn(2, 40)
+    arrays = []
+    text = TC._capture(m, (x,), arrays)
+    assert len(arrays) == 2 and '"weight": {"array": 0}' in text  # the two weights (40*30, 30*7)
+    via_arrays = DENOTE.loads(text, arrays=arrays)
+    via_text = DENOTE.loads(TC.capture_json(m, (x,)))
+    assert via_arrays.nodes == via_text.nodes
+    xs = np.random.default_rng(0).standard_normal((2, 40))
+    np.testing.assert_array_equal(via_arrays.run(xs), via_text.run(xs))
+    np.testing.assert_array_equal(DENOTE.from_torch(m, (x,)).run(xs), via_text.run(xs))
+    with pytest.raises(DENOTE.Error, match="array 1 is not one of the 1 arrays"):
+        DENOTE.loads(text, arrays=arrays[:1])
+
+
 class Unsupported(nn.Module):
     def __init__(self):
         super().__init__()
