@@ -430,11 +430,11 @@ def test_parameters_bypass_the_json_text():
         pytest.skip("the compiled module is not importable")
     torch.manual_seed(2)
     m = nn.Sequential(nn.Linear(40, 30), nn.ReLU(), nn.Identity(),
-                      nn.Linear(30, 7)).eval()
+                      nn.Linear(30, 10)).eval()
     x = torch.randn(2, 40)
     arrays = []
     text = TC._capture(m, (x,), arrays)
-    assert len(arrays) == 2 and '"weight": {"array": 0}' in text  # the two weights (40*30, 30*7)
+    assert len(arrays) == 2 and '"weight": {"array": 0}' in text  # the two weights (40*30, 30*10)
     via_arrays = DENOTE.loads(text, arrays=arrays)
     via_text = DENOTE.loads(TC.capture_json(m, (x,)))
     assert via_arrays.nodes == via_text.nodes
