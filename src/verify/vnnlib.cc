@@ -20,102 +20,17 @@
 #include <fmt/format.h>
 
 #include "vnnlib_lex.h"
+#include "vnnlib_parser.h"
 
 namespace denote {
-namespace {
-
-using vnnlib::Dec;
-using vnnlib::describe;
-using vnnlib::Token;
-
-constexpr size_t kMaxFileBytes = size_t{64} << 20;
-constexpr int kMaxDepth = 256;                      // nested parentheses, commands included
-// The other limits are VnnlibLimits (vnnlib.h); output words over the stored atom copies, in 8-byte
-// words, roughly: 10 + num_outputs + 6 per rhs term each.
-
-struct Pos {
-  int64_t line = 1, col = 1;
-};
-Pos pos_of(const Token& t) { return Pos{t.line, t.col}; }
-bool later(Pos a, Pos b) { return a.line != b.line ? a.line > b.line : a.col > b.col; }
-
-struct Bound {  // X_var <= value (upper) or X_var >= value; strict: < or >
-  int64_t var = 0;
-  bool upper = false, strict = false;
-  Dec value;
-  std::string text;
-  double down = 0, up = 0;
-  Pos pos;
-};
-
-struct OutAtom {  // sum coef * Y <= rhs (strict: <), rhs = sum of rhs_terms
-  std::vector<std::pair<int64_t, double>> coefs;
-  std::vector<std::pair<Dec, std::string>> rhs_terms;
-  Dec rhs;
-  bool strict = false;
-};
-
-// A linear term being read: variables (key 2i for X_i, 2j+1 for Y_j) with coefficients, constants.
-struct Term {
-  std::vector<std::pair<int64_t, double>> vars;
-  std::vector<std::pair<Dec, std::string>> consts;
-  bool has_x = false, has_y = false;
-};
-
-// A DNF over literals (index << 1 for bounds_[index], index << 1 | 1 for atoms_[index]): the
-// conjunction of `common` with the disjunction of the disjuncts flat[off[i] .. off[i+1]).
-// Invariant outside disjoin: a DNF of one disjunct has that disjunct empty (all in common).
-struct Dnf {
-  std::vector<int32_t> common, flat;
-  std::vector<int64_t> off{0, 0};
-  int64_t size() const { return static_cast<int64_t>(off.size()) - 1; }
-};
-
-std::string var_name(int64_t key) { return fmt::format("{}_{}", (key & 1) ? 'Y' : 'X', key >> 1); }
-
-class Parser {
- public:
-  Parser(std::string_view text, std::string_view file, const VnnlibLimits& limits) : lex_(text, file), lim_(limits) {}
-  Result<VnnProperty> run();
-
- private:
-  Status err(Pos p, ErrorCode code, std::string_view what, std::string_view expected) const {
-    return lex_.error_at(p.line, p.col, code, what, expected);
-  }
-  // The next token inside the parenthesis opened at `open` (end of file is an error).
-  Status next_in(Token& t, Pos open);
-  Status expect_close(Pos open, std::string_view context);
-  Status depth_error(const Token& t) const {
-    return err(pos_of(t), ErrorCode::kResource, fmt::format("nesting deeper than {} levels", kMaxDepth),
-               fmt::format("at most {} nested parentheses", kMaxDepth));
-  }
-  Status command(const Token& open);
-  Status declare(const Token& name, const Token& sort);
-  Status variable(const Token& t, int64_t& key) const;
-  Result<Dnf> formula(const Token& t, int depth);
-  Status term(const Token& t, int depth, double scale, Term& out);
-  Result<int32_t> atom(Pos pos, bool strict, Term&& t);
-  Status conjoin(Dnf& a, Dnf&& b, Pos pos);
-  Status disjoin(Dnf& acc, Dnf&& b, Pos pos);
-  Status flatten(Dnf& d, Pos pos);
-  Status charge(int64_t copies, Pos pos);
-  Status in_time(Pos pos);  // every 1024th call: whether VnnlibLimits::deadline has passed
-  Status check_nonempty(int32_t lo, int32_t hi) const;
-  void tighten(int32_t& cur, int32_t cand) const;
-  Result<VnnProperty> build();
-
-  vnnlib::Lexer lex_;
-  VnnlibLimits lim_;
-  std::vector<Pos> xdecl_, ydecl_;
-  std::vector<Bound> bounds_;
-  std::vector<OutAtom> atoms_;
-  Dnf top_;
-  int64_t work_ = 0;
-  int64_t ticks_ = 0;
-  Pos end_;
-};
+namespace vnnlib_detail {
 
 Status Parser::next_in(Token& t, Pos open) {
+  if (has_pending_) {
+    t = pending_;
+    has_pending_ = false;
+    return ok_status();
+  }
   DENOTE_RETURN_IF_ERROR(lex_.next(t));
   if (t.kind == Token::kEnd)
     return err(pos_of(t), ErrorCode::kInvalidInput, "unexpected end of file",
@@ -157,6 +72,18 @@ Status Parser::command(const Token& open) {
   Token head;
   DENOTE_RETURN_IF_ERROR(next_in(head, at));
   const std::string_view cmd = head.kind == Token::kSymbol ? head.text : std::string_view();
+  const bool first = !seen_command_;
+  seen_command_ = true;
+  if (cmd == "vnnlib-version") {
+    if (!first)
+      return err(pos_of(head), ErrorCode::kInvalidInput, "(vnnlib-version ...) after another command",
+                 "the version line first in the file");
+    return version(at);
+  }
+  if (cmd == "declare-network") return network(at);
+  if (v2_ && (cmd == "declare-const" || cmd == "declare-fun"))
+    return err(pos_of(head), ErrorCode::kInvalidInput, fmt::format("({} ...) in a VNN-LIB 2.0 file", cmd),
+               "the variables declared as tensors in (declare-network N (declare-input X Real [n]) ...)");
   if (cmd == "declare-const" || cmd == "declare-fun") {
     Token name, sort;
     DENOTE_RETURN_IF_ERROR(next_in(name, at));
@@ -219,7 +146,8 @@ Status Parser::declare(const Token& name, const Token& sort) {
   return ok_status();
 }
 
-Status Parser::variable(const Token& t, int64_t& key) const {
+Status Parser::variable(const Token& t, int64_t& key) {
+  if (v2_) return tensor_variable(t, key);
   char kind = 0;
   int64_t index = 0;
   if (!vnnlib::parse_var_name(t.text, kind, index))
@@ -281,6 +209,7 @@ Result<Dnf> Parser::formula(const Token& t, int depth) {
     d.common.push_back(lit);
     return d;
   }
+  if (v2_ && (op == "==" || op == "!=")) return equality(at, op == "==", depth);
   if (head.kind != Token::kSymbol)
     return err(pos_of(head), ErrorCode::kInvalidInput, fmt::format("unexpected {} after '('", describe(head)),
                "a formula operator: and, or, <=, >=, < or >");
@@ -311,7 +240,9 @@ Status Parser::term(const Token& t, int depth, double scale, Term& out) {
   const std::string_view op = head.kind == Token::kSymbol ? head.text : std::string_view();
   if (op == "*") {
     Token a, b;
+    int64_t key = -1;
     DENOTE_RETURN_IF_ERROR(next_in(a, at));
+    if (a.kind == Token::kSymbol) DENOTE_RETURN_IF_ERROR(variable(a, key));  // X[i, j] reads its indices
     if (a.kind != Token::kClose) DENOTE_RETURN_IF_ERROR(next_in(b, at));
     const Token* c = a.kind == Token::kNumber ? &a : &b;
     const Token* v = a.kind == Token::kNumber ? &b : &a;
@@ -320,8 +251,7 @@ Status Parser::term(const Token& t, int depth, double scale, Term& out) {
                  fmt::format("(* {} {}) is not a constant times a variable", describe(a),
                              a.kind == Token::kClose ? "" : describe(b)),
                  "(* c X_i), (* c Y_j) or (* Y_j c) with c a number");
-    int64_t key = 0;
-    DENOTE_RETURN_IF_ERROR(variable(*v, key));
+    if (key < 0) DENOTE_RETURN_IF_ERROR(variable(*v, key));
     double down = 0, up = 0;
     vnnlib::directed_doubles(c->number, down, up);
     if (down != up || !std::isfinite(down))
@@ -674,7 +604,10 @@ Result<VnnProperty> Parser::build() {
   return p;
 }
 
-}  // namespace
+}  // namespace vnnlib_detail
+
+using vnnlib_detail::kMaxFileBytes;
+using vnnlib_detail::Parser;
 
 Result<VnnProperty> parse_vnnlib(std::string_view text, std::string_view file, const VnnlibLimits& limits) {
   if (text.size() > kMaxFileBytes)

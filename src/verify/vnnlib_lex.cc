@@ -325,6 +325,8 @@ Status Lexer::next(Token& t) {
     ++at_, ++col_;
     return ok_status();
   }
+  if (v2_ && punctuation(t)) return ok_status();
+  if (v2_ && c == '"') return string_token(t);
   if (!is_symbol_char(c)) {
     if (c == '|' || c == '"')
       return error_at(line_, col_, ErrorCode::kUnsupported,
@@ -358,6 +360,28 @@ Status Lexer::next(Token& t) {
   }
   return error_at(t.line, t.col, ErrorCode::kInvalidInput, fmt::format("bad number {}", quoted),
                   "a decimal such as 0.5, -1, .25 or 1e-3");
+}
+
+bool Lexer::punctuation(Token& t) {
+  const char c = src_[at_];
+  if (c != '[' && c != ']' && c != ',') return false;
+  t.kind = c == '[' ? Token::kLBracket : c == ']' ? Token::kRBracket : Token::kComma;
+  t.text = src_.substr(at_, 1);
+  ++at_, ++col_;
+  return true;
+}
+
+// "..." on one line, no escapes (an ONNX node name); the text is what lies between the quotes.
+Status Lexer::string_token(Token& t) {
+  const size_t start = ++at_;
+  while (at_ < src_.size() && src_[at_] != '"' && src_[at_] != '\n') ++at_;
+  if (at_ >= src_.size() || src_[at_] != '"')
+    return error_at(t.line, t.col, ErrorCode::kInvalidInput, "unterminated string", "'\"' closing it on the same line");
+  t.kind = Token::kString;
+  t.text = src_.substr(start, at_ - start);
+  col_ += static_cast<int64_t>(at_ - start + 2);
+  ++at_;
+  return ok_status();
 }
 
 std::string describe(const Token& t) {

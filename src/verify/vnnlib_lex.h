@@ -52,7 +52,8 @@ bool exact_sum(double a, double b, double& s);
 
 // Tokens. Positions are 1-based line and column (bytes).
 struct Token {
-  enum Kind { kOpen, kClose, kSymbol, kNumber, kEnd } kind = kEnd;
+  // kLBracket, kRBracket, kComma, kString: VNN-LIB 2.0 only (Lexer::set_v2): X[0, 1], "onnx_name".
+  enum Kind { kOpen, kClose, kSymbol, kNumber, kEnd, kLBracket, kRBracket, kComma, kString } kind = kEnd;
   std::string_view text;
   int64_t line = 1, col = 1;
   Dec number;  // for kNumber
@@ -65,8 +66,13 @@ class Lexer {
   Status next(Token& t);
   Status error_at(int64_t line, int64_t col, ErrorCode code, std::string_view what, std::string_view expected) const;
   const std::string& file() const { return file_; }
+  // VNN-LIB 2.0 (after its version line): '[', ']', ',' and double-quoted strings are tokens too.
+  void set_v2(bool on) { v2_ = on; }
 
  private:
+  bool punctuation(Token& t);
+  Status string_token(Token& t);
+  bool v2_ = false;
   std::string_view src_;
   std::string file_;
   size_t at_ = 0;
