@@ -51,6 +51,9 @@ struct BoundArgs {
   std::optional<double> eps;  // lo is the center of an L-infinity ball of this radius
   py::object norm = py::none();
   bool bound_lower = true, bound_upper = true, return_A = false;  // auto_LiRPA's compute_bounds flags
+  // With eps: the ball's norm (inf, 2 or 1) and its centers, one per input (set by bounds()).
+  double p = INFINITY;
+  std::vector<std::vector<double>> centers;
 };
 
 // (lo, hi) of C y with a spec; else per output (IBP's box, or the CROWN pass started there), or
@@ -82,21 +85,39 @@ py::object bound_result(const Model& m, const DoubleIbp& ibp, std::vector<CrownR
 }
 
 // With eps: lo is the center x (per input) and the box is the L-infinity ball x +- eps (box_around, as the
-// CLI's --center/--eps); auto_LiRPA's PerturbationLpNorm(norm=inf, eps). Other norms are refused.
-std::vector<DoubleBox> balls_of(const PyModel& self, const py::object& x, const py::object& hi, double eps,
-                                const py::object& norm) {
+// CLI's --center/--eps); auto_LiRPA's PerturbationLpNorm(norm, eps). An L2 or L1 ball (norm=2, 1) is bounded
+// through its bounding box x +- eps; CROWN then also takes the ball's own minimum of each row's linear
+// bound (lp_lower). The norm and the centers go to `a`.
+std::vector<DoubleBox> balls_of(const PyModel& self, const py::object& x, const py::object& hi, BoundArgs& a) {
   if (!hi.is_none()) raise_invalid("eps: pass the center as lo and no hi (or lo and hi without eps)", "hi");
-  const double p = norm.is_none() ? INFINITY : py::float_(norm).cast<double>();
-  if (!std::isinf(p) || p < 0)
-    raise_invalid(fmt::format("norm {}: only the L-infinity ball (norm=inf) is supported; pass lo and hi for a box", p),
-                  "norm");
+  a.p = a.norm.is_none() ? INFINITY : py::float_(a.norm).cast<double>();
+  if (!(std::isinf(a.p) && a.p > 0) && a.p != 1 && a.p != 2)
+    raise_invalid(fmt::format("norm {}: expected inf, 2 or 1", a.p), "norm");
   std::vector<DoubleBox> boxes;
   for (Tensor<double>& c : per_input(self, x, "lo")) {
-    auto b = box_around(c, eps);
+    auto b = box_around(c, *a.eps);
     if (!b.ok()) raise_invalid("eps: " + b.message(), "eps");
     boxes.push_back(std::move(*b));
+    a.centers.push_back(c.data);
   }
   return boxes;
+}
+
+// min over ||x - c||_p <= eps of a . x + b (p = 2 or 1), rounded down: a . c + b - eps ||a||_q (q = 2 or inf),
+// each step's rounding covered (2 (n + 2) u on the sums, one ulp outward after every operation).
+double lp_lower(const double* a, double b, const std::vector<double>& c, double eps, double p) {
+  const size_t n = c.size();
+  double s = 0, mag = 0, norm = 0;
+  for (size_t j = 0; j < n; ++j) {
+    const double t = a[j] * c[j];
+    s += t, mag += std::fabs(t);
+    norm = p == 1 ? std::max(norm, std::fabs(a[j])) : norm + a[j] * a[j];
+  }
+  const double g = static_cast<double>(2 * (n + 2)) * 0x1p-53;
+  if (p == 2) norm = std::nextafter(std::sqrt(std::nextafter(norm * (1 + g), INFINITY)), INFINITY);
+  const double dot = std::nextafter(s - std::nextafter(g * mag, INFINITY), -INFINITY);
+  const double radius = std::nextafter(eps * norm, INFINITY);
+  return std::nextafter(std::nextafter(dot - radius, -INFINITY) + b, -INFINITY);
 }
 
 std::vector<DoubleBox> boxes_of(const PyModel& self, const py::object& lo, const py::object& hi) {
@@ -158,10 +179,11 @@ Result<CrownResult> run_side(const Model& m, const std::vector<DoubleBox>& boxes
 struct Side {
   std::vector<double> lower, A, bias;
 };
-Side finish_side(const Model& m, const std::vector<DoubleBox>& boxes, CrownResult& r, bool return_A) {
+Side finish_side(const Model& m, const std::vector<DoubleBox>& boxes, CrownResult& r, bool coefficients,
+                 const BoundArgs& a) {
   Side out;
   out.lower = r.spec_lo;
-  if (!return_A) return out;
+  if (!coefficients || (!a.return_A && !r.input_linear)) return out;  // a ball's rows cut: its box's bounds
   if (!r.input_linear)
     raise_invalid("return_A: the linear bounds did not reach the input as one linear function (" +
                       (r.cut.empty() ? std::string("no linear pass ran") : "cut at " + describe_cut(m.graph, r.cut)) + ")",
@@ -169,6 +191,9 @@ Side finish_side(const Model& m, const std::vector<DoubleBox>& boxes, CrownResul
   out.A = r.input_coef;
   const size_t nx = boxes[0].lo.size();
   for (size_t k = 0; k < out.lower.size(); ++k) out.bias.push_back(side_bias(&out.A[k * nx], boxes[0], out.lower[k]));
+  if (std::isfinite(a.p))  // the L2 / L1 ball inside the box: its own minimum of each row's linear bound
+    for (size_t k = 0; k < out.lower.size(); ++k)
+      out.lower[k] = std::max(out.lower[k], lp_lower(&out.A[k * nx], out.bias[k], a.centers[0], *a.eps, a.p));
   return out;
 }
 
@@ -190,10 +215,13 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
     for (int64_t j = 0; j < ny; ++j) C.c[static_cast<size_t>(j * ny + j)] = 1;
   SpecMatrix neg = C;
   for (double& v : neg.c) v = -v;
+  // CROWN's input coefficients: for return_A, and for an L2 / L1 ball's own minimum (one input).
+  const bool coefficients =
+      a.return_A || (std::isfinite(a.p) && co.method == BoundMethod::Crown && boxes.size() == 1);
   Result<CrownResult> lo_run = CrownResult{}, hi_run = CrownResult{};
   run_interruptible([&] {
-    if (a.bound_lower) lo_run = run_side(m, boxes, C, co, a.return_A);
-    if (a.bound_upper && lo_run.ok()) hi_run = run_side(m, boxes, neg, co, a.return_A);
+    if (a.bound_lower) lo_run = run_side(m, boxes, C, co, coefficients);
+    if (a.bound_upper && lo_run.ok()) hi_run = run_side(m, boxes, neg, co, coefficients);
     return true;
   });
   check(lo_run.status());
@@ -202,8 +230,8 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
   cuts[0].cut = lo_run->cut, cuts[1].cut = hi_run->cut;
   warn_cut(m, cuts);
   Side lower, upper;
-  if (a.bound_lower) lower = finish_side(m, boxes, *lo_run, a.return_A);
-  if (a.bound_upper) upper = finish_side(m, boxes, *hi_run, a.return_A);
+  if (a.bound_lower) lower = finish_side(m, boxes, *lo_run, coefficients, a);
+  if (a.bound_upper) upper = finish_side(m, boxes, *hi_run, coefficients, a);
   for (double& v : upper.lower) v = -v;
   for (double& v : upper.A) v = -v;
   for (double& v : upper.bias) v = -v;
@@ -231,7 +259,7 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
 }
 
 py::object bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& spec_obj,
-                  const BoundArgs& a, const EvalOptions& options) {
+                  BoundArgs a, const EvalOptions& options) {
   const std::optional<BoundMethod> method = parse_bound_method(a.method);
   if (!method) raise_invalid("method " + a.method + ": expected ibp, crown or alpha-crown", "method");
   // As the CLI's --alpha-iters: 1 to 100000 (a negative count once ran no step and 10^9 ran for hours).
@@ -247,10 +275,13 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     raise_invalid("IR bounds: arith " + a.arith + ": expected f64, f32 or a binary format (" + parsed.message() + ")",
                   "arith");
   const ArithSpec& arith = *parsed;
-  const std::vector<DoubleBox> boxes = a.eps ? balls_of(self, lo, hi, *a.eps, a.norm) : boxes_of(self, lo, hi);
+  const std::vector<DoubleBox> boxes = a.eps ? balls_of(self, lo, hi, a) : boxes_of(self, lo, hi);
+  if (!a.eps && !a.norm.is_none()) raise_invalid("norm goes with eps (a ball around lo)", "norm");
   const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);
   if (!a.bound_lower && !a.bound_upper) raise_invalid("bound_lower and bound_upper are both False: nothing to bound", "bound_lower");
-  if (!a.bound_lower || !a.bound_upper || a.return_A) {
+  // An L2 / L1 ball: CROWN bounds each side through the ball's own minimum of its linear bound (side_bounds).
+  const bool ball = std::isfinite(a.p) && *method == BoundMethod::Crown && m.output_ids.size() == 1 && !a.all_nodes;
+  if (!a.bound_lower || !a.bound_upper || a.return_A || ball) {
     if (*method == BoundMethod::Ibp) raise_invalid("bound_lower, bound_upper and return_A go with method crown or alpha-crown", "method");
     if (a.all_nodes) raise_invalid("bound_lower, bound_upper and return_A bound the output, not all_nodes", "all_nodes");
     co.method = *method;
@@ -523,9 +554,12 @@ one entry per row. Otherwise returns (lower, upper) arrays shaped like the outpu
 several outputs, {node_id: (lower, upper)} with all_nodes); a node without a sound box gets -inf..inf.
 intermediate (crown/alpha-crown): where the boxes inside come from, as the CLI's --intermediate: "crown"
 (default), "forward", "forward+crown" or "ibp" ("CROWN-IBP": IBP inside, CROWN at the output).
-eps (and norm=inf, the only norm): lo is the center x and the box is x +- eps, as auto_LiRPA's
+eps (norm=inf, the default): lo is the center x and the box is x +- eps, as auto_LiRPA's
 PerturbationLpNorm(norm=np.inf, eps=eps) and the CLI's --center/--eps.
-C: the spec, as auto_LiRPA names it. bound_lower / bound_upper (crown, alpha-crown; one output): only that
+norm=2 or norm=1 (with eps): an L2 / L1 ball around lo, bounded through its bounding box lo +- eps; crown
+then also takes, per row, the ball's own minimum of its linear bound (a . x0 - eps ||a||_q + bias, rounded
+down; the intermediate bounds stay the box's, so auto_LiRPA's may be tighter); ibp and alpha-crown give the
+box's bounds. C: the spec, as auto_LiRPA names it. bound_lower / bound_upper (crown, alpha-crown; one output): only that
 side (the other is None), each side one lower-only pass (the upper through -C). return_A (crown, one input):
 also the linear bounds in the input, as a third result {"lA", "lbias", "uA", "ubias"}: lA x + lbias <= C y <=
 uA x + ubias for every x of the box (lA: [rows, *input shape]; rows are C's, or the output's elements); the

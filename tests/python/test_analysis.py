@@ -241,8 +241,10 @@ def test_bounds_on_an_linf_ball(cli, acas_path):
         np.testing.assert_allclose(got[0], box[0], rtol=1e-9)
         np.testing.assert_allclose(got[1], box[1], rtol=1e-9)
     assert m.bounds(x, eps=eps, norm=float("inf"))[0].shape == (1, 5)
-    with pytest.raises(denote.InvalidInputError, match="only the L-infinity ball"):
-        m.bounds(x, eps=eps, norm=2)
+    with pytest.raises(denote.InvalidInputError, match="norm 3: expected inf, 2 or 1"):
+        m.bounds(x, eps=eps, norm=3)
+    with pytest.raises(denote.InvalidInputError, match="norm goes with eps"):
+        m.bounds(x - eps, x + eps, norm=2)
     with pytest.raises(denote.InvalidInputError, match="eps"):
         m.bounds(x, eps=-1.0)
     with pytest.raises(denote.InvalidInputError, match="no hi"):

@@ -67,3 +67,39 @@ def test_return_A_one_side_and_errors(acas_path):
         m.bounds(LO, HI, method="crown", bound_lower=False, bound_upper=False)
     with pytest.raises(denote.InvalidInputError, match="C and spec"):
         m.bounds(LO, HI, method="crown", C=SPEC, spec=SPEC)
+
+
+def ball_points(x0, eps, p, n, seed=1):
+    """Points of the Lp ball around x0 (flat): its extreme points along each axis and random ones inside."""
+    rng = np.random.default_rng(seed)
+    d = x0.size
+    pts = [x0 + eps * s * np.eye(d)[i] for i in range(d) for s in (1, -1)]
+    for _ in range(n):
+        v = rng.standard_normal(d) if p == 2 else rng.laplace(size=d)
+        v *= eps / np.linalg.norm(v, ord=p) * rng.uniform(0.5, 1.0)
+        pts.append(x0 + v)
+    return pts
+
+
+@pytest.mark.parametrize("p", [2, 1])
+def test_lp_balls_are_bounded_soundly_and_tighter_than_their_box(acas_path, p):
+    """norm=2 / norm=1: the bounds hold at points of the ball (its axis extremes included) and CROWN's are at
+    least as tight as those of the ball's bounding box (norm=inf), strictly somewhere."""
+    m = denote.load(acas_path)
+    x0, eps = ((LO + HI) / 2), 0.02
+    lb, ub = m.bounds(x0, eps=eps, norm=p, method="crown")
+    lb_box, ub_box = m.bounds(x0, eps=eps, method="crown")
+    assert lb.shape == lb_box.shape == (1, 5)
+    assert np.all(lb >= lb_box) and np.all(ub <= ub_box)
+    assert np.any(lb > lb_box + 1e-9) or np.any(ub < ub_box - 1e-9)
+    for x in ball_points(x0.ravel(), eps, p, 300):
+        y = np.asarray(m.run(x.reshape(LO.shape)), dtype=np.float64)
+        assert np.all(lb <= y) and np.all(y <= ub), (x, lb - y, y - ub)
+    # With a spec and one side only, the same ball minimum.
+    slo, shi = m.bounds(x0, eps=eps, norm=p, method="crown", C=SPEC, bound_upper=False)
+    assert shi is None
+    for x in ball_points(x0.ravel(), eps, p, 100, seed=2):
+        y = SPEC @ np.asarray(m.run(x.reshape(LO.shape)), dtype=np.float64).ravel()
+        assert np.all(slo <= y)
+    # ibp and alpha-crown bound the ball's box.
+    np.testing.assert_array_equal(m.bounds(x0, eps=eps, norm=p)[0], m.bounds(x0, eps=eps)[0])
