@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common.h"
+#include "bounds_batch.h"
 #include "interrupt.h"
 #include "denote/autodiff/grad.h"
 #include "denote/bounds/crown.h"
@@ -49,6 +50,7 @@ struct BoundArgs {
   int alpha_iters = 20;
   std::string intermediate = "crown";
   std::optional<double> eps;  // lo is the center of an L-infinity ball of this radius
+  py::object eps_obj = py::none();  // eps as given: a number, or one per sample of a batch
   py::object norm = py::none();
   bool bound_lower = true, bound_upper = true, return_A = false;  // auto_LiRPA's compute_bounds flags
   // With eps: the ball's norm (inf, 2 or 1) and its centers, one per input (set by bounds()).
@@ -141,14 +143,6 @@ std::optional<SpecMatrix> spec_of(const Model& m, const py::object& spec) {
   return SpecMatrix{c.shape.size() == 2 ? c.shape[0] : 1, c.shape.back(), std::move(c.data)};
 }
 
-// A UserWarning naming the nodes CROWN took at their IBP box (CrownResult::cut): the bounds hold, but
-// are only as tight as IBP's there, which an auto_LiRPA user would otherwise not see.
-void warn_cut(const Model& m, const std::vector<CrownResult>& runs) {
-  const std::vector<int64_t> cut = cut_nodes(runs);
-  if (cut.empty()) return;
-  const std::string msg = "no linear relaxation at " + describe_cut(m.graph, cut) + "; the linear bounds take their IBP box there";
-  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
-}
 
 // The constant of a linear lower bound a . x + bias <= (C y)_r on the box, from CROWN's bound `lower` of the
 // row and its input coefficients a: lower - M with M >= min over the box of a . x (each product's and the
@@ -275,6 +269,21 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     raise_invalid("IR bounds: arith " + a.arith + ": expected f64, f32 or a binary format (" + parsed.message() + ")",
                   "arith");
   const ArithSpec& arith = *parsed;
+  if (const std::optional<int64_t> n = batch_size(m, lo)) {
+    const bool linf = a.norm.is_none() || std::isinf(py::float_(a.norm).cast<double>());
+    if (a.all_nodes || !a.bound_lower || !a.bound_upper || a.return_A || !linf)
+      raise_invalid("a batch of samples (lo with a leading sample axis) is bounded at the output, both sides, on "
+                    "boxes or L-infinity balls (not yet with all_nodes, bound_lower/bound_upper, return_A or norm=2/1)",
+                    "lo");
+    co.method = *method;
+    co.arith = arith;
+    co.alpha_iters = a.alpha_iters;
+    co.lirpa_compatible = a.lirpa_compatible;
+    co.eval = options;
+    return batch_bounds(m, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n);
+  }
+  if (!a.eps_obj.is_none() && !a.eps)
+    raise_invalid("eps: one radius per sample goes with a batch (lo with a leading sample axis)", "eps");
   const std::vector<DoubleBox> boxes = a.eps ? balls_of(self, lo, hi, a) : boxes_of(self, lo, hi);
   if (!a.eps && !a.norm.is_none()) raise_invalid("norm goes with eps (a ball around lo)", "norm");
   const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);
@@ -533,13 +542,14 @@ void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
       "bounds",
       [](const PyModel& self, const py::object& lo, const py::object& hi, const std::string& method,
          const py::object& spec, const std::string& arith, bool all_nodes, int alpha_iters, bool lirpa_compatible,
-         const std::optional<int64_t>& max_memory, const std::string& intermediate, const std::optional<double>& eps,
+         const std::optional<int64_t>& max_memory, const std::string& intermediate, const py::object& eps,
          const py::object& norm, const py::object& C, bool bound_lower, bool bound_upper, bool return_A) {
         if (!C.is_none() && !spec.is_none()) raise_invalid("C and spec name the same matrix: give one", "C");
-        return bounds(self, lo, hi, C.is_none() ? spec : C,
-                      BoundArgs{method, arith, all_nodes, lirpa_compatible, alpha_iters, intermediate, eps, norm,
-                                bound_lower, bound_upper, return_A},
-                      eval_options(max_memory));
+        std::optional<double> radius;  // eps as one number (an array: one per sample of a batch)
+        if (!eps.is_none() && !py::hasattr(eps, "__len__")) radius = eps.cast<double>();
+        BoundArgs args{method, arith, all_nodes, lirpa_compatible, alpha_iters, intermediate, radius, eps, norm,
+                       bound_lower, bound_upper, return_A};
+        return bounds(self, lo, hi, C.is_none() ? spec : C, std::move(args), eval_options(max_memory));
       },
       py::arg("lo"), py::arg("hi") = py::none(), py::arg("method") = "ibp", py::arg("spec") = py::none(),
       py::arg("arith") = "f64", py::arg("all_nodes") = false, py::arg("alpha_iters") = 20,
@@ -559,7 +569,9 @@ PerturbationLpNorm(norm=np.inf, eps=eps) and the CLI's --center/--eps.
 norm=2 or norm=1 (with eps): an L2 / L1 ball around lo, bounded through its bounding box lo +- eps; crown
 then also takes, per row, the ball's own minimum of its linear bound (a . x0 - eps ||a||_q + bias, rounded
 down; the intermediate bounds stay the box's, so auto_LiRPA's may be tighter); ibp and alpha-crown give the
-box's bounds. C: the spec, as auto_LiRPA names it. bound_lower / bound_upper (crown, alpha-crown; one output): only that
+box's bounds. A batch (auto_LiRPA's leading batch axis): lo (and hi) of shape [N, *input shape without its leading 1],
+eps a number or N numbers, C [rows, outputs] or [N, rows, outputs]; returns [N, ...] bounds, each sample's
+those of its own call (the model prepared once). C: the spec, as auto_LiRPA names it. bound_lower / bound_upper (crown, alpha-crown; one output): only that
 side (the other is None), each side one lower-only pass (the upper through -C). return_A (crown, one input):
 also the linear bounds in the input, as a third result {"lA", "lbias", "uA", "ubias"}: lA x + lbias <= C y <=
 uA x + ubias for every x of the box (lA: [rows, *input shape]; rows are C's, or the output's elements); the

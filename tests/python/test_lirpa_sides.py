@@ -103,3 +103,48 @@ def test_lp_balls_are_bounded_soundly_and_tighter_than_their_box(acas_path, p):
         assert np.all(slo <= y)
     # ibp and alpha-crown bound the ball's box.
     np.testing.assert_array_equal(m.bounds(x0, eps=eps, norm=p)[0], m.bounds(x0, eps=eps)[0])
+
+
+@pytest.mark.parametrize("method", ["ibp", "crown", "alpha-crown"])
+def test_a_batch_is_bounded_as_its_samples_one_by_one(acas_path, method):
+    """auto_LiRPA's leading batch axis: x of shape [N, 1, 1, 5] (the input [1, 1, 1, 5] without its leading 1),
+    one eps per sample, C shared or per sample; each sample's bounds are those of its own call (the model is
+    prepared once for the batch: its linear sums may round in another order, both sound)."""
+    m = denote.load(acas_path)
+    rng = np.random.default_rng(5)
+    n = 4
+    xs = (LO + rng.uniform(0, 1, (n,) + LO.shape[1:]) * (HI - LO)).reshape(n, 1, 1, 5)
+    eps = np.array([0.01, 0.02, 0.005, 0.03])
+    kw = dict(method=method, alpha_iters=5)
+    lb, ub = m.bounds(xs, eps=eps, **kw)
+    assert lb.shape == ub.shape == (n, 5)
+    cs = rng.standard_normal((n, 2, 5))
+    slb, sub = m.bounds(xs, eps=eps, C=cs, **kw)
+    shared = m.bounds(xs, eps=0.01, C=SPEC, **kw)
+    assert slb.shape == (n, 2) and shared[0].shape == (n, 3)
+    for i in range(n):
+        one = m.bounds(xs[i][None], eps=float(eps[i]), **kw)
+        np.testing.assert_allclose(lb[i], one[0].ravel(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(ub[i], one[1].ravel(), rtol=1e-9, atol=1e-12)
+        spec_one = m.bounds(xs[i][None], eps=float(eps[i]), C=cs[i], **kw)
+        np.testing.assert_allclose(slb[i], spec_one[0], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(sub[i], spec_one[1], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(shared[0][i], m.bounds(xs[i][None], eps=0.01, C=SPEC, **kw)[0], rtol=1e-9, atol=1e-12)
+        y = np.asarray(m.run(xs[i][None]), dtype=np.float64).ravel()
+        assert np.all(lb[i] <= y) and np.all(y <= ub[i])
+    # Boxes: lo and hi with the batch axis.
+    blo, bhi = m.bounds(xs - 0.01, xs + 0.01, **kw)
+    assert blo.shape == (n, 5) and np.all(blo <= bhi)
+
+
+def test_batch_refusals(acas_path):
+    m = denote.load(acas_path)
+    xs = np.repeat((LO + HI) / 2, 3, axis=0).reshape(3, 1, 1, 5)
+    with pytest.raises(denote.InvalidInputError, match="one, or one per sample"):
+        m.bounds(xs, eps=np.array([0.1, 0.2]), method="crown")
+    with pytest.raises(denote.InvalidInputError, match="a batch of samples"):
+        m.bounds(xs, eps=0.1, method="crown", return_A=True)
+    with pytest.raises(denote.InvalidInputError, match="C of shape"):
+        m.bounds(xs, eps=0.1, method="crown", C=np.ones((2, 2, 5)))
+    with pytest.raises(denote.InvalidInputError, match="one radius per sample goes with a batch"):
+        m.bounds((LO + HI) / 2, eps=np.array([0.1]), method="crown")

@@ -1,0 +1,135 @@
+// Model.bounds over a batch of samples (python/src/bounds_batch.h): auto_LiRPA's x of shape [N, ...] with
+// one eps or one per sample, and C shared or per sample; each sample bounded as its own call, the model
+// prepared for IBP once (the payload's intervals, the dense layers, the conv plans).
+#include "bounds_batch.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "interrupt.h"
+
+namespace denote::python {
+
+namespace {
+
+Shape drop_leading_one(const Shape& s) { return !s.empty() && s[0] == 1 ? Shape(s.begin() + 1, s.end()) : s; }
+
+// Sample i of x ([N, *sample]) as a tensor of the model's input shape.
+Tensor<double> sample(const Tensor<double>& x, const Shape& in, int64_t i) {
+  const int64_t k = numel(in);
+  return Tensor<double>(in, std::vector<double>(x.data.begin() + i * k, x.data.begin() + (i + 1) * k));
+}
+
+std::vector<DoubleBox> sample_boxes(const Tensor<double>& x, const py::object& hi, const py::object& eps,
+                                    const Shape& in, int64_t n) {
+  std::vector<DoubleBox> boxes;
+  if (!eps.is_none()) {
+    if (!hi.is_none()) raise_invalid("eps: pass the centers as lo and no hi (or lo and hi without eps)", "hi");
+    const Tensor<double> e = to_tensor(eps, {"eps"}, true);
+    const int64_t ne = numel(e.shape);
+    if (ne != 1 && ne != n) raise_invalid(fmt::format("eps: {} values; expected one, or one per sample ({})", ne, n), "eps");
+    for (int64_t i = 0; i < n; ++i) {
+      auto b = box_around(sample(x, in, i), e.data[static_cast<size_t>(ne == 1 ? 0 : i)]);
+      if (!b.ok()) raise_invalid(fmt::format("eps of sample {}: {}", i, b.message()), "eps");
+      boxes.push_back(std::move(*b));
+    }
+    return boxes;
+  }
+  if (hi.is_none()) raise_invalid("hi: expected the boxes' upper corners (or eps=, with lo the centers)", "hi");
+  const Tensor<double> h = to_tensor(hi, {"hi"}, true);
+  if (h.shape != x.shape)
+    raise_invalid(fmt::format("lo and hi: shapes {} and {} differ", to_string(x.shape), to_string(h.shape)), "hi");
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor<double> l = sample(x, in, i), u = sample(h, in, i);
+    boxes.push_back(DoubleBox{in, std::move(l.data), std::move(u.data)});
+  }
+  return boxes;
+}
+
+// C for every sample: [rows, outputs] shared, or [N, rows, outputs].
+std::vector<SpecMatrix> sample_specs(const py::object& spec, int64_t n, int64_t ny) {
+  std::vector<SpecMatrix> out;
+  if (spec.is_none()) return out;
+  const Tensor<double> c = to_tensor(spec, {"C"}, true);
+  const size_t r = c.shape.size();
+  if ((r != 2 && r != 3) || c.shape.back() != ny || (r == 3 && c.shape[0] != n))
+    raise_invalid(fmt::format("C of shape {}: expected [rows, {}] or [{}, rows, {}]", to_string(c.shape), ny, n, ny), "C");
+  const int64_t rows = c.shape[r - 2], per = rows * ny;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t at = r == 3 ? i * per : 0;
+    out.push_back(SpecMatrix{rows, ny, std::vector<double>(c.data.begin() + at, c.data.begin() + at + per)});
+  }
+  return out;
+}
+
+}  // namespace
+
+void warn_cut(const Model& m, const std::vector<CrownResult>& runs) {
+  const std::vector<int64_t> cut = cut_nodes(runs);
+  if (cut.empty()) return;
+  const std::string msg = "no linear relaxation at " + describe_cut(m.graph, cut) + "; the linear bounds take their IBP box there";
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
+}
+
+std::optional<int64_t> batch_size(const Model& m, const py::object& lo) {
+  const std::vector<int64_t> ids = m.graph.input_ids();
+  if (ids.size() != 1 || lo.is_none()) return std::nullopt;
+  const Shape& in = m.graph.nodes[static_cast<size_t>(ids[0])].out_shape;
+  const Tensor<double> x = to_tensor(lo, {"lo"}, true);
+  const Shape s = drop_leading_one(in);
+  if (x.shape == in || x.shape.size() != s.size() + 1) return std::nullopt;
+  if (!std::equal(s.begin(), s.end(), x.shape.begin() + 1)) return std::nullopt;
+  return x.shape[0];
+}
+
+py::object batch_bounds(const Model& m, const py::object& lo, const py::object& hi, const py::object& eps,
+                        const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n) {
+  if (m.output_ids.size() != 1) raise_invalid("a batch of samples needs a model with one output", "lo");
+  const Shape& in = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
+  const int64_t out = m.output_ids[0];
+  const Shape& out_shape = m.graph.nodes[static_cast<size_t>(out)].out_shape;
+  const std::vector<DoubleBox> boxes = sample_boxes(to_tensor(lo, {"lo"}, true), hi, eps, in, n);
+  const std::vector<SpecMatrix> specs = sample_specs(spec, n, numel(out_shape));
+  const IbpPrepared prep = unwrap(IbpPrepared::prepare(m.graph, m.payload, co.arith));
+  const int64_t k = specs.empty() ? numel(out_shape) : specs[0].rows;
+  std::vector<double> lower(static_cast<size_t>(n * k), -INFINITY), upper(static_cast<size_t>(n * k), INFINITY);
+  Status failed;
+  std::vector<CrownResult> cuts(1);
+  run_interruptible([&] {
+    Subdomain where;
+    where.prepared = prep;
+    for (int64_t i = 0; i < n && failed.ok(); ++i) {
+      const std::span<const DoubleBox> box(&boxes[static_cast<size_t>(i)], 1);
+      std::optional<DoubleBox> b;
+      if (ibp_box) {
+        Result<DoubleIbp> r = run_ibp_double(prep, box, co.eval);
+        if (!r.ok()) failed = r.status();
+        if (r.ok()) b = std::move(r->boxes[static_cast<size_t>(out)]);
+      } else {
+        Result<CrownResult> r = run_crown(m.graph, m.payload, box, out, specs.empty() ? nullptr : &specs[static_cast<size_t>(i)], co, where);
+        if (!r.ok()) {
+          failed = r.status();
+          break;
+        }
+        if (i == 0) cuts[0].cut = r->cut;
+        if (specs.empty()) b = std::move(r->boxes[static_cast<size_t>(out)]);
+        else b = DoubleBox{Shape{k}, std::move(r->spec_lo), std::move(r->spec_hi)};
+      }
+      if (!b) continue;  // no sound box: the whole line
+      std::copy(b->lo.begin(), b->lo.end(), lower.begin() + i * k);
+      std::copy(b->hi.begin(), b->hi.end(), upper.begin() + i * k);
+    }
+    return true;
+  });
+  check(failed);
+  warn_cut(m, cuts);
+  Shape shape{n};
+  if (specs.empty())
+    for (int64_t d : drop_leading_one(out_shape)) shape.push_back(d);
+  else
+    shape.push_back(k);
+  return py::make_tuple(to_numpy(shape, std::move(lower)), to_numpy(shape, std::move(upper)));
+}
+
+}  // namespace denote::python

@@ -1,0 +1,28 @@
+// Model.bounds on a batch (auto_LiRPA's leading batch axis; python/src/bounds_batch.cc).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "common.h"
+#include "denote/bounds/crown.h"
+
+namespace denote::python {
+
+// N when `lo` holds N samples of the model's one input along a new leading axis: lo is [N, *sample], the
+// sample being the input's shape without its leading 1 (auto_LiRPA's batch dimension), or the whole shape;
+// nullopt otherwise (lo is one sample: the single path applies).
+std::optional<int64_t> batch_size(const Model& m, const py::object& lo);
+
+// The bounds of every sample with one model prepared once: boxes [lo_i, hi_i], or balls lo_i +- eps_i (eps a
+// number or one per sample); C [rows, outputs] for all, or [N, rows, outputs] one per sample. Returns
+// (lower, upper) shaped [N, *output sample] (the output's shape without its leading 1), or [N, rows] with C.
+// Each sample's bounds are those of its own call; `ibp_box` (method ibp without C): IBP's output box.
+py::object batch_bounds(const Model& m, const py::object& lo, const py::object& hi, const py::object& eps,
+                        const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n);
+
+// A UserWarning naming the nodes CROWN took at their IBP box (CrownResult::cut): the bounds hold, but are
+// only as tight as IBP's there, which an auto_LiRPA user would otherwise not see.
+void warn_cut(const Model& m, const std::vector<CrownResult>& runs);
+
+}  // namespace denote::python
