@@ -252,6 +252,51 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
   return py::make_tuple(lb, ub, A);
 }
 
+// A batch with bound_lower / bound_upper / return_A: side_bounds sample by sample, each result stacked along
+// a new leading axis (a side not asked for stays None).
+py::object batch_sides(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& spec_obj,
+                       const CrownOptions& co, const BoundArgs& a, int64_t n) {
+  const Model& m = self.model();
+  if (m.output_ids.size() != 1) raise_invalid("a batch of samples needs a model with one output", "lo");
+  if (co.method == BoundMethod::Ibp) raise_invalid("bound_lower, bound_upper and return_A go with method crown or alpha-crown", "method");
+  const Shape& in = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
+  const int64_t ny = numel(m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape);
+  const std::vector<DoubleBox> boxes = sample_boxes(to_tensor(lo, {"lo"}, true), hi, a.eps_obj, in, n);
+  const std::vector<SpecMatrix> specs = sample_specs(spec_obj, n, ny);
+  std::vector<py::tuple> per;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::optional<SpecMatrix> spec = specs.empty() ? std::nullopt : std::optional(specs[static_cast<size_t>(i)]);
+    per.push_back(side_bounds(self, {boxes[static_cast<size_t>(i)]}, spec, co, a).cast<py::tuple>());
+  }
+  // Shapes as the two-sided batch's and auto_LiRPA's: [N, rows] (the output without its leading 1 for rows
+  // without C), lA / uA [N, rows, *input without its leading 1].
+  const int64_t rows = specs.empty() ? ny : specs[0].rows;
+  const Shape& out_shape = m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape;
+  py::list row_shape, a_shape;
+  row_shape.append(n), a_shape.append(n), a_shape.append(rows);
+  if (specs.empty())
+    for (size_t d = !out_shape.empty() && out_shape[0] == 1 ? 1 : 0; d < out_shape.size(); ++d) row_shape.append(out_shape[d]);
+  else
+    row_shape.append(rows);
+  for (size_t d = !in.empty() && in[0] == 1 ? 1 : 0; d < in.size(); ++d) a_shape.append(in[d]);
+  const py::object stack = py::module_::import("numpy").attr("stack");
+  auto stacked = [&](auto&& pick, const py::list& shape) -> py::object {
+    py::list items;
+    for (const py::tuple& t : per) items.append(pick(t));
+    return items[0].is_none() ? py::object(py::none()) : stack(items).attr("reshape")(py::tuple(shape));
+  };
+  py::object lb = stacked([](const py::tuple& t) { return t[0]; }, row_shape);
+  py::object ub = stacked([](const py::tuple& t) { return t[1]; }, row_shape);
+  if (!a.return_A) return py::make_tuple(lb, ub);
+  py::list bias_shape;
+  bias_shape.append(n), bias_shape.append(rows);
+  py::dict A;
+  for (const char* key : {"lA", "lbias", "uA", "ubias"})
+    A[key] = stacked([key](const py::tuple& t) { return t[2].cast<py::dict>()[key]; },
+                     key[1] == 'A' ? a_shape : bias_shape);
+  return py::make_tuple(lb, ub, A);
+}
+
 py::object bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& spec_obj,
                   BoundArgs a, const EvalOptions& options) {
   const std::optional<BoundMethod> method = parse_bound_method(a.method);
@@ -271,15 +316,16 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
   const ArithSpec& arith = *parsed;
   if (const std::optional<int64_t> n = batch_size(m, lo)) {
     const bool linf = a.norm.is_none() || std::isinf(py::float_(a.norm).cast<double>());
-    if (a.all_nodes || !a.bound_lower || !a.bound_upper || a.return_A || !linf)
-      raise_invalid("a batch of samples (lo with a leading sample axis) is bounded at the output, both sides, on "
-                    "boxes or L-infinity balls (not yet with all_nodes, bound_lower/bound_upper, return_A or norm=2/1)",
+    if (a.all_nodes || !linf)
+      raise_invalid("a batch of samples (lo with a leading sample axis) is bounded at the output on boxes or "
+                    "L-infinity balls (not yet with all_nodes or norm=2/1)",
                     "lo");
     co.method = *method;
     co.arith = arith;
     co.alpha_iters = a.alpha_iters;
     co.lirpa_compatible = a.lirpa_compatible;
     co.eval = options;
+    if (!a.bound_lower || !a.bound_upper || a.return_A) return batch_sides(self, lo, hi, spec_obj, co, a, *n);
     return batch_bounds(m, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n);
   }
   if (!a.eps_obj.is_none() && !a.eps)
@@ -571,7 +617,8 @@ then also takes, per row, the ball's own minimum of its linear bound (a . x0 - e
 down; the intermediate bounds stay the box's, so auto_LiRPA's may be tighter); ibp and alpha-crown give the
 box's bounds. A batch (auto_LiRPA's leading batch axis): lo (and hi) of shape [N, *input shape without its leading 1],
 eps a number or N numbers, C [rows, outputs] or [N, rows, outputs]; returns [N, ...] bounds, each sample's
-those of its own call (the model prepared once). C: the spec, as auto_LiRPA names it. bound_lower / bound_upper (crown, alpha-crown; one output): only that
+those of its own call (the model prepared once); with bound_lower / bound_upper / return_A each sample's
+results stacked (lA [N, rows, *input shape without its leading 1]). C: the spec, as auto_LiRPA names it. bound_lower / bound_upper (crown, alpha-crown; one output): only that
 side (the other is None), each side one lower-only pass (the upper through -C). return_A (crown, one input):
 also the linear bounds in the input, as a third result {"lA", "lbias", "uA", "ubias"}: lA x + lbias <= C y <=
 uA x + ubias for every x of the box (lA: [rows, *input shape]; rows are C's, or the output's elements); the

@@ -21,6 +21,8 @@ Tensor<double> sample(const Tensor<double>& x, const Shape& in, int64_t i) {
   return Tensor<double>(in, std::vector<double>(x.data.begin() + i * k, x.data.begin() + (i + 1) * k));
 }
 
+}  // namespace
+
 std::vector<DoubleBox> sample_boxes(const Tensor<double>& x, const py::object& hi, const py::object& eps,
                                     const Shape& in, int64_t n) {
   std::vector<DoubleBox> boxes;
@@ -47,7 +49,6 @@ std::vector<DoubleBox> sample_boxes(const Tensor<double>& x, const py::object& h
   return boxes;
 }
 
-// C for every sample: [rows, outputs] shared, or [N, rows, outputs].
 std::vector<SpecMatrix> sample_specs(const py::object& spec, int64_t n, int64_t ny) {
   std::vector<SpecMatrix> out;
   if (spec.is_none()) return out;
@@ -62,8 +63,6 @@ std::vector<SpecMatrix> sample_specs(const py::object& spec, int64_t n, int64_t 
   }
   return out;
 }
-
-}  // namespace
 
 void warn_cut(const Model& m, const std::vector<CrownResult>& runs) {
   const std::vector<int64_t> cut = cut_nodes(runs);

@@ -21,6 +21,13 @@ std::optional<int64_t> batch_size(const Model& m, const py::object& lo);
 py::object batch_bounds(const Model& m, const py::object& lo, const py::object& hi, const py::object& eps,
                         const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n);
 
+// The batch's boxes: [lo_i, hi_i], or lo_i +- eps_i (eps one number or one per sample); x is lo as a tensor
+// [N, *sample], `in` the model's input shape.
+std::vector<DoubleBox> sample_boxes(const Tensor<double>& x, const py::object& hi, const py::object& eps,
+                                    const Shape& in, int64_t n);
+// C for every sample: [rows, outputs] shared, or [N, rows, outputs] (empty without C).
+std::vector<SpecMatrix> sample_specs(const py::object& spec, int64_t n, int64_t ny);
+
 // A UserWarning naming the nodes CROWN took at their IBP box (CrownResult::cut): the bounds hold, but are
 // only as tight as IBP's there, which an auto_LiRPA user would otherwise not see.
 void warn_cut(const Model& m, const std::vector<CrownResult>& runs);

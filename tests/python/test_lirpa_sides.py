@@ -137,13 +137,33 @@ def test_a_batch_is_bounded_as_its_samples_one_by_one(acas_path, method):
     assert blo.shape == (n, 5) and np.all(blo <= bhi)
 
 
+def test_a_batch_with_one_side_and_return_A(acas_path):
+    """bound_lower / bound_upper / return_A on a batch: each sample's results as its own call's, stacked
+    (lA [N, rows, 1, 1, 5]: the input without its leading 1, as auto_LiRPA shapes it)."""
+    m = denote.load(acas_path)
+    rng = np.random.default_rng(6)
+    n = 3
+    xs = (LO + rng.uniform(0, 1, (n,) + LO.shape[1:]) * (HI - LO)).reshape(n, 1, 1, 5)
+    lb, ub, A = m.bounds(xs, eps=0.01, method="crown", C=SPEC, return_A=True)
+    assert lb.shape == ub.shape == (n, 3) and A["lA"].shape == (n, 3, 1, 1, 5) and A["ubias"].shape == (n, 3)
+    only_lo, none_hi = m.bounds(xs, eps=0.01, method="crown", bound_upper=False)
+    assert none_hi is None and only_lo.shape == (n, 5)
+    for i in range(n):
+        one = m.bounds(xs[i][None], eps=0.01, method="crown", C=SPEC, return_A=True)
+        np.testing.assert_array_equal(lb[i], one[0])
+        np.testing.assert_array_equal(A["lA"][i], one[2]["lA"].reshape(3, 1, 1, 5))
+        np.testing.assert_array_equal(A["ubias"][i], one[2]["ubias"])
+        np.testing.assert_array_equal(only_lo[i], m.bounds(xs[i][None], eps=0.01, method="crown",
+                                                           bound_upper=False)[0].ravel())
+
+
 def test_batch_refusals(acas_path):
     m = denote.load(acas_path)
     xs = np.repeat((LO + HI) / 2, 3, axis=0).reshape(3, 1, 1, 5)
     with pytest.raises(denote.InvalidInputError, match="one, or one per sample"):
         m.bounds(xs, eps=np.array([0.1, 0.2]), method="crown")
     with pytest.raises(denote.InvalidInputError, match="a batch of samples"):
-        m.bounds(xs, eps=0.1, method="crown", return_A=True)
+        m.bounds(xs, eps=0.1, method="crown", norm=2)
     with pytest.raises(denote.InvalidInputError, match="C of shape"):
         m.bounds(xs, eps=0.1, method="crown", C=np.ones((2, 2, 5)))
     with pytest.raises(denote.InvalidInputError, match="one radius per sample goes with a batch"):
