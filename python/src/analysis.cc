@@ -11,6 +11,7 @@
 #include "interrupt.h"
 #include "denote/autodiff/grad.h"
 #include "denote/bounds/crown.h"
+#include "denote/bounds/lp_ball.h"
 #include "denote/check/check.h"
 #include "denote/plan/registry.h"
 #include "denote/scalar/arith.h"
@@ -89,7 +90,7 @@ py::object bound_result(const Model& m, const DoubleIbp& ibp, std::vector<CrownR
 // With eps: lo is the center x (per input) and the box is the L-infinity ball x +- eps (box_around, as the
 // CLI's --center/--eps); auto_LiRPA's PerturbationLpNorm(norm, eps). An L2 or L1 ball (norm=2, 1) is bounded
 // through its bounding box x +- eps; CROWN then also takes the ball's own minimum of each row's linear
-// bound (lp_lower). The norm and the centers go to `a`.
+// bound (lp_ball_min, denote/bounds/lp_ball.h). The norm and the centers go to `a`.
 std::vector<DoubleBox> balls_of(const PyModel& self, const py::object& x, const py::object& hi, BoundArgs& a) {
   if (!hi.is_none()) raise_invalid("eps: pass the center as lo and no hi (or lo and hi without eps)", "hi");
   a.p = a.norm.is_none() ? INFINITY : py::float_(a.norm).cast<double>();
@@ -103,23 +104,6 @@ std::vector<DoubleBox> balls_of(const PyModel& self, const py::object& x, const 
     a.centers.push_back(c.data);
   }
   return boxes;
-}
-
-// min over ||x - c||_p <= eps of a . x + b (p = 2 or 1), rounded down: a . c + b - eps ||a||_q (q = 2 or inf),
-// each step's rounding covered (2 (n + 2) u on the sums, one ulp outward after every operation).
-double lp_lower(const double* a, double b, const std::vector<double>& c, double eps, double p) {
-  const size_t n = c.size();
-  double s = 0, mag = 0, norm = 0;
-  for (size_t j = 0; j < n; ++j) {
-    const double t = a[j] * c[j];
-    s += t, mag += std::fabs(t);
-    norm = p == 1 ? std::max(norm, std::fabs(a[j])) : norm + a[j] * a[j];
-  }
-  const double g = static_cast<double>(2 * (n + 2)) * 0x1p-53;
-  if (p == 2) norm = std::nextafter(std::sqrt(std::nextafter(norm * (1 + g), INFINITY)), INFINITY);
-  const double dot = std::nextafter(s - std::nextafter(g * mag, INFINITY), -INFINITY);
-  const double radius = std::nextafter(eps * norm, INFINITY);
-  return std::nextafter(std::nextafter(dot - radius, -INFINITY) + b, -INFINITY);
 }
 
 std::vector<DoubleBox> boxes_of(const PyModel& self, const py::object& lo, const py::object& hi) {
@@ -144,21 +128,6 @@ std::optional<SpecMatrix> spec_of(const Model& m, const py::object& spec) {
 }
 
 
-// The constant of a linear lower bound a . x + bias <= (C y)_r on the box, from CROWN's bound `lower` of the
-// row and its input coefficients a: lower - M with M >= min over the box of a . x (each product's and the
-// sum's rounding covered by 2 (nx + 2) u sum |t|), rounded down. It holds on the whole box: CROWN's linear
-// function a . x + beta - slack lies below (C y)_r there, and lower <= min(a . x) + beta - slack.
-double side_bias(const double* a, const DoubleBox& box, double lower) {
-  double s = 0, mag = 0;
-  const size_t nx = box.lo.size();
-  for (size_t j = 0; j < nx; ++j) {
-    const double t = a[j] >= 0 ? a[j] * box.lo[j] : a[j] * box.hi[j];
-    s += t, mag += std::fabs(t);
-  }
-  const double m = std::nextafter(s + static_cast<double>(2 * (nx + 2)) * 0x1p-53 * mag, INFINITY);
-  return std::nextafter(lower - m, -INFINITY);
-}
-
 // One side of C y (auto_LiRPA's bound_lower / bound_upper): the lower bounds of the rows of `rows` (C, or
 // -C for the upper side) by a lower-only pass, with CROWN's input coefficients for return_A. C++ only (it
 // runs without the GIL).
@@ -169,7 +138,7 @@ Result<CrownResult> run_side(const Model& m, const std::vector<DoubleBox>& boxes
   return run_crown(m.graph, m.payload, boxes, m.output_ids[0], &rows, co);
 }
 
-// The side's bounds and, with return_A, its coefficients and constants (side_bias).
+// The side's bounds and, with return_A, its coefficients and constants (box_bias).
 struct Side {
   std::vector<double> lower, A, bias;
 };
@@ -184,10 +153,11 @@ Side finish_side(const Model& m, const std::vector<DoubleBox>& boxes, CrownResul
                   "return_A");
   out.A = r.input_coef;
   const size_t nx = boxes[0].lo.size();
-  for (size_t k = 0; k < out.lower.size(); ++k) out.bias.push_back(side_bias(&out.A[k * nx], boxes[0], out.lower[k]));
+  auto row = [&](size_t k) { return std::span<const double>(out.A.data() + k * nx, nx); };
+  for (size_t k = 0; k < out.lower.size(); ++k) out.bias.push_back(box_bias(row(k), boxes[0], out.lower[k]));
   if (std::isfinite(a.p))  // the L2 / L1 ball inside the box: its own minimum of each row's linear bound
     for (size_t k = 0; k < out.lower.size(); ++k)
-      out.lower[k] = std::max(out.lower[k], lp_lower(&out.A[k * nx], out.bias[k], a.centers[0], *a.eps, a.p));
+      out.lower[k] = std::max(out.lower[k], lp_ball_min(row(k), out.bias[k], a.centers[0], *a.eps, a.p));
   return out;
 }
 

@@ -19,6 +19,8 @@ struct BoxOptions {
   std::string eps_text;             // --eps (required with --center), parsed by check_box_usage
   bool eps_given = false;
   double eps = 0;                   // set by check_box_usage
+  std::string norm = "inf";         // --norm inf|2|1: the ball around --center (2, 1: through its bounding box)
+  double p = 0;                     // norm parsed by check_box_usage (infinity for inf)
   std::vector<std::string> box;     // --box LO HI, repeated per graph input
   std::string arith = "f64";
   std::string max_memory = "auto";  // --max-memory SIZE or auto

@@ -19,6 +19,9 @@ void add_box_options(CLI::App* sub, BoxOptions& o) {
       ->allow_extra_args(false);
   sub->add_option("--eps", o.eps_text, "l-infinity radius around --center (a finite number >= 0)")
       ->each([&o](const std::string&) { o.eps_given = true; });
+  sub->add_option("--norm", o.norm,
+                  "inf (default), 2 or 1: the ball around --center; 2 and 1 are bounded through their bounding box, "
+                  "crown then minimising each output row over the ball");
   sub->add_option("--box", o.box, "LO HI: the input box's corners (JSON arrays or @file.npy); repeat per input")
       ->expected(2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)  // repeated: one LO HI pair per input
@@ -68,6 +71,9 @@ Result<int64_t> check_box_usage(BoxOptions& o) {
   if (by_center == !o.box.empty()) return error_status("give either --center T --eps E or --box LO HI");
   if (by_center) DENOTE_RETURN_IF_ERROR(parse_eps(o));
   else if (o.eps_given) return error_status("--eps goes with --center, not with --box");
+  if (o.norm != "inf" && o.norm != "2" && o.norm != "1") return error_status("--norm " + o.norm + ": expected inf, 2 or 1");
+  if (o.norm != "inf" && !by_center) return error_status("--norm goes with --center and --eps (a ball), not with --box");
+  o.p = o.norm == "inf" ? INFINITY : o.norm == "2" ? 2.0 : 1.0;
   if (o.box.size() % 2 != 0) return error_status("--box takes two values, LO and HI");
   auto spec = parse_arith_name(o.arith, /*allow_real=*/false);
   if (!spec.ok())

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli_bounds.h"
+#include "denote/bounds/lp_ball.h"
 
 namespace denote::cli {
 
@@ -47,6 +48,8 @@ struct Run {
 
 void print_text(const Model& m, const Run& run, const BoxOptions& o, BoundMethod method) {
   std::cout << "method: " << bound_method_name(method) << ", arith: " << o.arith
+            << (o.norm == "inf" ? "" : ", norm " + o.norm + " (the ball's bounding box" +
+                                           (method == BoundMethod::Crown ? "; output rows minimised over the ball)" : ")"))
             << (o.all_nodes ? "" : ", output nodes (--all-nodes for every node)") << "\n";
   const CrownResult& first = run.per_output.front();
   std::vector<int64_t> ids = m.output_ids;
@@ -110,6 +113,19 @@ void print_json(const Model& m, const Run& run, const BoxOptions& o, BoundMethod
 
 }  // namespace
 
+// --norm 2 / 1 with --method crown (one input): the output rows minimised over the ball (denote/bounds/lp_ball.h);
+// the boxes' bounds otherwise.
+Status tighten_to_ball(const Model& m, const std::vector<DoubleBox>& boxes, const BoxOptions& o, int64_t out,
+                       const SpecMatrix* spec, const CrownOptions& co, CrownResult& r) {
+  if (std::isinf(o.p) || co.method != BoundMethod::Crown || boxes.size() != 1) return ok_status();
+  DENOTE_ASSIGN_OR_RETURN(auto centers, parse_inputs(m.graph, o.center, "--center"));
+  auto& box = r.boxes[static_cast<size_t>(out)];
+  if (!spec && !box) return ok_status();
+  std::vector<double>& lo = spec ? r.spec_lo : box->lo;
+  std::vector<double>& hi = spec ? r.spec_hi : box->hi;
+  return tighten_on_ball(m.graph, m.payload, boxes[0], centers[0].data, o.eps, o.p, out, spec, co, lo, hi);
+}
+
 int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOptions& lb) {
   auto budget = check_box_usage(o);
   if (!budget.ok()) return usage_error(budget.message());
@@ -146,6 +162,7 @@ int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOption
   for (int64_t out : m->output_ids) {
     auto r = run_crown(m->graph, m->payload, *boxes, out, spec ? &*spec : nullptr, co);
     if (!r.ok()) return fail(r.message());
+    if (Status s = tighten_to_ball(*m, *boxes, o, out, spec ? &*spec : nullptr, co, *r); !s.ok()) return fail(s.message());
     run.per_output.push_back(std::move(*r));
   }
   if (run.per_output.empty()) return fail("the model has no outputs");

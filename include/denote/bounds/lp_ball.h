@@ -1,0 +1,36 @@
+// Linear bounds over an L2 or L1 ball ||x - c||_p <= eps (auto_LiRPA's PerturbationLpNorm(norm=2 or 1)). The
+// bound passes run over the ball's bounding box c +- eps (run_crown); each final row's linear function in the
+// input, a . x + bias <= (C y)_r on the box, is then minimised over the ball itself: a . c + bias - eps ||a||_q
+// (q = 2, or inf for p = 1). The intermediate bounds stay the box's, so the result is between the box's and
+// what a ball-aware engine gives (docs/PERF.md "L2 and L1 balls"). Every step rounds outward.
+//
+//   std::vector<double> lo, hi;  // the box's bounds of C y, tightened in place
+//   Status s = tighten_on_ball(g, payload, box, center, 0.02, 2, out, &spec, crown_options, lo, hi);
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "denote/base/status.h"
+#include "denote/bounds/crown.h"
+
+namespace denote {
+
+// A constant `bias` with a . x + bias <= (C y)_r for every x of the box, from CROWN's lower bound `lower` of
+// the row and its input coefficients a: lower minus an upper bound of min over the box of a . x, rounded down.
+double box_bias(std::span<const double> a, const DoubleBox& box, double lower);
+
+// min over ||x - c||_p <= eps of a . x + bias (p = 1 or 2), rounded down.
+double lp_ball_min(std::span<const double> a, double bias, std::span<const double> c, double eps, double p);
+
+// The bounds lo <= C y <= hi (C = identity over the output's elements without a spec) that hold on the box
+// (a ball's bounding box, the graph's only input), tightened to the ball: two lower-only CROWN passes (C and
+// -C) with their input coefficients, each row minimised over the ball; lo and hi never loosen. Needs
+// o.method == Crown (alpha-CROWN keeps no coefficients of its optimised bound) and one input; a row whose
+// pass did not reach the input as one linear function keeps its bounds. Errors: run_crown's.
+Status tighten_on_ball(const Graph& g, const Payload<double>& payload, const DoubleBox& box, std::span<const double> center,
+                       double eps, double p, int64_t output, const SpecMatrix* spec, const CrownOptions& o,
+                       std::vector<double>& lo, std::vector<double>& hi);
+
+}  // namespace denote
