@@ -190,8 +190,9 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
   });
   check(lo_run.status());
   check(hi_run.status());
-  std::vector<CrownResult> cuts(2);  // warn_cut reads only the cut nodes
+  std::vector<CrownResult> cuts(2);  // warn_cut reads only the cut nodes and the fallback
   cuts[0].cut = lo_run->cut, cuts[1].cut = hi_run->cut;
+  cuts[0].fallback = lo_run->fallback, cuts[1].fallback = hi_run->fallback;
   warn_cut(m, cuts);
   Side lower, upper;
   if (a.bound_lower) lower = finish_side(m, boxes, *lo_run, coefficients, a);

@@ -65,10 +65,14 @@ std::vector<SpecMatrix> sample_specs(const py::object& spec, int64_t n, int64_t 
 }
 
 void warn_cut(const Model& m, const std::vector<CrownResult>& runs) {
+  auto warn = [](const std::string& msg) {
+    if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
+  };
   const std::vector<int64_t> cut = cut_nodes(runs);
-  if (cut.empty()) return;
-  const std::string msg = "no linear relaxation at " + describe_cut(m.graph, cut) + "; the linear bounds take their IBP box there";
-  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
+  if (!cut.empty())
+    warn("no linear relaxation at " + describe_cut(m.graph, cut) + "; the linear bounds take their IBP box there");
+  for (const CrownResult& r : runs)  // CROWN's error model does not hold: the bounds are IBP's (sound there)
+    if (!r.fallback.empty()) return warn("the linear bounds are IBP's: " + r.fallback);
 }
 
 std::optional<int64_t> batch_size(const Model& m, const py::object& lo) {
@@ -111,7 +115,7 @@ py::object batch_bounds(const Model& m, const py::object& lo, const py::object& 
           failed = r.status();
           break;
         }
-        if (i == 0) cuts[0].cut = r->cut;
+        if (i == 0) cuts[0].cut = r->cut, cuts[0].fallback = r->fallback;
         if (specs.empty()) b = std::move(r->boxes[static_cast<size_t>(out)]);
         else b = DoubleBox{Shape{k}, std::move(r->spec_lo), std::move(r->spec_hi)};
       }

@@ -29,7 +29,8 @@ std::vector<DoubleBox> sample_boxes(const Tensor<double>& x, const py::object& h
 std::vector<SpecMatrix> sample_specs(const py::object& spec, int64_t n, int64_t ny);
 
 // A UserWarning naming the nodes CROWN took at their IBP box (CrownResult::cut): the bounds hold, but are
-// only as tight as IBP's there, which an auto_LiRPA user would otherwise not see.
+// only as tight as IBP's there, which an auto_LiRPA user would otherwise not see; and one when CROWN's error
+// model does not hold and the bounds are IBP's (CrownResult::fallback).
 void warn_cut(const Model& m, const std::vector<CrownResult>& runs);
 
 }  // namespace denote::python

@@ -168,3 +168,18 @@ def test_batch_refusals(acas_path):
         m.bounds(xs, eps=0.1, method="crown", C=np.ones((2, 2, 5)))
     with pytest.raises(denote.InvalidInputError, match="one radius per sample goes with a batch"):
         m.bounds((LO + HI) / 2, eps=np.array([0.1]), method="crown")
+
+
+def test_a_crown_fallback_to_ibp_is_warned():
+    """A weight that f32 rounds into its subnormal range leaves CROWN's error model: the bounds are IBP's
+    (sound), and Python says so instead of returning them silently."""
+    b = denote.GraphBuilder()
+    x = b.input([2])
+    y = b.op("relu", b.linear(x, np.array([[1.0, 1e-40], [0.5, -1.0]]), np.zeros(2)))
+    m = b.build([b.linear(y, np.array([[1.0, -1.0]]), np.zeros(1))])
+    lo, hi = np.zeros(2), np.ones(2)
+    with pytest.warns(UserWarning, match=r"the linear bounds are IBP's: a parameter leaves .*weight\[1\]"):
+        clo, chi = m.bounds(lo, hi, method="crown", arith="f32")
+    ilo, ihi = m.bounds(lo, hi, method="ibp", arith="f32")
+    np.testing.assert_array_equal(clo, ilo)
+    np.testing.assert_array_equal(chi, ihi)

@@ -80,6 +80,24 @@ TEST(CliCrown, AcasXuIntermediateChoices) {
       << bad.err;
 }
 
+TEST(CliCrown, AFallbackToIbpIsANote) {
+  // A weight f32 rounds into its subnormal range leaves CROWN's error model: the bounds are IBP's, said so.
+  const std::string doc = R"({"format": "torchlean.ir.v1", "input_id": 0, "output_ids": [1], "nodes": [
+    {"id": 0, "kind": "input", "parents": [], "shape": [2]},
+    {"id": 1, "kind": "linear", "parents": [0], "shape": [1], "out_dim": 1, "in_dim": 2, "weight": [[1, 1e-40]],
+     "bias": [0]}]})";
+  const std::string model = write_file("fallback_crown.json", doc);
+  CliRun r = run_cli("bounds " + model + " --box '[0, 0]' '[1, 1]' --method crown --arith f32");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: the linear bounds are IBP's: a parameter leaves the arithmetic's error model (node 1 weight[1]"), std::string::npos)
+      << r.out;
+  CliRun j = run_cli("bounds " + model + " --box '[0, 0]' '[1, 1]' --method crown --arith f32 --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_NE(nlohmann::json::parse(j.out)["fallback"].get<std::string>().find("weight[1]"), std::string::npos) << j.out;
+  CliRun ok = run_cli("bounds " + six() + " " + kCenter + " --method crown --json");
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["fallback"], "");
+}
+
 TEST(CliCrown, UsageAndInputErrors) {
   const std::string m = six();
   EXPECT_EQ(run_cli("bounds " + m + " " + kCenter + " --method beta").code, 2);

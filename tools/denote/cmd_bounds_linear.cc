@@ -74,6 +74,8 @@ void print_text(const Model& m, const Run& run, const BoxOptions& o, BoundMethod
   if (const auto cut = run.cut(); !cut.empty())
     std::cout << "note: no linear relaxation at " << describe_cut(m.graph, cut)
               << "; the linear bounds take their IBP box there (docs/NUMERICS.md, \"Linear bounds\")\n";
+  if (!first.fallback.empty())
+    std::cout << "note: the linear bounds are IBP's: " << first.fallback << " (CROWN's error model does not hold)\n";
 }
 
 void print_json(const Model& m, const Run& run, const BoxOptions& o, BoundMethod method) {
@@ -106,6 +108,7 @@ void print_json(const Model& m, const Run& run, const BoxOptions& o, BoundMethod
     out += fmt::format(", \"spec\": {{\"output\": {}, \"lo\": {}, \"hi\": {}}}", first.output, json_list(first.spec_lo),
                        json_list(first.spec_hi));
   out += fmt::format(", \"cut\": [{}]", join_ints(run.cut()));
+  out += fmt::format(", \"fallback\": \"{}\"", json_escape(first.fallback));  // "" when the linear passes ran
   out += fmt::format(", \"stats\": {{\"passes\": {}, \"rows\": {}, \"alpha_steps\": {}}}}}\n", first.passes, first.rows,
                      first.alpha_steps);
   std::cout << out;
