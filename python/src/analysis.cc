@@ -13,6 +13,7 @@
 #include "denote/bounds/crown.h"
 #include "denote/bounds/lp_ball.h"
 #include "denote/check/check.h"
+#include "denote/plan/provider_check.h"
 #include "denote/plan/registry.h"
 #include "denote/scalar/arith.h"
 #include "denote/verify/verify.h"
@@ -463,6 +464,7 @@ py::object plan(const PyModel& self, const std::string& provider, const std::str
   check(parse_provider_policy(provider, policy).with_field("provider"));
   check(parse_assurance(assurance, policy).with_field("assurance"));
   const Environment env = detect_environment();
+  check(check_provider_present(policy, env));
   if (std::find(env.devices.begin(), env.devices.end(), device) == env.devices.end()) {
     std::string present;
     for (const auto& d : env.devices) present += (present.empty() ? "" : ", ") + d;

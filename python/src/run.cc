@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common.h"
+#include "denote/plan/provider_check.h"
 #include "denote/eval/eval.h"
 #include "denote/plan/registry.h"
 #include "denote/scalar/arith.h"
@@ -138,6 +139,7 @@ std::shared_ptr<const BoundPlan> bound_plan(PyModel& m, const std::string& provi
   if (auto it = m.plans.find(provider); it != m.plans.end()) return it->second;
   PlanPolicy policy;
   check(parse_provider_policy(provider, policy).with_field("provider"));
+  check(check_provider_present(policy, detect_environment()));
   CapsuleRegistry registered = unwrap(standard_registry());
   GraphKernelPlan plan = unwrap(plan_graph(m.model().graph, registered.available(detect_environment()), policy));
   auto bound = std::make_shared<const BoundPlan>(unwrap(bind_plan(plan, standard_handlers())));

@@ -181,3 +181,15 @@ def test_typed_builder_model_with_integers():
     np.testing.assert_array_equal(out, np.array([-56, -21, -3], dtype=np.int8))  # 200 wraps to -56
     u = m.run(np.array([True, False, True]), np.array([True, True, False]))
     assert u.dtype == np.bool_
+
+
+def test_prefer_an_absent_provider_is_an_error(acas_path):
+    """provider="prefer:P" with P not in this build or on this machine: an error naming what is here, not a
+    silent run on another provider (issue 51)."""
+    m = denote.load(acas_path)
+    x = np.zeros((1, 1, 1, 5))
+    with pytest.raises(denote.InvalidInputError, match="cuda is not available in this build on this machine"):
+        m.run(x, provider="prefer:cuda")
+    with pytest.raises(denote.InvalidInputError, match="nosuch is not available"):
+        m.plan("prefer:nosuch")
+    m.run(x, provider="prefer:reference")  # one that is here

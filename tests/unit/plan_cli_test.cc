@@ -72,6 +72,15 @@ TEST(PlanCli, ErrorsAndExitCodes) {
   EXPECT_EQ(device.code, 1);
   EXPECT_EQ(device.err, "error: no admissible kernel capsule for op linear on device cuda\n");
   EXPECT_EQ(run_cli("plan " + dir + "/six_node.json --provider openblas").code, 2);
+  // prefer: a provider that is not here at all is an error, not a silent run on the others (issue 51).
+  for (const char* cmd : {"plan ", "run "}) {
+    const std::string input = std::string(cmd) == "run " ? " --input '[0.3,-0.2,0.1,0.4]'" : "";
+    CliRun absent = run_cli(cmd + dir + "/six_node.json" + input + " --provider prefer:cuda");
+    EXPECT_NE(absent.code, 0) << cmd;
+    EXPECT_NE(absent.err.find("prefer:cuda: cuda is not available in this build on this machine (available: "),
+              std::string::npos)
+        << absent.err;
+  }
   EXPECT_EQ(run_cli("plan " + dir + "/six_node.json --assurance none").code, 2);
   EXPECT_EQ(run_cli("plan " + dir + "/missing.json").code, 1);
   CliRun external = run_cli("plan " + dir + "/six_node.json --assurance external");

@@ -1,5 +1,6 @@
 // Planning and plan execution for the CLI (see run_plan.h).
 #include "run_plan.h"
+#include "denote/plan/provider_check.h"
 
 #include <algorithm>
 #include <iterator>
@@ -89,6 +90,7 @@ Result<PlanPolicy> policy_from_options(const std::string& device, const std::str
   policy.device = device;
   DENOTE_RETURN_IF_ERROR(parse_provider_policy(provider, policy));
   DENOTE_RETURN_IF_ERROR(parse_assurance(assurance, policy));
+  DENOTE_RETURN_IF_ERROR(check_provider_present(policy, detect_environment()));
   return policy;
 }
 
