@@ -4,40 +4,23 @@ same batch (BoundedTensor of shape [N, ...], PerturbationLpNorm(inf, eps)), 1 th
 IBP, on mnistfc 256x2 (784 inputs). denote bounds the samples one by one on a model prepared once; auto_LiRPA
 bounds the batch as one tensor. Prints the best-of-3 times and the largest width difference.
 Usage: OMP_NUM_THREADS=1 PYTHONPATH=build/python /usr/bin/python3 bench/lirpa_batch.py [--batch 64]"""
-import argparse
 import os
-import sys
-import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def best(f, n=3):
-    out, ts = None, []
-    for _ in range(n):
-        t = time.perf_counter()
-        out = f()
-        ts.append(time.perf_counter() - t)
-    return out, min(ts)
+from lirpa_side import ROOT, best, load, parser
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = parser(__doc__)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--eps", type=float, default=0.01)
-    ap.add_argument("--lirpa", default=os.path.join(ROOT, "..", "shared", "peers", "auto_LiRPA"))
     a = ap.parse_args()
-    sys.path.insert(0, os.path.abspath(a.lirpa))
-    sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
-    import torch
-    from auto_LiRPA import BoundedModule, BoundedTensor
-    from auto_LiRPA.perturbations import PerturbationLpNorm
-    import gen_lirpa_golden as golden
+    lib = load(a.lirpa)
+    torch, golden = lib.torch, lib.golden
+    BoundedModule, BoundedTensor, PerturbationLpNorm = lib.BoundedModule, lib.BoundedTensor, lib.PerturbationLpNorm
     import denote
 
-    torch.set_num_threads(1)
     path = os.path.join(ROOT, "tests", "data", "mnistfc", "mnist-net_256x2.onnx")
     shape, layers = golden.onnx_chain(path)
     m = denote.load(path)
@@ -47,14 +30,14 @@ def main():
     model = golden.build_model(torch, layers, torch.float32)
     xt = torch.tensor(xs.reshape((a.batch,) + tuple(shape[1:])), dtype=torch.float32)
     for method in ("IBP", "CROWN"):
-        (dlo, dhi), dt = best(lambda: m.bounds(xs, eps=a.eps, method=method, arith="f32"))
+        (dlo, dhi), dt = best(lambda: m.bounds(xs, eps=a.eps, method=method, arith="f32"), 3)
         bm = BoundedModule(model, torch.zeros_like(xt), device="cpu")
         x = BoundedTensor(xt, PerturbationLpNorm(norm=float("inf"), eps=a.eps))
         if method == "IBP":
             with torch.no_grad():
-                (llo, lhi), lt = best(lambda: bm.compute_bounds(x=(x,), method=method))
+                (llo, lhi), lt = best(lambda: bm.compute_bounds(x=(x,), method=method), 3)
         else:
-            (llo, lhi), lt = best(lambda: bm.compute_bounds(x=(x,), method=method))
+            (llo, lhi), lt = best(lambda: bm.compute_bounds(x=(x,), method=method), 3)
         dw = float(np.mean(dhi - dlo))
         lw = float((lhi - llo).mean())
         print(f"{method} batch {a.batch}: denote {dt * 1e3:.1f} ms (mean width {dw:.4f}); auto_LiRPA {lt * 1e3:.1f} ms "

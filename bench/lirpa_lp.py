@@ -6,39 +6,22 @@ denote bounds the ball through its bounding box and takes each row's own minimum
 widths, their ratio, the best-of-5 times, and whether each tool's bounds contain the outputs sampled in the
 ball (4000 points; a sound bound must).
 Usage: OMP_NUM_THREADS=1 PYTHONPATH=build/python /usr/bin/python3 bench/lirpa_lp.py [--eps 0.02]"""
-import argparse
 import os
-import sys
-import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def best(f, n=5):
-    out, ts = None, []
-    for _ in range(n):
-        t = time.perf_counter()
-        out = f()
-        ts.append(time.perf_counter() - t)
-    return out, min(ts)
+from lirpa_side import ROOT, best, load, parser
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = parser(__doc__)
     ap.add_argument("--eps", type=float, default=0.02)
-    ap.add_argument("--lirpa", default=os.path.join(ROOT, "..", "shared", "peers", "auto_LiRPA"))
     a = ap.parse_args()
-    sys.path.insert(0, os.path.abspath(a.lirpa))
-    sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
-    import torch
-    from auto_LiRPA import BoundedModule, BoundedTensor
-    from auto_LiRPA.perturbations import PerturbationLpNorm
-    import gen_lirpa_golden as golden
+    lib = load(a.lirpa)
+    torch, golden = lib.torch, lib.golden
+    BoundedModule, BoundedTensor, PerturbationLpNorm = lib.BoundedModule, lib.BoundedTensor, lib.PerturbationLpNorm
     import denote
 
-    torch.set_num_threads(1)
     path = os.path.join(ROOT, "tests", "data", "acasxu", "ACASXU_run2a_1_1_batch_2000.onnx")
     shape, layers = golden.onnx_chain(path)
     lo = np.array([[[[0.6, -0.5, -0.5, 0.45, -0.5]]]])
