@@ -4,6 +4,8 @@
 // every refusal names line:column and what was expected.
 #include <gtest/gtest.h>
 
+#include <random>
+#include <regex>
 #include <string>
 
 #include "denote/verify/vnnlib.h"
@@ -129,6 +131,46 @@ TEST(VnnlibV2, RefusalsNameTheLineAndWhatWasExpected) {
   auto v1 = parse_vnnlib("(declare-const X_0 Real)\n(assert (<= X_0[0] 1))\n", "f");
   ASSERT_FALSE(v1.ok());
   EXPECT_NE(v1.message().find("unexpected character '['"), std::string::npos) << v1.message();
+}
+
+TEST(VnnlibV2, MutatedFilesGiveValuesOrLocatedErrors) {
+  // Random edits of a 2.0 file (brackets, commas, strings and the version line included): every result is a
+  // normal form with consistent sizes, or an error naming file:line:column and what was expected.
+  const std::string base = R"((vnnlib-version <2.0>)
+(declare-network acc (declare-input X float32 [2, 2] "in") (declare-output Y Real [3]))
+(assert (and (>= X[0, 0] -1.0) (<= X[0, 0] 1.0) (>= X[0, 1] 0) (<= X[0, 1] 0.5)))
+(assert (and (>= X[1, 0] -0.5) (<= X[1, 0] 0.5) (== X[1, 1] 0.25)))
+(assert (or (<= Y[0] Y[1]) (!= (+ Y[2] (* 2 Y[0])) 3) (< (- Y[1]) -1.5)))
+)";
+  ASSERT_TRUE(parse_vnnlib(base, "t.vnnlib").ok());
+  const std::regex format(R"(t\.vnnlib:[0-9]+:[0-9]+: .+; expected .+)");
+  const std::string alphabet = "()[],\"XY0123456789.-+*<=>!; \n<2.0>andor";
+  std::mt19937 rng(17);
+  int ok = 0;
+  for (int n = 0; n < 3000; ++n) {
+    std::string s = base;
+    for (int k = 0, edits = 1 + static_cast<int>(rng() % 4); k < edits; ++k) {
+      const size_t at = rng() % s.size();
+      switch (rng() % 3) {
+        case 0: s[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: s.erase(at, 1 + rng() % 6); break;
+        default: s.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+      }
+    }
+    auto r = parse_vnnlib(s, "t.vnnlib");
+    if (!r.ok()) {
+      EXPECT_TRUE(std::regex_match(r.message(), format)) << r.message();
+      continue;
+    }
+    ++ok;
+    for (const VnnCase& c : r->cases) {
+      ASSERT_EQ(static_cast<int64_t>(c.lo_out.size()), r->num_inputs);
+      for (size_t i = 0; i < c.lo_out.size(); ++i) EXPECT_LE(c.lo_out[i], c.hi_out[i]) << s;
+      for (const auto& conj : c.output)
+        for (const VnnAtom& atom : conj) EXPECT_EQ(static_cast<int64_t>(atom.coef.size()), r->num_outputs) << s;
+    }
+  }
+  EXPECT_GT(ok, 30);  // edits inside numbers and whitespace keep some files valid (89 of 3000 with seed 17)
 }
 
 }  // namespace
