@@ -175,9 +175,7 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
     raise_invalid("return_A: the linear bounds in the input come from method=\"crown\" on a one-input model", "return_A");
   const Shape& out_shape = m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape;
   const int64_t ny = numel(out_shape);
-  SpecMatrix C = spec ? *spec : SpecMatrix{ny, ny, std::vector<double>(static_cast<size_t>(ny * ny), 0.0)};
-  if (!spec)
-    for (int64_t j = 0; j < ny; ++j) C.c[static_cast<size_t>(j * ny + j)] = 1;
+  const SpecMatrix C = spec_or_identity(spec ? &*spec : nullptr, ny);
   SpecMatrix neg = C;
   for (double& v : neg.c) v = -v;
   // CROWN's input coefficients: for return_A, and for an L2 / L1 ball's own minimum (one input).
@@ -246,11 +244,8 @@ py::object batch_sides(const PyModel& self, const py::object& lo, const py::obje
   const Shape& out_shape = m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape;
   py::list row_shape, a_shape;
   row_shape.append(n), a_shape.append(n), a_shape.append(rows);
-  if (specs.empty())
-    for (size_t d = !out_shape.empty() && out_shape[0] == 1 ? 1 : 0; d < out_shape.size(); ++d) row_shape.append(out_shape[d]);
-  else
-    row_shape.append(rows);
-  for (size_t d = !in.empty() && in[0] == 1 ? 1 : 0; d < in.size(); ++d) a_shape.append(in[d]);
+  for (int64_t d : specs.empty() ? drop_leading_one(out_shape) : Shape{rows}) row_shape.append(d);
+  for (int64_t d : drop_leading_one(in)) a_shape.append(d);
   const py::object stack = py::module_::import("numpy").attr("stack");
   auto stacked = [&](auto&& pick, const py::list& shape) -> py::object {
     py::list items;

@@ -13,8 +13,6 @@ namespace denote::python {
 
 namespace {
 
-Shape drop_leading_one(const Shape& s) { return !s.empty() && s[0] == 1 ? Shape(s.begin() + 1, s.end()) : s; }
-
 // Sample i of x ([N, *sample]) as a tensor of the model's input shape.
 Tensor<double> sample(const Tensor<double>& x, const Shape& in, int64_t i) {
   const int64_t k = numel(in);
@@ -22,6 +20,8 @@ Tensor<double> sample(const Tensor<double>& x, const Shape& in, int64_t i) {
 }
 
 }  // namespace
+
+Shape drop_leading_one(const Shape& s) { return !s.empty() && s[0] == 1 ? Shape(s.begin() + 1, s.end()) : s; }
 
 std::vector<DoubleBox> sample_boxes(const Tensor<double>& x, const py::object& hi, const py::object& eps,
                                     const Shape& in, int64_t n) {

@@ -9,6 +9,9 @@
 
 namespace denote::python {
 
+// A shape without its leading 1 (auto_LiRPA's batch dimension), or the shape itself: a sample's shape.
+Shape drop_leading_one(const Shape& s);
+
 // N when `lo` holds N samples of the model's one input along a new leading axis: lo is [N, *sample], the
 // sample being the input's shape without its leading 1 (auto_LiRPA's batch dimension), or the whole shape;
 // nullopt otherwise (lo is one sample: the single path applies).

@@ -68,15 +68,15 @@ struct Consumers {
 };
 Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
   Consumers c{std::vector<bool>(g.nodes.size(), false), std::vector<bool>(g.nodes.size(), true)};
-  for (const Node& n : g.nodes) {
-    if (!anc[static_cast<size_t>(n.id)]) continue;
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
     const bool pool = bound_kernel(n.op) == BoundKernel::Pool;
-    if (!is_relaxed(n.op) && !pool) continue;
+    if (!anc[static_cast<size_t>(n.id)] || (!is_relaxed(n.op) && !pool)) return ok_status();
     const size_t p = static_cast<size_t>(n.parents[0]);
-    if (pool && splits_at_zero(g.nodes[p].op)) continue;
+    if (pool && splits_at_zero(g.nodes[p].op)) return ok_status();
     c.needed[p] = true;
     if (!splits_at_zero(n.op)) c.relu_only[p] = false;
-  }
+    return ok_status();
+  });
   return c;
 }
 
@@ -86,14 +86,15 @@ std::vector<int64_t> cut_in_cone(const Graph& g, const Payload<double>& payload,
   const std::vector<bool> anc = walk::ancestors(g, output_id);
   auto constant = [&](int64_t p) { return const_behind(g, payload, p) != nullptr; };
   std::vector<int64_t> out;
-  for (const Node& n : g.nodes) {
-    if (!anc[static_cast<size_t>(n.id)]) continue;
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
+    if (!anc[static_cast<size_t>(n.id)]) return ok_status();
     bool cut = crown_rule(n.op) == nullptr;
     const BoundKernel k = bound_kernel(n.op);
     if (k == BoundKernel::Product) cut = !constant(n.parents[0]) && !constant(n.parents.back());
     if (k == BoundKernel::Quotient) cut = !constant(n.parents.back());  // x / c only
     if (cut) out.push_back(n.id);
-  }
+    return ok_status();
+  });
   return out;
 }
 
@@ -201,13 +202,15 @@ Status intermediate_bounds(Run& run) {
 // The first k rows of the pass's coefficients at each relu node.
 std::vector<std::vector<double>> relu_rows(const Graph& g, std::vector<std::vector<double>> A, int64_t k) {
   std::vector<std::vector<double>> out(g.nodes.size());
-  for (const Node& n : g.nodes) {
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
     auto& a = A[static_cast<size_t>(n.id)];
     const size_t len = static_cast<size_t>(k * numel(n.out_shape));
-    if (!splits_at_zero(n.op) || a.size() < len) continue;
-    a.resize(len);
-    out[static_cast<size_t>(n.id)] = std::move(a);
-  }
+    if (splits_at_zero(n.op) && a.size() >= len) {
+      a.resize(len);
+      out[static_cast<size_t>(n.id)] = std::move(a);
+    }
+    return ok_status();
+  });
   return out;
 }
 

@@ -13,6 +13,13 @@ double sum_error(size_t n) { return static_cast<double>(2 * (n + 2)) * 0x1p-53; 
 
 }  // namespace
 
+SpecMatrix spec_or_identity(const SpecMatrix* spec, int64_t ny) {
+  if (spec) return *spec;
+  SpecMatrix c{ny, ny, std::vector<double>(static_cast<size_t>(ny * ny), 0.0)};
+  for (int64_t j = 0; j < ny; ++j) c.c[static_cast<size_t>(j * ny + j)] = 1;
+  return c;
+}
+
 double box_bias(std::span<const double> a, const DoubleBox& box, double lower) {
   double s = 0, mag = 0;
   for (size_t j = 0; j < a.size() && j < box.lo.size(); ++j) {
@@ -41,10 +48,7 @@ Status tighten_on_ball(const Graph& g, const Payload<double>& payload, const Dou
                        double eps, double p, int64_t output, const SpecMatrix* spec, const CrownOptions& o,
                        std::vector<double>& lo, std::vector<double>& hi) {
   if (o.method != BoundMethod::Crown || (p != 1 && p != 2)) return ok_status();
-  const int64_t ny = numel(g.nodes[static_cast<size_t>(output)].out_shape);
-  SpecMatrix C = spec ? *spec : SpecMatrix{ny, ny, std::vector<double>(static_cast<size_t>(ny * ny), 0.0)};
-  if (!spec)
-    for (int64_t j = 0; j < ny; ++j) C.c[static_cast<size_t>(j * ny + j)] = 1;
+  const SpecMatrix C = spec_or_identity(spec, numel(g.nodes[static_cast<size_t>(output)].out_shape));
   CrownOptions side = o;
   side.lower_only = true;
   side.input_coefficients = true;

@@ -17,13 +17,6 @@ using Split = ReluSplit;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// A subdomain of the search: its splits and its parent's node boxes (they hold on it too).
-Subdomain open_domain(std::vector<Split> splits, std::shared_ptr<const NodeBoxes> prior) {
-  Subdomain d;
-  d.splits = std::move(splits);
-  d.prior = std::move(prior);
-  return d;
-}
 
 struct Bounds {
   bool error = false, proven = false;
@@ -57,6 +50,19 @@ struct ReluBab {
   double descent_s = 0;
   size_t n_candidates = 10;  // split candidates per subdomain (candidate_count)
 
+  // A subdomain of the search: its splits and its parent's node boxes (they hold on it too, and are the
+  // only boxes: prior_only), with the search's atoms to stop at and the prepared model, so that bound()
+  // hands it to run_crown as it is.
+  Subdomain open(std::vector<Split> splits, std::shared_ptr<const NodeBoxes> prior) const {
+    Subdomain d;
+    d.splits = std::move(splits);
+    d.prior = std::move(prior);
+    d.prior_only = true;
+    d.stop_above = rhs;
+    if (ibp) d.prepared = *ibp;
+    return d;
+  }
+
   // CROWN with the splits; proven when empty or some atom is impossible.
   Bounds bound(const Subdomain& d, int iters) const {
     const DoubleBox box{input_shape(s.m), s.c.lo_out, s.c.hi_out};
@@ -72,13 +78,7 @@ struct ReluBab {
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
     co.input_coefficients = co.relu_coefficients = true;
-    // The subdomain (splits and the parent's boxes, which hold on it too) with the search's context.
-    Subdomain where = d;
-    where.prior_only = true;
-    where.stop_above = rhs;
-    if (ibp) where.prepared = *ibp;
-    auto r = run_crown(s.m.graph, s.m.payload, std::span<const DoubleBox>(&box, 1), s.m.output_ids[0], &spec, co,
-                       where);
+    auto r = run_crown(s.m.graph, s.m.payload, std::span<const DoubleBox>(&box, 1), s.m.output_ids[0], &spec, co, d);
     Bounds out;
     if (!r.ok()) {
       out.error = true;
@@ -128,7 +128,7 @@ struct ReluBab {
     if (cands.size() == 1) return cands[0];
     std::vector<double> lo(2 * cands.size(), -INFINITY);
     pool.run(static_cast<int>(lo.size()), [&](int i) {
-      Subdomain half = open_domain(d.splits, b.boxes);
+      Subdomain half = open(d.splits, b.boxes);
       Split sp = cands[static_cast<size_t>(i) / 2];
       sp.active = i % 2 == 0;
       half.splits.push_back(sp);
@@ -166,7 +166,7 @@ struct ReluBab {
     const std::optional<Split> sp = pick(d, b, w, cands);
     s.stats.bab_bounds_s += since(tc);
     s.stats.crown_calls += cands.size() > 1 ? static_cast<int64_t>(2 * cands.size()) : 0;
-    Subdomain off = open_domain(d.splits, b.boxes), on = open_domain(std::move(d.splits), b.boxes);
+    Subdomain off = open(d.splits, b.boxes), on = open(std::move(d.splits), b.boxes);
     off.splits.push_back(Split{sp->node, sp->elem, false, sp->margin});
     on.splits.push_back(*sp);
     stack.push_back(std::move(off));
@@ -227,7 +227,7 @@ VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64
               search_box(s.c, s.o.arith), 0.0, candidate_count(s.m, s.o.bab_candidates)};
   for (size_t i = 0; i < bab.box.lo.size(); ++i)
     if (!(bab.box.lo[i] <= bab.box.hi[i])) bab.box = {};  // no value of the arithmetic along input i
-  bab.stack.push_back(open_domain({}, std::move(root_boxes)));
+  bab.stack.push_back(bab.open({}, std::move(root_boxes)));
   const VerifyResult r = bab.run(domains);
   if (r == VerifyResult::Sat && s.stats.decided_by != "pgd") s.stats.decided_by = "bab-probe";
   return r;

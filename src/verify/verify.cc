@@ -122,11 +122,7 @@ struct Bounder {
   }
   // The domain's context: its parent's boxes, the atoms' right-hand sides to stop at, the prepared model.
   Subdomain where(const Domain& d) const {
-    Subdomain w;
-    w.prior = d.prior;
-    w.stop_above = rhs;
-    if (ibp) w.prepared = *ibp;
-    return w;
+    return Subdomain{d.prior, false, {}, rhs, ibp ? std::optional<IbpPrepared>(*ibp) : std::nullopt};
   }
 
   // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side), or a

@@ -31,6 +31,15 @@ int64_t major_version(std::string_view v) {
   return major;
 }
 
+// Token t as an integer in [lo, hi), or -1 (not a number, not an integer, out of range).
+int64_t int_in(const Token& t, double lo, double hi) {
+  if (t.kind != Token::kNumber) return -1;
+  double down = 0, up = 0;
+  vnnlib::directed_doubles(t.number, down, up);
+  if (down != up || !(down >= lo && down < hi) || down != static_cast<double>(static_cast<int64_t>(down))) return -1;
+  return static_cast<int64_t>(down);
+}
+
 }  // namespace
 
 Status Parser::version(Pos at) {
@@ -83,12 +92,11 @@ Status Parser::dims(Pos at, Shape& out) {
   for (size_t n = 0;; ++n) {
     DENOTE_RETURN_IF_ERROR(next_in(t, at));
     if (t.kind == Token::kRBracket && n == 0) return ok_status();
-    double down = 0, up = 0;
-    if (t.kind == Token::kNumber) vnnlib::directed_doubles(t.number, down, up);
-    if (t.kind != Token::kNumber || down != up || down < 1 || down > 1e9 || down != static_cast<int64_t>(down))
+    const int64_t dim = int_in(t, 1, 1e9);
+    if (dim < 0)
       return err(pos_of(t), ErrorCode::kInvalidInput, fmt::format("dimension {}", describe(t)),
                  "a positive integer below 10^9");
-    out.push_back(static_cast<int64_t>(down));
+    out.push_back(dim);
     DENOTE_RETURN_IF_ERROR(next_in(t, at));
     if (t.kind == Token::kRBracket) return ok_status();
     if (t.kind != Token::kComma)
@@ -158,14 +166,12 @@ Status Parser::tensor_variable(const Token& name, int64_t& key) {
   int64_t flat = 0;
   for (size_t axis = 0;; ++axis) {
     DENOTE_RETURN_IF_ERROR(next_in(t, pos_of(name)));
-    double down = -1, up = 0;
-    if (t.kind == Token::kNumber) vnnlib::directed_doubles(t.number, down, up);
-    if (axis >= d->dims.size() || t.kind != Token::kNumber || down != up || down < 0 ||
-        down >= static_cast<double>(d->dims[axis]) || down != static_cast<int64_t>(down))
+    const int64_t index = axis < d->dims.size() ? int_in(t, 0, static_cast<double>(d->dims[axis])) : -1;
+    if (index < 0)
       return err(pos_of(t), ErrorCode::kInvalidInput,
                  fmt::format("index {} of {} (shape [{}])", describe(t), name.text, fmt::join(d->dims, ", ")),
                  fmt::format("{} integer indices, each below its dimension", d->dims.size()));
-    flat = flat * d->dims[axis] + static_cast<int64_t>(down);
+    flat = flat * d->dims[axis] + index;
     DENOTE_RETURN_IF_ERROR(next_in(t, pos_of(name)));
     if (t.kind == Token::kRBracket) {
       if (axis + 1 != d->dims.size())

@@ -17,6 +17,9 @@
 
 namespace denote {
 
+// The rows a side of the bounds uses: the spec, or the identity over the output's ny elements without one.
+SpecMatrix spec_or_identity(const SpecMatrix* spec, int64_t ny);
+
 // A constant `bias` with a . x + bias <= (C y)_r for every x of the box, from CROWN's lower bound `lower` of
 // the row and its input coefficients a: lower minus an upper bound of min over the box of a . x, rounded down.
 double box_bias(std::span<const double> a, const DoubleBox& box, double lower);
