@@ -188,6 +188,19 @@ crown::Engine make_engine(const Graph& g, const Payload<double>& payload, crown:
   return eng;
 }
 
+// A subdomain with stop thresholds (Subdomain::stop_above) that IBP's output box already decides (a row's
+// bound at the box above its threshold): those bounds, and no linear pass. Empty otherwise. Large sparse
+// networks (nn4sys) split their one input into pieces that the boxes decide at a fraction of a pass.
+std::vector<double> ibp_screen(crown::Run& run, const crown::FinalRows& f) {
+  const std::vector<double>& stop = run.where.stop_above;
+  if (stop.empty() || run.o.method == BoundMethod::Ibp || f.nr != f.k) return {};
+  std::vector<double> lower(static_cast<size_t>(f.nr), -INFINITY);
+  crown::box_rows(run, f, lower);
+  for (size_t r = 0; r < stop.size() && r < lower.size(); ++r)
+    if (lower[r] > stop[r]) return lower;
+  return {};
+}
+
 }  // namespace
 
 Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
@@ -212,11 +225,14 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   run.scales.resize(g.nodes.size());
   for (size_t id = 0; id < splits.by_node.size(); ++id) splits.apply(eng, static_cast<int64_t>(id));
   const crown::BoundStrategy& method = crown::strategy_for(o.method, run.linear);
-  DENOTE_RETURN_IF_ERROR(method.intermediate(run, res));
   const crown::FinalRows f = final_rows(spec, numel(g.nodes[static_cast<size_t>(output_id)].out_shape), o);
-  if (splits.infeasible) return empty_subdomain(std::move(res), eng, f.k);
-  DENOTE_RETURN_IF_ERROR(check_final_rows(eng, output_id, f.nr, method.final_kind(o)));
-  const std::vector<double> lower = method.final_rows(run, f, res);
+  std::vector<double> lower = ibp_screen(run, f);
+  if (lower.empty()) {
+    DENOTE_RETURN_IF_ERROR(method.intermediate(run, res));
+    if (splits.infeasible) return empty_subdomain(std::move(res), eng, f.k);
+    DENOTE_RETURN_IF_ERROR(check_final_rows(eng, output_id, f.nr, method.final_kind(o)));
+    lower = method.final_rows(run, f, res);
+  }
   res.spec_lo.resize(static_cast<size_t>(f.k));
   res.spec_hi.resize(static_cast<size_t>(f.k));
   for (int64_t r = 0; r < f.k; ++r) {

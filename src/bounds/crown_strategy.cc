@@ -229,6 +229,26 @@ void keep_coefficients(const Run& run, PassResult& pr, int64_t k, CrownResult& r
   if (run.o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
 }
 
+}  // namespace
+
+void box_rows(const Run& run, const FinalRows& f, std::vector<double>& lower) {
+  const auto& b = run.eng.boxes[static_cast<size_t>(run.output)];
+  if (!b) return;
+  for (int64_t r = 0; r < f.nr; ++r) {
+    double s = 0, mag = 0;
+    for (int64_t j = 0; j < f.m; ++j) {
+      const double c = f.C[static_cast<size_t>(r * f.m + j)];
+      if (c == 0) continue;
+      const double t = c > 0 ? c * b->lo[static_cast<size_t>(j)] : c * b->hi[static_cast<size_t>(j)];
+      s += t, mag += std::fabs(t);
+    }
+    const double v = dn(s - up(gamma(static_cast<double>(f.m) + 2) * mag + f.m * kEta));
+    if (!std::isnan(v)) lower[static_cast<size_t>(r)] = std::max(lower[static_cast<size_t>(r)], v);
+  }
+}
+
+namespace {
+
 // IBP: no intermediate passes; the final rows by C folded into the output node's own rule (the
 // one-step pass, auto_LiRPA's IBP with C) or C at the output's box, whichever is tighter per row.
 class IbpStrategy final : public BoundStrategy {
@@ -242,19 +262,7 @@ class IbpStrategy final : public BoundStrategy {
     po.one_step = true;
     po.scales = &run.scales;
     if (run.linear) lower = run.eng.pass(run.output, f.C, f.nr, po).lower;  // else IBP in a binary format: the box only
-    const auto& b = run.eng.boxes[static_cast<size_t>(run.output)];
-    if (!b) return lower;
-    for (int64_t r = 0; r < f.nr; ++r) {
-      double s = 0, mag = 0;
-      for (int64_t j = 0; j < f.m; ++j) {
-        const double c = f.C[static_cast<size_t>(r * f.m + j)];
-        if (c == 0) continue;
-        const double t = c > 0 ? c * b->lo[static_cast<size_t>(j)] : c * b->hi[static_cast<size_t>(j)];
-        s += t, mag += std::fabs(t);
-      }
-      const double v = dn(s - up(gamma(static_cast<double>(f.m) + 2) * mag + f.m * kEta));
-      if (!std::isnan(v)) lower[static_cast<size_t>(r)] = std::max(lower[static_cast<size_t>(r)], v);
-    }
+    box_rows(run, f, lower);
     return lower;
   }
 };

@@ -66,6 +66,9 @@ class BoundStrategy {
   virtual bool tightens_output() const { return true; }
 };
 
+// Raises lower[r] to row r's bound at the output node's box (C at the box, rounded down), where tighter.
+void box_rows(const Run& run, const FinalRows& f, std::vector<double>& lower);
+
 // The method's strategy; IBP's for every method when the linear passes cannot run.
 const BoundStrategy& strategy_for(BoundMethod method, bool linear);
 

@@ -217,7 +217,7 @@ const float* IbpPrepared::exact_f32_weights(int64_t node) const {
   const auto* p = std::get_if<Prepared<NativeEndpoints<float>>>(&impl_->p);
   if (!p) return nullptr;
   const auto it = p->dense.find(node);  // dense copies exist only for point (exactly float) weights
-  return it == p->dense.end() ? nullptr : it->second.w.data();
+  return it == p->dense.end() || it->second.w.empty() ? nullptr : it->second.w.data();  // none when kept sparse
 }
 const std::string& IbpPrepared::parameter_gap() const { return impl_->parameter_gap; }
 crown::ConvPlans* IbpPrepared::conv_plans() const { return impl_->conv_plans.get(); }

@@ -334,6 +334,7 @@ Status add_inputs(Importer& im, const onnx::GraphProto& g) {
     if (!shape.ok()) return shape.status().with_prefix(where);
     DENOTE_ASSIGN_OR_RETURN(int64_t id, im.emit(Op::Input, {}, NoAttrs{}, *shape));
     if (im.typed) im.input_types[id] = et;
+    if (im.options().input_elem_types) im.options().input_elem_types->push_back(et);
     DENOTE_RETURN_IF_ERROR(im.define_node(v.name(), id, "graph input"));
   }
   return ok_status();

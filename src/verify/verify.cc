@@ -103,6 +103,16 @@ struct Bounder {
   // of the time left: on cifar10_resnet's resnet_4b (CROWN 2.3 s) that optimisation took 142 s and
   // every 30 s instance timed out before branch and bound started.
   double crown_s = 0;
+  // An IBP pass's seconds on the whole box (bound_roots measures it on inputs of at most kFewInputs
+  // elements; 0: not measured).
+  double ibp_s = 0;
+  // Branch and bound over few inputs bounds its subdomains by IBP alone where a CROWN pass costs more
+  // than kIbpFirstRatio IBP passes: splitting one or two inputs narrows IBP's boxes as fast as CROWN's
+  // relaxation would, at a fraction of the cost. nn4sys's learned indexes (one input, 41 million
+  // weights, 3 million of them nonzero): CROWN 1.5 s a box, IBP about 2 ms.
+  static constexpr size_t kFewInputs = 2;
+  static constexpr double kIbpFirstRatio = 32;
+  bool ibp_domains() const { return ibp_s > 0 && crown_s > kIbpFirstRatio * ibp_s; }
 
   CrownOptions options(const Domain& d, BoundMethod method) const {
     CrownOptions co;
@@ -208,6 +218,7 @@ Split score_split(const std::vector<double>& g, const Domain& d, const Domain& r
 std::pair<Split, std::optional<Split>> split_dims(const Search& s, const Bounded& r, const Domain& d,
                                                   const Domain& root) {
   const size_t nx = d.lo.size(), worst = closest_atom(s.conj, r.spec_lo);
+  if (nx == 1) return {Split{0, 0}, std::nullopt};  // one input: no choice (a gradient costs a backward pass)
   std::vector<double> x(nx);
   for (size_t i = 0; i < nx; ++i) x[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
   const std::vector<double> g = s.conj.empty() ? std::vector<double>{} : atom_gradient(s.m, s.conj[worst], x);
@@ -267,9 +278,15 @@ struct Bab {
     if (r.dec == Decision::Proven) return Step::Continue;
     std::vector<double> mid(d.lo.size());
     for (size_t i = 0; i < mid.size(); ++i) mid[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
-    if (try_point(s, mid)) return Step::Sat;
-    // Now and then a short descent inside the open box (a witness near its boundary).
-    if (++visited % 32 == 0 && probe(s, rng, d.lo, d.hi)) return Step::Sat;
+    if (may_hold_at(mid) && try_point(s, mid)) return Step::Sat;
+    // Now and then a short descent inside the open box (a witness near its boundary), within a
+    // quarter of the search's time (a step on a large network costs as much as many IBP bounds).
+    if (++visited % 32 == 0 && probed_s <= since(started) / 4) {
+      const auto tp = Clock::now();
+      const bool found = probe(s, rng, d.lo, d.hi);
+      probed_s += since(tp);
+      if (found) return Step::Sat;
+    }
     const auto [by_grad, by_coef] = split_dims(s, r, d, whole);
     auto cuts = [&](const Split& sp) { return mid[sp.dim] > d.lo[sp.dim] && mid[sp.dim] < d.hi[sp.dim]; };
     if (!cuts(by_grad)) {  // a box of single floats that CROWN cannot decide
@@ -285,6 +302,13 @@ struct Bab {
     stack.push_back(std::move(kids.second));
     stack.push_back(std::move(kids.first));
     return Step::Continue;
+  }
+
+  // Whether x may be a witness: where subdomains are bounded by IBP (Bounder::ibp_domains), IBP's box at
+  // the point x (it holds for the evaluation and the real network) must leave every atom possible
+  // before the evaluator and the exact check run (on nn4sys, 60 ms against 2 ms).
+  bool may_hold_at(const std::vector<double>& x) const {
+    return !b.ibp_domains() || b.bound(Domain{x, x, nullptr}, BoundMethod::Ibp).dec != Decision::Proven;
   }
 
   // d's lower and upper halves in sp.dim, each with d's node boxes as its prior.
@@ -364,7 +388,7 @@ struct Bab {
       pool.run(static_cast<int>(ds.size()), [&](int i) {
         const Domain& d = ds[static_cast<size_t>(i)];
         Bounded& r = rs[static_cast<size_t>(i)];
-        r = d.pre ? *d.pre : b.bound(d, BoundMethod::Crown, ai);
+        r = d.pre ? *d.pre : b.bound(d, b.ibp_domains() ? BoundMethod::Ibp : BoundMethod::Crown, ai);
         if (d.pre && ai > 0 && r.dec == Decision::Open && !r.alpha) b.tighten_alpha(d, ai, r);
       });
       bounded += static_cast<int64_t>(ds.size());
@@ -393,12 +417,17 @@ struct Bab {
   // re-checked like any candidate. Some witnesses are needles that the search's depth-first order
   // reaches late (ACAS Xu 5_3 property 2, 1_9 property 7: about one point in 4 million). Counted
   // in batches, so the search stays the same on any number of threads.
+  // The sampling takes at most a quarter of the search's time: on large networks a batch costs more
+  // than bounding many subdomains (nn4sys: 1024 points through 41 million weights, about a second).
   static constexpr int64_t kQuietBatches = 256, kBatchPoints = 1024;
   int64_t batches = 0;
   std::vector<float> xs, ys, scratch;
   std::vector<double> point;
+  Clock::time_point started = Clock::now();
+  double sampled_s = 0, probed_s = 0;  // seconds of sampling batches and of descent probes
   bool sample_batch() {
     if (!s.chain || s.conj.empty() || ++batches <= kQuietBatches) return false;
+    if (sampled_s > since(started) / 4) return false;
     const auto tp = Clock::now();
     const size_t n = s.c.lo_in.size(), ny = static_cast<size_t>(s.chain->outputs());
     xs.resize(static_cast<size_t>(kBatchPoints) * n);
@@ -413,6 +442,7 @@ struct Bab {
       if (nearly_holds(s.conj, ys.data() + r * ny, ny, 1e-5)) found = try_point(s, std::vector<double>(xs.begin() + static_cast<std::ptrdiff_t>(r * n), xs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)));
     }
     s.stats.bab_probe_s += since(tp);
+    sampled_s += since(tp);
     return found;
   }
   VerifyResult sat() {
@@ -436,7 +466,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
                     Bounded root, int job) {
   Bab bab{s, b, pool, Domain{s.c.lo_out, s.c.hi_out, nullptr}, SplitMix64(s.o.seed ^ 0xbab), {}, false, 0, s.o.frontier, job};
   const auto tb = Clock::now();
-  if (root.dec == Decision::Open && s.o.alpha_root && !root.alpha) {  // root.alpha: joint_alpha ran
+  if (root.dec == Decision::Open && s.o.alpha_root && !root.alpha && !b.ibp_domains()) {  // root.alpha: joint_alpha ran
     ++s.stats.alpha_calls;
     Bounded a = b.bound(bab.whole, BoundMethod::AlphaCrown);
     if (a.dec != Decision::Error) root = std::move(a);
@@ -489,6 +519,10 @@ std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::
     const auto t = Clock::now();
     roots[static_cast<size_t>(i)] = b.bound(Domain{c->lo_out, c->hi_out, nullptr}, BoundMethod::Crown);
     b.crown_s = since(t);
+    if (c->lo_out.size() > Bounder::kFewInputs || roots[static_cast<size_t>(i)].dec != Decision::Open) return;
+    const auto ti = Clock::now();
+    (void)b.bound(Domain{c->lo_out, c->hi_out, nullptr}, BoundMethod::Ibp);
+    b.ibp_s = std::max(since(ti), 1e-9);
   };
   pool.run(static_cast<int>(cases.size()), run);
   for (Bounder& b : bounders) b.deadline = deadline;
@@ -686,7 +720,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
       std::vector<size_t> open;
       for (size_t i = 0; i < jobs.size(); ++i)
         if (jobs[i].c == &c && roots[i].dec == Decision::Open && !jobs[i].conj->empty()) open.push_back(i);
-      if (open.size() < 2 || past(deadline)) continue;
+      if (open.size() < 2 || past(deadline) || bounders[open.front()].ibp_domains()) continue;
       const auto tb2 = Clock::now();
       ++st.alpha_calls;
       if (joint_alpha(m, c, open, bounders, roots, errors)) st.decided_by = "alpha-crown";

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "denote/bounds/ibp.h"
 #include "denote/io/onnx.h"
 #include "denote/program/builder.h"
 #include "denote/verify/verify.h"
@@ -196,7 +197,14 @@ TEST(Verify, AutoIntermediateFallsBackWhenCrownsPassRunsLong) {
   for (double& v : w) v = normal(rng) / std::sqrt(static_cast<double>(n));
   auto m = b.build({b.linear(h, 2, std::move(w), {0.0, 0.0})});
   ASSERT_TRUE(m.ok()) << m.message();
-  std::string text = "(declare-const Y_0 Real)(declare-const Y_1 Real)(assert (>= Y_0 1000000))";
+  // The threshold: half IBP's upper bound of Y_0, so that IBP's boxes alone (run_crown's screen) do not
+  // decide the whole box and CROWN's pass runs.
+  const DoubleBox box{Shape{5}, std::vector<double>(5, -0.1), std::vector<double>(5, 0.1)};
+  auto ibp = run_ibp_double(m->graph, m->payload, std::span<const DoubleBox>(&box, 1), ArithSpec::f32());
+  ASSERT_TRUE(ibp.ok()) << ibp.message();
+  const double ibp_hi = ibp->boxes[static_cast<size_t>(m->output_ids[0])]->hi[0];
+  ASSERT_GT(ibp_hi, 0);
+  std::string text = fmt::format("(declare-const Y_0 Real)(declare-const Y_1 Real)(assert (>= Y_0 {}))", ibp_hi / 2);
   for (int i = 0; i < 5; ++i)
     text += fmt::format("(declare-const X_{0} Real)(assert (>= X_{0} -0.1))(assert (<= X_{0} 0.1))", i);
   auto p = parse_vnnlib(text);

@@ -52,10 +52,11 @@ int fail(const std::string& message);
 
 // Loads a model file (structure and fields only; no shape check). ONNX files are read with
 // onnx_options() (symbolic dims fixed by --onnx-dim; a symbolic batch dim reads as 1); the import's
-// notes go to stderr as "note: ...".
-Result<Model> load_model(const std::string& path);
+// notes go to stderr as "note: ..." (whole lines, also when several threads load). input_types, when
+// set, receives each graph input's ONNX element type (nothing for a JSON model).
+Result<Model> load_model(const std::string& path, std::vector<int32_t>* input_types = nullptr);
 // load_model, then the shape check: the first step of every command that evaluates, bounds or verifies.
-Result<Model> load_checked_model(const std::string& path);
+Result<Model> load_checked_model(const std::string& path, std::vector<int32_t>* input_types = nullptr);
 // A shape-checked model and its --input tensors (run, bench).
 struct ModelAndInputs {
   Model model;

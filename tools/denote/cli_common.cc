@@ -4,6 +4,8 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <mutex>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,7 +28,12 @@ namespace {
 
 std::vector<std::string> g_onnx_notes;
 
-bool is_onnx_path(const std::string& path) { return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
+bool is_onnx_path(std::string_view path) {
+  if (path.ends_with(".gz")) path.remove_suffix(3);  // net.onnx.gz: read with the same options
+  return path.ends_with(".onnx");
+}
+
+std::mutex g_notes_mutex;  // campaign jobs load models on several threads
 
 }  // namespace
 
@@ -44,15 +51,20 @@ void print_onnx_notes() {
   g_onnx_notes.clear();
 }
 
-Result<Model> load_model(const std::string& path) {
+Result<Model> load_model(const std::string& path, std::vector<int32_t>* input_types) {
   if (!is_onnx_path(path)) return load_model_file(path);
-  auto m = load_model_onnx_file(path, onnx_options());
-  print_onnx_notes();
+  OnnxImportOptions options = onnx_options();  // a copy: its notes and types are this load's own
+  std::vector<std::string> notes;
+  options.notes = &notes;
+  options.input_elem_types = input_types;
+  auto m = load_model_onnx_file(path, options);
+  std::lock_guard<std::mutex> lock(g_notes_mutex);
+  for (const std::string& n : notes) std::cerr << "note: " << n << "\n";
   return m;
 }
 
-Result<Model> load_checked_model(const std::string& path) {
-  DENOTE_ASSIGN_OR_RETURN(Model m, load_model(path));
+Result<Model> load_checked_model(const std::string& path, std::vector<int32_t>* input_types) {
+  DENOTE_ASSIGN_OR_RETURN(Model m, load_model(path, input_types));
   DENOTE_RETURN_IF_ERROR(check_shapes(m.graph));
   return m;
 }

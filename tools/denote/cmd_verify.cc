@@ -79,17 +79,20 @@ std::string result_json(const VerifyOutcome& r) {
 
 Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path,
                                      std::chrono::steady_clock::time_point deadline) {
-  auto m = load_checked_model(model_path);
+  std::vector<int32_t> types;
+  auto m = load_checked_model(model_path, &types);
   if (!m.ok()) return m.status();
   VnnlibLimits limits;
   limits.deadline = deadline;
   auto p = load_vnnlib_file(prop_path, limits);
   if (!p.ok()) return p.status();
-  return LoadedInstance{std::move(*m), std::move(*p)};
+  const bool f64 = !types.empty() && std::all_of(types.begin(), types.end(), [](int32_t t) { return t == 11; });  // DOUBLE
+  return LoadedInstance{std::move(*m), std::move(*p), f64 ? ArithSpec::f64() : ArithSpec::f32()};
 }
 
-VerifyOptions verify_options(const VerifyCliOptions& o, double timeout) {
+VerifyOptions verify_options(const VerifyCliOptions& o, double timeout, const LoadedInstance& in) {
   VerifyOptions vo = o.verify;
+  if (o.arith == "auto") vo.arith = in.file_arith;
   vo.timeout_s = timeout;
   vo.split = parse_split_mode(o.split).value_or(SplitMode::Auto);
   vo.max_bytes = std::max<int64_t>(1, o.max_bytes / (o.instances.empty() ? 1 : std::max(1, o.jobs)));
@@ -117,7 +120,7 @@ Result<VerifyOutcome> run_one(const std::string& model_path, const std::string& 
     out.note = fmt::format("loading the model and the property took {:.3f} s of the {} s timeout", loaded, timeout);
     return out;
   }
-  auto r = verify(in->model, in->property, verify_options(o, timeout - loaded));
+  auto r = verify(in->model, in->property, verify_options(o, timeout - loaded, *in));
   if (r.ok()) r->stats.total_s += loaded;
   return r;
 }
@@ -363,7 +366,9 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_option("--root", o->root, "directory the CSV's paths are relative to (default: the CSV's directory)");
   VerifyOptions& v = o->verify;  // the library's defaults are the command's (printed by --help)
   sub->add_option("--timeout", v.timeout_s, "seconds for one instance")->capture_default_str();
-  sub->add_option("--arith", o->arith, "the network's arithmetic: f32 (ONNX FLOAT) or f64")->capture_default_str();
+  sub->add_option("--arith", o->arith,
+                  "the network's arithmetic: auto (the ONNX file's: f64 where its inputs are DOUBLE, else f32), f32 or f64")
+      ->capture_default_str();
   sub->add_option("--split", o->split,
                   "what branch and bound splits: auto (default: relu phases when more than 16 inputs are open), "
                   "input or relu");
@@ -413,10 +418,10 @@ void add_verify(CLI::App& app, Command& cmd) {
       const auto budget = max_memory_bytes(o->max_memory);
       if (!budget.ok()) return usage_error(budget.message());
       o->max_bytes = *budget;
-      const Result<ArithSpec> arith = parse_arith_name(o->arith, /*allow_real=*/false);
+      const Result<ArithSpec> arith = parse_arith_name(o->arith == "auto" ? "f32" : o->arith, /*allow_real=*/false);
       if (!arith.ok() || !(arith->is_f32() || arith->is_f64()))
-        return usage_error("--arith " + o->arith + ": expected f32 or f64");
-      o->verify.arith = *arith;
+        return usage_error("--arith " + o->arith + ": expected auto, f32 or f64");
+      o->verify.arith = *arith;  // auto: f32 until the model says (verify_options)
       if (o->check_only && !o->instances.empty())
         return usage_error("--check-only goes with MODEL PROPERTY, not with --instances");
       const VerifyOptions& v = o->verify;

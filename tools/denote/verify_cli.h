@@ -20,7 +20,7 @@ namespace denote::cli {
 struct VerifyCliOptions {
   VerifyOptions verify;
   std::string model, property, instances, root, out, split = "auto";
-  std::string arith = VerifyOptions{}.arith.name;  // --arith, parsed into verify.arith
+  std::string arith = "auto";  // --arith: auto (the model file's arithmetic), f32 or f64; parsed into verify.arith
   int jobs = 2;
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances
   double rank_grace = 10;   // MPI: seconds past an instance's timeout before its rank counts as lost
@@ -46,6 +46,7 @@ struct InstanceResult {
 struct LoadedInstance {
   Model model;
   VnnProperty property;
+  ArithSpec file_arith = ArithSpec::f32();  // the file's own arithmetic: f64 for an ONNX file of DOUBLE inputs
 };
 
 Result<std::vector<Instance>> read_csv(const std::string& path);
@@ -54,7 +55,8 @@ Result<std::vector<Instance>> read_csv(const std::string& path);
 Result<LoadedInstance> load_instance(const std::string& model_path, const std::string& prop_path,
                                      std::chrono::steady_clock::time_point deadline =
                                          std::chrono::steady_clock::time_point::max());
-VerifyOptions verify_options(const VerifyCliOptions& o, double timeout);
+// The options of one instance: --arith auto takes the instance's file_arith.
+VerifyOptions verify_options(const VerifyCliOptions& o, double timeout, const LoadedInstance& in);
 // Loads and decides one CSV line (paths relative to `root`).
 InstanceResult run_instance(const VerifyCliOptions& o, const std::filesystem::path& root, const Instance& in);
 std::filesystem::path campaign_root(const VerifyCliOptions& o);

@@ -35,6 +35,9 @@ struct OnnxImportOptions {
   bool unknown_dims_as_one = false;
   // When set, the import appends its notes here (a symbolic batch dim read as 1 ...).
   std::vector<std::string>* notes = nullptr;
+  // When set, the import appends each graph input's ONNX element type here, in input order (1 FLOAT,
+  // 11 DOUBLE ...): the arithmetic the file's own evaluation runs in (`denote verify --arith auto`).
+  std::vector<int32_t>* input_elem_types = nullptr;
   // Graph inputs read as constants with these values (by input name), e.g. to freeze weights that
   // a model takes as inputs; the value must have the input's declared shape.
   std::map<std::string, Tensor<double>> constant_inputs;

@@ -228,7 +228,7 @@ int run_coordinator(Comm& comm, const VerifyCliOptions& o) {
   }
   CoordinatorHook hook(comm, o.rank_grace);
   hook.await_ready(std::min(o.verify.timeout_s, 30.0));
-  VerifyOptions vo = verify_options(o, o.verify.timeout_s);
+  VerifyOptions vo = verify_options(o, o.verify.timeout_s, *in);
   vo.frontier = &hook;
   auto r = verify(in->model, in->property, vo);
   hook.quit_all();
@@ -257,7 +257,7 @@ int run_worker(Comm& comm, const VerifyCliOptions& o) {
     FrontierBox box{w.f64s(), w.f64s()};
     if (!w.ok()) continue;
     WorkerHook hook(comm, gen);
-    VerifyOptions vo = verify_options(o, left);
+    VerifyOptions vo = verify_options(o, left, *in);
     vo.frontier = &hook;
     dog.arm(left + o.rank_grace, fmt::format("rank {}: a subdomain of job {}", comm.rank(), job));
     auto r = verify_subdomain(in->model, in->property, static_cast<int>(job), box, vo);
