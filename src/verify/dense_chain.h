@@ -27,12 +27,19 @@ class DenseChain {
   // Y (rows x outputs()) from X (rows x inputs()), row-major; scratch is reused across calls.
   void eval(const std::vector<float>& X, int64_t rows, std::vector<float>& Y, std::vector<float>& scratch) const;
 
- private:
   struct Layer {
     int64_t in = 0, out = 0;
-    std::vector<float> w, b;  // w: out x in (row-major), b: out
+    std::vector<float> w, b;  // w: out x in (row-major), b: out; w empty when the layer is kept sparse
     bool relu = false;
+    // A large layer with at most one weight in eight nonzero (nn4sys's learned indexes) by row: row o's
+    // nonzeros are val[row_start[o] .. row_start[o + 1]) at columns col[...].
+    std::vector<int64_t> row_start;
+    std::vector<int32_t> col;
+    std::vector<float> val;
   };
+  static void make_sparse(Layer& l);
+
+ private:
   int64_t inputs_ = 0;  // the input's normalisation is folded into the first layer
   std::vector<Layer> layers_;
   friend struct ChainPass;
