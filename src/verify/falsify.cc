@@ -389,12 +389,29 @@ WitnessCheck check_witness(const Model& m, const VnnCase& c, const std::vector<V
 
 namespace verify_detail {
 
+namespace {
+
+// False when IBP's box at x puts some atom surely false (the arithmetic's evaluation at x is inside it).
+bool ibp_may_hold(const Search& s, const std::vector<double>& x) {
+  const DoubleBox box{input_shape(s.m), x, x};
+  auto r = run_ibp_double(*s.ibp, std::span<const DoubleBox>(&box, 1));
+  if (!r.ok()) return true;
+  const auto& y = r->boxes[static_cast<size_t>(s.m.output_ids[0])];
+  if (!y) return true;
+  for (const VnnAtom& a : s.conj)
+    if (surely_above(a, y->lo, y->hi)) return false;
+  return true;
+}
+
+}  // namespace
+
 // Checks one candidate; a confirmed witness goes to `found`.
 bool try_point(Search& s, const std::vector<double>& raw) {
   // No check starts past the deadline: on large models one costs seconds (the exact evaluation, then
   // IBP over the whole payload; nn4sys's 336 MB learned indices), and a search's probes can ask for many.
   if (s.past_deadline()) return false;
   const std::vector<double> x = arith_point(s.c, raw, s.o.arith);
+  if (s.ibp && !ibp_may_hold(s, x)) return false;
   const WitnessCheck w = check_point(s.m, s.c, s.conj, x, s.o.arith, s.p32, s.o.witness_tolerance, s.deadline);
   const bool compared = w.in_box || !w.x_exact.empty();
   if (compared && w.holds_arith != w.holds_exact) ++s.stats.disagreements;

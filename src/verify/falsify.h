@@ -13,6 +13,10 @@
 #include "denote/base/deadline.h"
 #include "denote/verify/verify.h"
 
+namespace denote {
+class IbpPrepared;  // include/denote/bounds/ibp.h
+}
+
 namespace denote::verify_detail {
 
 class DenseChain;
@@ -28,6 +32,10 @@ struct Search {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const DenseChain* chain = nullptr;  // the network as dense layers, for batched sampling (or null)
   std::string note = "";              // why the search stopped undecided (e.g. its memory), or ""
+  // The model prepared for IBP (or null): a candidate point whose IBP box (it holds the arithmetic's
+  // evaluation there) puts some atom surely false skips the evaluator and the exact check (nn4sys: 2 ms
+  // against 60 ms).
+  const IbpPrepared* ibp = nullptr;
   bool past_deadline() const { return past(deadline); }
 };
 

@@ -11,7 +11,7 @@
 
 #include "denote/base/deadline.h"
 #include "denote/bounds/crown.h"
-#include "verify/combine.h"
+#include "verify/bounder.h"
 #include "verify/dense_chain.h"
 #include "verify/fast_eval.h"
 #include "verify/falsify.h"
@@ -44,148 +44,6 @@ bool valid_intermediate(std::string_view name) {
 namespace {
 
 using namespace verify_detail;
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// The conjunction's atoms as spec rows.
-SpecMatrix spec_of(const std::vector<VnnAtom>& conj, int64_t outputs) {
-  SpecMatrix s{static_cast<int64_t>(conj.size()), outputs, {}};
-  for (const VnnAtom& a : conj) s.c.insert(s.c.end(), a.coef.begin(), a.coef.end());
-  return s;
-}
-
-enum class Decision { Proven, Open, Error };
-
-using Boxes = std::vector<std::optional<DoubleBox>>;
-
-// One subdomain's bounds: thread-safe (reads the model and the conjunction only).
-struct Bounded {
-  Decision dec = Decision::Error;
-  std::vector<double> spec_lo;          // the rows' lower bounds
-  std::vector<double> coef;             // CROWN: the rows' lower bounds as linear functions of x (rows x nx)
-  std::shared_ptr<const Boxes> boxes;   // every node's box on this domain (for the children)
-  bool combined = false;                // proven by a combination of atoms (no single atom)
-  bool alpha = false;                   // alpha-CROWN ran after CROWN left the box open
-};
-
-struct Domain {
-  std::vector<double> lo, hi;
-  std::shared_ptr<const Boxes> prior;  // the parent's node boxes (they hold on this sub-box too)
-  std::shared_ptr<const Bounded> pre;  // its bounds, when they were computed to choose the split
-  Domain(std::vector<double> l, std::vector<double> h, std::shared_ptr<const Boxes> p,
-         std::shared_ptr<const Bounded> b = nullptr)
-      : lo(std::move(l)), hi(std::move(h)), prior(std::move(p)), pre(std::move(b)) {}
-};
-
-// The model prepared once per instance for the IBP pass of every bound; nullptr when preparing
-// fails (run_crown then reports the same error per call, and the bound stays open).
-std::unique_ptr<const IbpPrepared> prepared_ibp(const Model& m, const VerifyOptions& o) {
-  auto p = IbpPrepared::prepare(m.graph, m.payload, o.arith);
-  if (!p.ok()) return nullptr;
-  return std::make_unique<const IbpPrepared>(std::move(*p));
-}
-
-struct Bounder {
-  const Model& m;
-  const std::vector<VnnAtom>& conj;
-  SpecMatrix spec;
-  const VerifyOptions& o;
-  std::vector<double> rhs;  // per atom: a lower bound above it proves the atom false
-  const IbpPrepared* ibp = nullptr;  // the model prepared once for IBP (nullptr: run_crown prepares it)
-  Clock::time_point deadline = Clock::time_point::max();  // the instance's: long passes stop there
-  BoundErrors* errors = nullptr;  // where a failed pass is reported (null: nowhere)
-  // The intermediate bounds in effect (VerifyOptions::intermediate; "auto" starts as "crown" and may
-  // fall back: bound_roots).
-  std::string intermediate = o.intermediate == "auto" ? "crown" : o.intermediate;
-  // The whole-box CROWN pass's seconds (bound_roots; 0: not measured). alpha-CROWN on the whole box
-  // optimises the intermediate bounds too only where about alpha_iters such passes fit in a quarter
-  // of the time left: on cifar10_resnet's resnet_4b (CROWN 2.3 s) that optimisation took 142 s and
-  // every 30 s instance timed out before branch and bound started.
-  double crown_s = 0;
-  // An IBP pass's seconds on the whole box (bound_roots measures it on inputs of at most kFewInputs
-  // elements; 0: not measured).
-  double ibp_s = 0;
-  // Branch and bound over few inputs bounds its subdomains by IBP alone where a CROWN pass costs more
-  // than kIbpFirstRatio IBP passes: splitting one or two inputs narrows IBP's boxes as fast as CROWN's
-  // relaxation would, at a fraction of the cost. nn4sys's learned indexes (one input, 41 million
-  // weights, 3 million of them nonzero): CROWN 1.5 s a box, IBP about 2 ms.
-  static constexpr size_t kFewInputs = 2;
-  static constexpr double kIbpFirstRatio = 32;
-  bool ibp_domains() const { return ibp_s > 0 && crown_s > kIbpFirstRatio * ibp_s; }
-
-  CrownOptions options(const Domain& d, BoundMethod method) const {
-    CrownOptions co;
-    co.method = method;
-    if (method == BoundMethod::AlphaCrown && crown_s > 0) {
-      const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
-      co.alpha_intermediate = crown_s * co.alpha_iters <= left / 4;
-    }
-    co.deadline = deadline;
-    co.eval.max_bytes = bound_memory(o);
-    co.arith = o.arith;
-    co.input_coefficients = method == BoundMethod::Crown;
-    co.lower_only = true;
-    set_intermediate(intermediate, co);  // checked by verify(): a known name
-    co.forward_intermediate = co.forward_intermediate || o.forward_bounds;
-    return co;
-  }
-  // The domain's context: its parent's boxes, the atoms' right-hand sides to stop at, the prepared model.
-  Subdomain where(const Domain& d) const {
-    return Subdomain{d.prior, false, {}, rhs, ibp ? std::optional<IbpPrepared>(*ibp) : std::nullopt};
-  }
-
-  // Proven: some atom is false on the whole box (its lower bound exceeds the right-hand side), or a
-  // combination of the atoms' CROWN bounds is. alpha_open > 0: a box CROWN leaves open also gets
-  // alpha-CROWN with that many steps (tighten_alpha).
-  Bounded bound(const Domain& d, BoundMethod method, int alpha_open = 0) const {
-    const DoubleBox box{input_shape(m), d.lo, d.hi};
-    auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec,
-                       options(d, method), where(d));
-    Bounded out;
-    if (!r.ok()) {
-      if (errors) errors->add(r.status());
-      return out;
-    }
-    out.dec = Decision::Open;
-    out.spec_lo = r->spec_lo;
-    out.coef = std::move(r->input_coef);
-    if (some_atom_impossible(conj, r->spec_lo)) out.dec = Decision::Proven;
-    else if (o.combine_atoms && r->input_linear && conj.size() >= 2 &&
-             refuting_combination(r->spec_lo, rhs, out.coef, d.lo, d.hi))
-      out.dec = Decision::Proven, out.combined = true;
-    if (out.dec == Decision::Open) out.boxes = std::make_shared<const Boxes>(std::move(r->boxes));
-    if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) tighten_alpha(d, alpha_open, out);
-    return out;
-  }
-
-  // A box CROWN left open: alpha-CROWN with `iters` steps too; the rows' lower bounds become the
-  // larger of the two and the node boxes their intersection (both hold on the box). CROWN's input
-  // coefficients stay (they serve the split choice).
-  void tighten_alpha(const Domain& d, int iters, Bounded& out) const {
-    const DoubleBox box{input_shape(m), d.lo, d.hi};
-    CrownOptions co = options(d, BoundMethod::AlphaCrown);
-    co.alpha_iters = iters;
-    co.alpha_intermediate = o.bab_alpha_intermediate;
-    out.alpha = true;
-    auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co, where(d));
-    if (!a.ok()) {
-      if (errors) errors->add(a.status());
-      return;
-    }
-    for (size_t k = 0; k < out.spec_lo.size() && k < a->spec_lo.size(); ++k)
-      out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
-    if (some_atom_impossible(conj, out.spec_lo)) {
-      out.dec = Decision::Proven;
-      out.boxes.reset();
-      return;
-    }
-    if (!out.boxes) return;
-    Boxes both = *out.boxes;
-    intersect_node_boxes(both, a->boxes);
-    out.boxes = std::make_shared<const Boxes>(std::move(both));
-  }
-};
 
 // A split dimension: the largest width times the worst atom's slope in that dimension (the widest
 // one when every slope vanishes), and that slope (its sign says which half the atom decreases
@@ -278,10 +136,11 @@ struct Bab {
     if (r.dec == Decision::Proven) return Step::Continue;
     std::vector<double> mid(d.lo.size());
     for (size_t i = 0; i < mid.size(); ++i) mid[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
-    if (may_hold_at(mid) && try_point(s, mid)) return Step::Sat;
+    if (try_point(s, mid)) return Step::Sat;
     // Now and then a short descent inside the open box (a witness near its boundary), within a
-    // quarter of the search's time (a step on a large network costs as much as many IBP bounds).
-    if (++visited % 32 == 0 && probed_s <= since(started) / 4) {
+    // quarter of the search's time (a step on a large network costs as much as many IBP bounds); not
+    // where IBP bounds the subdomains of one or two inputs, whose midpoints already cover the box.
+    if (++visited % 32 == 0 && !b.ibp_domains() && probed_s <= since(started) / 4) {
       const auto tp = Clock::now();
       const bool found = probe(s, rng, d.lo, d.hi);
       probed_s += since(tp);
@@ -302,13 +161,6 @@ struct Bab {
     stack.push_back(std::move(kids.second));
     stack.push_back(std::move(kids.first));
     return Step::Continue;
-  }
-
-  // Whether x may be a witness: where subdomains are bounded by IBP (Bounder::ibp_domains), IBP's box at
-  // the point x (it holds for the evaluation and the real network) must leave every atom possible
-  // before the evaluator and the exact check run (on nn4sys, 60 ms against 2 ms).
-  bool may_hold_at(const std::vector<double>& x) const {
-    return !b.ibp_domains() || b.bound(Domain{x, x, nullptr}, BoundMethod::Ibp).dec != Decision::Proven;
   }
 
   // d's lower and upper halves in sp.dim, each with d's node boxes as its prior.
@@ -426,7 +278,7 @@ struct Bab {
   Clock::time_point started = Clock::now();
   double sampled_s = 0, probed_s = 0;  // seconds of sampling batches and of descent probes
   bool sample_batch() {
-    if (!s.chain || s.conj.empty() || ++batches <= kQuietBatches) return false;
+    if (!s.chain || s.conj.empty() || ++batches <= kQuietBatches || b.ibp_domains()) return false;
     if (sampled_s > since(started) / 4) return false;
     const auto tp = Clock::now();
     const size_t n = s.c.lo_in.size(), ny = static_cast<size_t>(s.chain->outputs());
@@ -484,93 +336,6 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   if (bab.hook) bab.hook->finish(job);
   s.stats.bab_s += since(t);
   return r;
-}
-
-// One alpha-CROWN call on the rows of several open conjunctions of one case (they share its input box,
-// and the optimised intermediate bounds do not depend on the rows: a robustness property's nine
-// conjunctions paid nine optimisations of the same intermediate bounds): a conjunction one of whose
-// atoms is impossible by its row's bound is proven; the others keep these bounds and node boxes as their
-// root (what their own alpha-CROWN would give: the rows are optimised independently), so decide() does
-// not run it again. `open`: indices into bounders and roots. Returns whether it proved any; a failed
-// pass changes nothing (each conjunction's own alpha-CROWN runs later).
-// A quarter of the time left before `deadline`: the share of sampling, of gradient descent and, under
-// intermediate "auto", of the whole-box CROWN pass.
-Clock::time_point quarter_left(Clock::time_point deadline) {
-  const auto now = Clock::now();
-  return deadline <= now ? deadline : now + (deadline - now) / 4;
-}
-
-// Stage 2: CROWN on every conjunction's whole box (cases[i]: job i's case, null for no output
-// condition), in parallel. With intermediate "auto" the pass gets a quarter of the time left; a
-// conjunction whose pass runs past it (or past the memory budget) is bounded again with forward
-// intermediate bounds (forward linear bounds on inputs of at most 64 elements, IBP's boxes beyond),
-// which its branch and bound keeps: CROWN's intermediate passes can cost minutes and gigabytes on
-// generator and detector networks where the cheaper boxes take seconds (issue 54).
-std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::vector<Bounder>& bounders,
-                                 WorkerPool& pool, Clock::time_point deadline, const VerifyOptions& o, VerifyStats& st) {
-  const bool automatic = o.intermediate == "auto";
-  const auto share = automatic ? quarter_left(deadline) : deadline;
-  for (Bounder& b : bounders) b.deadline = std::min(deadline, share);
-  std::vector<Bounded> roots(cases.size());
-  auto run = [&](int i) {
-    const VnnCase* c = cases[static_cast<size_t>(i)];  // run_crown refuses to start past b.deadline
-    if (!c) return;
-    Bounder& b = bounders[static_cast<size_t>(i)];
-    const auto t = Clock::now();
-    roots[static_cast<size_t>(i)] = b.bound(Domain{c->lo_out, c->hi_out, nullptr}, BoundMethod::Crown);
-    b.crown_s = since(t);
-    if (c->lo_out.size() > Bounder::kFewInputs || roots[static_cast<size_t>(i)].dec != Decision::Open) return;
-    const auto ti = Clock::now();
-    (void)b.bound(Domain{c->lo_out, c->hi_out, nullptr}, BoundMethod::Ibp);
-    b.ibp_s = std::max(since(ti), 1e-9);
-  };
-  pool.run(static_cast<int>(cases.size()), run);
-  for (Bounder& b : bounders) b.deadline = deadline;
-  std::vector<int> again;
-  for (size_t i = 0; automatic && i < cases.size(); ++i)
-    if (cases[i] && roots[i].dec == Decision::Error && !past(deadline)) again.push_back(static_cast<int>(i));
-  for (int i : again) bounders[static_cast<size_t>(i)].intermediate = "forward";
-  pool.run(static_cast<int>(again.size()), [&](int k) { run(again[static_cast<size_t>(k)]); });
-  st.crown_calls += static_cast<int64_t>(again.size());
-  st.intermediate = again.empty() ? (bounders.empty() ? "" : bounders[0].intermediate)
-                                  : fmt::format("forward for {} of {} conjunctions (CROWN's whole-box pass ran past a "
-                                                "quarter of the time left or the memory budget)", again.size(), cases.size());
-  return roots;
-}
-
-bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& open, const std::vector<Bounder>& bounders,
-                 std::vector<Bounded>& roots, BoundErrors& errors) {
-  SpecMatrix spec{0, bounders[open.front()].spec.cols, {}};
-  for (size_t i : open) {
-    spec.rows += bounders[i].spec.rows;
-    spec.c.insert(spec.c.end(), bounders[i].spec.c.begin(), bounders[i].spec.c.end());
-  }
-  const Domain whole{c.lo_out, c.hi_out, nullptr};
-  CrownOptions co = bounders[open.front()].options(whole, BoundMethod::AlphaCrown);
-  co.input_coefficients = false;
-  Subdomain where = bounders[open.front()].where(whole);
-  where.stop_above.clear();  // the rows of one conjunction above its rhs do not decide the others
-  const DoubleBox box{input_shape(m), c.lo_out, c.hi_out};
-  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co, where);
-  if (!r.ok()) {
-    errors.add(r.status());
-    return false;
-  }
-  bool any = false;
-  auto at = r->spec_lo.begin();
-  const auto boxes = std::make_shared<const Boxes>(std::move(r->boxes));
-  for (size_t i : open) {
-    std::vector<double> lower(at, at + bounders[i].spec.rows);
-    at += bounders[i].spec.rows;
-    Bounded& b = roots[i];
-    for (size_t k = 0; k < lower.size() && k < b.spec_lo.size(); ++k) lower[k] = std::max(lower[k], b.spec_lo[k]);
-    if (some_atom_impossible(bounders[i].conj, lower)) {
-      b.dec = Decision::Proven, any = true;
-      continue;
-    }
-    b.spec_lo = std::move(lower), b.coef.clear(), b.boxes = boxes, b.alpha = true;
-  }
-  return any;
 }
 
 // An undecided answer says when points satisfied the property in the network's arithmetic but not
@@ -647,6 +412,8 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   std::vector<Job> jobs;
   const std::optional<DenseChain> chain = DenseChain::of(m);
   const std::unique_ptr<FastEval> fast = chain ? nullptr : FastEval::of(m, o.arith);
+  // The model prepared for IBP once: every bound pass, and the screen of candidate points (try_point).
+  const auto prep = prepared_ibp(m, o);
   // Sampling stops at a quarter of the time (the cases after that are not sampled): properties of many
   // cases on large networks (nn4sys: 50 boxes of a 336 MB network) would otherwise spend the timeout here.
   const auto sampling_end = quarter_left(deadline);
@@ -654,7 +421,11 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     std::vector<Search> ss;
     const auto conjs = conjunctions(c);
     ss.reserve(conjs.size());
-    for (const auto* conj : conjs) ss.push_back(Search{m, c, *conj, o, st, {}, p32.get(), sampling_end}), jobs.push_back({&c, conj});
+    for (const auto* conj : conjs) {
+      ss.push_back(Search{m, c, *conj, o, st, {}, p32.get(), sampling_end});
+      ss.back().ibp = prep.get();
+      jobs.push_back({&c, conj});
+    }
     const SearchBox sb = search_box(c, o.arith);
     const int k = past(sampling_end) ? -1 : sample_case(ss, rng, sb.lo, sb.hi, fast.get(), chain ? &*chain : nullptr);
     st.falsify_s = since(t0);
@@ -664,7 +435,6 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   // Stage 2: CROWN on every conjunction's whole box, in parallel.
   WorkerPool pool(std::max(1, o.threads));
   st.threads = pool.threads();
-  const auto prep = prepared_ibp(m, o);
   BoundErrors errors;
   std::vector<Bounder> bounders;
   bounders.reserve(jobs.size());
@@ -682,10 +452,13 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   // on networks whose gradient steps are slow (VNN-COMP 2023's cgan generators: 0.1 s a step) the
   // restarts would otherwise take the whole timeout from branch and bound.
   const auto descent_end = quarter_left(deadline);
+  // Over few inputs with IBP-bounded subdomains (Bounder::ibp_domains), no descent: branch and bound's
+  // midpoint checks cover the one or two inputs (nn4sys: a gradient step costs 0.25 s, an IBP box 2 ms).
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (roots[i].dec != Decision::Open) continue;
+    if (roots[i].dec != Decision::Open || bounders[i].ibp_domains()) continue;
     const auto tp = Clock::now();  // per conjunction: the stage's time is their sum
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), descent_end};
+    s.ibp = prep.get();
     const SearchBox sb = search_box(*jobs[i].c, o.arith);
     const bool found = falsify(s, rng, sb.lo, sb.hi, /*sample=*/false);
     st.falsify_s += since(tp);
@@ -698,8 +471,8 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   for (const VnnCase& c : p.cases) {
     std::vector<Search> open;
     for (size_t i = 0; i < jobs.size(); ++i)
-      if (jobs[i].c == &c && roots[i].dec == Decision::Open && !jobs[i].conj->empty())
-        open.push_back(Search{m, c, *jobs[i].conj, o, st, {}, p32.get(), descent_end});
+      if (jobs[i].c == &c && roots[i].dec == Decision::Open && !jobs[i].conj->empty() && !bounders[i].ibp_domains())
+        open.push_back(Search{m, c, *jobs[i].conj, o, st, {}, p32.get(), descent_end}), open.back().ibp = prep.get();
     if (open.size() < 2) continue;
     std::vector<Search*> ptrs;
     for (Search& s : open) ptrs.push_back(&s);
@@ -732,6 +505,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   for (size_t i = 0; i < jobs.size() && !timed_out; ++i) {
     if (roots[i].dec == Decision::Proven) continue;
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline, chain ? &*chain : nullptr};
+    s.ibp = prep.get();
     const VerifyResult r = jobs[i].conj->empty() ? VerifyResult::Unknown
                                                  : decide(s, bounders[i], pool, deadline, st.domains, std::move(roots[i]), static_cast<int>(i));
     if (r == VerifyResult::Sat) return stage_end(s.found);
@@ -811,6 +585,7 @@ Result<VerifyOutcome> verify_subdomain(const Model& m, const VnnProperty& p, int
         convert_payload<float>(m.payload, [](double v) { return static_cast<float>(v); }));
   Search s{m, *j.c, *j.conj, o, out.stats, {}, p32.get(), deadline};
   const auto prep = prepared_ibp(m, o);
+  s.ibp = prep.get();
   BoundErrors errors;
   const Bounder b{m, *j.conj, spec_of(*j.conj, p.num_outputs), o, atom_rhs(*j.conj), prep.get(), deadline, &errors};
   WorkerPool pool(std::max(1, o.threads));

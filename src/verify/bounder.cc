@@ -1,0 +1,194 @@
+// The bounds of verify's subdomains (src/verify/bounder.h).
+#include "verify/bounder.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "denote/base/deadline.h"
+#include "verify/combine.h"
+
+namespace denote::verify_detail {
+
+SpecMatrix spec_of(const std::vector<VnnAtom>& conj, int64_t outputs) {
+  SpecMatrix s{static_cast<int64_t>(conj.size()), outputs, {}};
+  for (const VnnAtom& a : conj) s.c.insert(s.c.end(), a.coef.begin(), a.coef.end());
+  return s;
+}
+
+std::unique_ptr<const IbpPrepared> prepared_ibp(const Model& m, const VerifyOptions& o) {
+  auto p = IbpPrepared::prepare(m.graph, m.payload, o.arith);
+  if (!p.ok()) return nullptr;
+  return std::make_unique<const IbpPrepared>(std::move(*p));
+}
+
+CrownOptions Bounder::options(const Domain& d, BoundMethod method) const {
+  CrownOptions co;
+  co.method = method;
+  if (method == BoundMethod::AlphaCrown && crown_s > 0) {
+    const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+    co.alpha_intermediate = crown_s * co.alpha_iters <= left / 4;
+  }
+  co.deadline = deadline;
+  co.eval.max_bytes = bound_memory(o);
+  co.arith = o.arith;
+  co.input_coefficients = method == BoundMethod::Crown;
+  co.lower_only = true;
+  set_intermediate(intermediate, co);  // checked by verify(): a known name
+  co.forward_intermediate = co.forward_intermediate || o.forward_bounds;
+  return co;
+}
+
+Subdomain Bounder::where(const Domain& d) const {
+  return Subdomain{d.prior, false, {}, rhs, ibp ? std::optional<IbpPrepared>(*ibp) : std::nullopt};
+}
+
+Bounded Bounder::bound(const Domain& d, BoundMethod method, int alpha_open) const {
+  const DoubleBox box{input_shape(m), d.lo, d.hi};
+  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec,
+                     options(d, method), where(d));
+  Bounded out;
+  if (!r.ok()) {
+    if (errors) errors->add(r.status());
+    return out;
+  }
+  out.dec = Decision::Open;
+  out.spec_lo = r->spec_lo;
+  out.coef = std::move(r->input_coef);
+  if (some_atom_impossible(conj, r->spec_lo)) out.dec = Decision::Proven;
+  else if (o.combine_atoms && r->input_linear && conj.size() >= 2 &&
+           refuting_combination(r->spec_lo, rhs, out.coef, d.lo, d.hi))
+    out.dec = Decision::Proven, out.combined = true;
+  if (out.dec == Decision::Open) out.boxes = std::make_shared<const Boxes>(std::move(r->boxes));
+  if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) tighten_alpha(d, alpha_open, out);
+  return out;
+}
+
+void Bounder::tighten_alpha(const Domain& d, int iters, Bounded& out) const {
+  const DoubleBox box{input_shape(m), d.lo, d.hi};
+  CrownOptions co = options(d, BoundMethod::AlphaCrown);
+  co.alpha_iters = iters;
+  co.alpha_intermediate = o.bab_alpha_intermediate;
+  out.alpha = true;
+  auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co, where(d));
+  if (!a.ok()) {
+    if (errors) errors->add(a.status());
+    return;
+  }
+  for (size_t k = 0; k < out.spec_lo.size() && k < a->spec_lo.size(); ++k)
+    out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
+  if (some_atom_impossible(conj, out.spec_lo)) {
+    out.dec = Decision::Proven;
+    out.boxes.reset();
+    return;
+  }
+  if (!out.boxes) return;
+  Boxes both = *out.boxes;
+  intersect_node_boxes(both, a->boxes);
+  out.boxes = std::make_shared<const Boxes>(std::move(both));
+}
+
+Clock::time_point quarter_left(Clock::time_point deadline) {
+  const auto now = Clock::now();
+  return deadline <= now ? deadline : now + (deadline - now) / 4;
+}
+
+std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::vector<Bounder>& bounders,
+                                 WorkerPool& pool, Clock::time_point deadline, const VerifyOptions& o, VerifyStats& st) {
+  const bool automatic = o.intermediate == "auto";
+  const auto share = automatic ? quarter_left(deadline) : deadline;
+  for (Bounder& b : bounders) b.deadline = std::min(deadline, share);
+  std::vector<Bounded> roots(cases.size());
+  // Over few inputs, IBP's pass first, then CROWN's within the time of kIbpFirstRatio IBP passes: past
+  // that, subdomains are bounded by IBP (Bounder::ibp_domains), and once one conjunction has chosen so,
+  // the others take the choice without their own CROWN pass (a 50-case nn4sys property paid 50 whole-box
+  // CROWN passes of 1.5 s or more).
+  const Bounder* measured = nullptr;
+  auto run = [&](int i) {
+    const VnnCase* c = cases[static_cast<size_t>(i)];  // run_crown refuses to start past b.deadline
+    if (!c) return;
+    Bounder& b = bounders[static_cast<size_t>(i)];
+    const Domain whole{c->lo_out, c->hi_out, nullptr};
+    Bounded& root = roots[static_cast<size_t>(i)];
+    if (c->lo_out.size() <= Bounder::kFewInputs) {
+      if (measured) b.crown_s = measured->crown_s, b.ibp_s = measured->ibp_s;
+      const auto ti = Clock::now();
+      root = b.bound(whole, BoundMethod::Ibp);
+      if (measured || root.dec != Decision::Open) return;
+      b.ibp_s = std::max(since(ti), 1e-9);
+      const auto saved = b.deadline;
+      b.deadline = std::min(saved, Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                                     Bounder::kIbpFirstRatio * 1.5 * b.ibp_s)));
+      const auto t = Clock::now();
+      Bounded crown = b.bound(whole, BoundMethod::Crown);
+      b.crown_s = crown.dec == Decision::Error ? 2 * Bounder::kIbpFirstRatio * b.ibp_s : since(t);
+      b.deadline = saved;
+      if (crown.dec != Decision::Error) root = std::move(crown);
+      return;
+    }
+    const auto t = Clock::now();
+    root = b.bound(whole, BoundMethod::Crown);
+    b.crown_s = since(t);
+  };
+  // Over few inputs, the conjunctions one by one until one has measured the two (then the rest in parallel).
+  size_t first = 0;
+  for (; first < cases.size() && !measured; ++first) {
+    if (!cases[first] || cases[first]->lo_out.size() > Bounder::kFewInputs) break;
+    run(static_cast<int>(first));
+    if (bounders[first].ibp_domains()) measured = &bounders[first];
+    else if (bounders[first].ibp_s > 0) {  // measured, and CROWN is cheap enough: the rest in parallel
+      ++first;
+      break;
+    }
+  }
+  pool.run(static_cast<int>(cases.size() - first), [&](int k) { run(static_cast<int>(first) + k); });
+  for (Bounder& b : bounders) b.deadline = deadline;
+  std::vector<int> again;
+  for (size_t i = 0; automatic && i < cases.size(); ++i)
+    if (cases[i] && roots[i].dec == Decision::Error && !past(deadline)) again.push_back(static_cast<int>(i));
+  for (int i : again) bounders[static_cast<size_t>(i)].intermediate = "forward";
+  pool.run(static_cast<int>(again.size()), [&](int k) { run(again[static_cast<size_t>(k)]); });
+  st.crown_calls += static_cast<int64_t>(again.size());
+  st.intermediate = again.empty() ? (bounders.empty() ? "" : bounders[0].intermediate)
+                                  : fmt::format("forward for {} of {} conjunctions (CROWN's whole-box pass ran past a "
+                                                "quarter of the time left or the memory budget)", again.size(), cases.size());
+  return roots;
+}
+
+bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& open, const std::vector<Bounder>& bounders,
+                 std::vector<Bounded>& roots, BoundErrors& errors) {
+  SpecMatrix spec{0, bounders[open.front()].spec.cols, {}};
+  for (size_t i : open) {
+    spec.rows += bounders[i].spec.rows;
+    spec.c.insert(spec.c.end(), bounders[i].spec.c.begin(), bounders[i].spec.c.end());
+  }
+  const Domain whole{c.lo_out, c.hi_out, nullptr};
+  CrownOptions co = bounders[open.front()].options(whole, BoundMethod::AlphaCrown);
+  co.input_coefficients = false;
+  Subdomain where = bounders[open.front()].where(whole);
+  where.stop_above.clear();  // the rows of one conjunction above its rhs do not decide the others
+  const DoubleBox box{input_shape(m), c.lo_out, c.hi_out};
+  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co, where);
+  if (!r.ok()) {
+    errors.add(r.status());
+    return false;
+  }
+  bool any = false;
+  auto at = r->spec_lo.begin();
+  const auto boxes = std::make_shared<const Boxes>(std::move(r->boxes));
+  for (size_t i : open) {
+    std::vector<double> lower(at, at + bounders[i].spec.rows);
+    at += bounders[i].spec.rows;
+    Bounded& b = roots[i];
+    for (size_t k = 0; k < lower.size() && k < b.spec_lo.size(); ++k) lower[k] = std::max(lower[k], b.spec_lo[k]);
+    if (some_atom_impossible(bounders[i].conj, lower)) {
+      b.dec = Decision::Proven, any = true;
+      continue;
+    }
+    b.spec_lo = std::move(lower), b.coef.clear(), b.boxes = boxes, b.alpha = true;
+  }
+  return any;
+}
+
+}  // namespace denote::verify_detail
