@@ -65,7 +65,8 @@ struct ChainPass {
   // input's normalisation is folded into the first layer: W (s x + t) + b = (W diag(s)) x + (W t + b).
   template <class Weight>
   void push_layer(int64_t in_dim, int64_t out_dim, Weight w, const std::vector<double>& b, int64_t id) {
-    DenseChain::Layer l{in_dim, out_dim, {}, {}, false};
+    DenseChain::Layer l;
+    l.in = in_dim, l.out = out_dim;
     const bool fold = c.layers_.empty() && !scale.empty();
     l.w.resize(static_cast<size_t>(in_dim * out_dim));
     l.b.assign(static_cast<size_t>(out_dim), 0.0f);
