@@ -137,15 +137,11 @@ struct Bab {
     std::vector<double> mid(d.lo.size());
     for (size_t i = 0; i < mid.size(); ++i) mid[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
     if (try_point(s, mid)) return Step::Sat;
-    // Now and then a short descent inside the open box (a witness near its boundary), within a
-    // quarter of the search's time (a step on a large network costs as much as many IBP bounds); not
-    // where IBP bounds the subdomains of one or two inputs, whose midpoints already cover the box.
-    if (++visited % 32 == 0 && !b.ibp_domains() && probed_s <= since(started) / 4) {
-      const auto tp = Clock::now();
-      const bool found = probe(s, rng, d.lo, d.hi);
-      probed_s += since(tp);
-      if (found) return Step::Sat;
-    }
+    // Now and then a short descent inside the open box (a witness near its boundary); not where IBP
+    // bounds the subdomains of one or two inputs, whose midpoints already cover the box (and a step on
+    // such a network costs as much as many IBP bounds). Counted in subdomains: the same search on any
+    // thread count.
+    if (++visited % 32 == 0 && !b.ibp_domains() && probe(s, rng, d.lo, d.hi)) return Step::Sat;
     const auto [by_grad, by_coef] = split_dims(s, r, d, whole);
     auto cuts = [&](const Split& sp) { return mid[sp.dim] > d.lo[sp.dim] && mid[sp.dim] < d.hi[sp.dim]; };
     if (!cuts(by_grad)) {  // a box of single floats that CROWN cannot decide
@@ -269,17 +265,14 @@ struct Bab {
   // re-checked like any candidate. Some witnesses are needles that the search's depth-first order
   // reaches late (ACAS Xu 5_3 property 2, 1_9 property 7: about one point in 4 million). Counted
   // in batches, so the search stays the same on any number of threads.
-  // The sampling takes at most a quarter of the search's time: on large networks a batch costs more
-  // than bounding many subdomains (nn4sys: 1024 points through 41 million weights, about a second).
+  // Not where IBP bounds the subdomains (Bounder::ibp_domains): there a batch costs more than bounding
+  // many subdomains (nn4sys: 1024 points through 41 million weights, about a second).
   static constexpr int64_t kQuietBatches = 256, kBatchPoints = 1024;
   int64_t batches = 0;
   std::vector<float> xs, ys, scratch;
   std::vector<double> point;
-  Clock::time_point started = Clock::now();
-  double sampled_s = 0, probed_s = 0;  // seconds of sampling batches and of descent probes
   bool sample_batch() {
     if (!s.chain || s.conj.empty() || ++batches <= kQuietBatches || b.ibp_domains()) return false;
-    if (sampled_s > since(started) / 4) return false;
     const auto tp = Clock::now();
     const size_t n = s.c.lo_in.size(), ny = static_cast<size_t>(s.chain->outputs());
     xs.resize(static_cast<size_t>(kBatchPoints) * n);
@@ -294,7 +287,6 @@ struct Bab {
       if (nearly_holds(s.conj, ys.data() + r * ny, ny, 1e-5)) found = try_point(s, std::vector<double>(xs.begin() + static_cast<std::ptrdiff_t>(r * n), xs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)));
     }
     s.stats.bab_probe_s += since(tp);
-    sampled_s += since(tp);
     return found;
   }
   VerifyResult sat() {
