@@ -1,6 +1,7 @@
 // The batched dense-chain evaluator of branch and bound's sampling (src/verify/dense_chain.h):
 // recognised on ACAS Xu and mnistfc, equal to the f64 evaluator within binary32 rounding at random
-// points, refused on graphs that are not a chain of linear and relu layers.
+// points (also with a large sparse layer kept by rows), refused on graphs that are not a chain of linear and
+// relu layers.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -163,6 +164,32 @@ TEST(DenseChain, MatmulWithConstantWeightsAndBiasAddsMatchTheEvaluator) {
   auto sq = two.build({two.add(Op::Matmul, {x, x})});
   ASSERT_TRUE(sq.ok()) << sq.message();
   EXPECT_FALSE(DenseChain::of(*sq).has_value());
+}
+
+}  // namespace
+}  // namespace denote
+
+namespace denote {
+namespace {
+
+// A layer of at least 2^16 weights with at most one in eight nonzero is kept by its rows' nonzeros
+// (nn4sys's learned indexes): the chain still matches the evaluator, between dense layers.
+TEST(DenseChain, SparseLayersMatchTheEvaluator) {
+  GraphBuilder b;
+  const int64_t x = b.input({8});
+  std::vector<double> w0(8 * 300), b0(300), w1(300 * 300, 0.0), b1(300), w2(2 * 300), b2(2, 0.1);
+  for (size_t i = 0; i < w0.size(); ++i) w0[i] = std::sin(static_cast<double>(i) * 0.37);
+  for (size_t i = 0; i < b0.size(); ++i) b0[i] = 0.1 * std::cos(static_cast<double>(i));
+  for (int o = 0; o < 300; ++o) {  // 3 of 300 weights a row nonzero
+    for (int k = 0; k < 3; ++k) w1[static_cast<size_t>(o * 300 + (o * 7 + k * 101) % 300)] = 1.0 - 0.5 * k;
+    b1[static_cast<size_t>(o)] = -0.05 * (o % 5);
+  }
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(static_cast<double>(i) * 0.11);
+  int64_t h = b.unary(Op::Relu, b.linear(x, 300, w0, b0));
+  h = b.unary(Op::Relu, b.linear(h, 300, w1, b1));
+  auto m = b.build({b.linear(h, 2, w2, b2)});
+  ASSERT_TRUE(m.ok()) << m.message();
+  expect_matches_evaluator(*m, 16, -1, 1);
 }
 
 }  // namespace
