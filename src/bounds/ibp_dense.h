@@ -5,8 +5,8 @@
 // bound as ibp_linear's (ibp::linear_out, src/bounds/ibp_affine.h), which holds for any order of the
 // sums. Anything unusual (a shape the rule would reject, a non-finite sum) returns nullopt: the
 // interval rule then runs instead.
-// A matrix with at most one weight in kSparseShare nonzero (nn4sys's learned indexes: 3 million of
-// 41 million) is kept as its nonzeros by row (CSR) instead: the same three sums over the nonzero
+// A large matrix with at most one weight in eight nonzero (src/bounds/sparse_rows.h; nn4sys's learned
+// indexes: 3 million of 41 million) is kept as its nonzeros by row (CSR) instead: the same three sums over the nonzero
 // terms only, and the a-priori error of a row of n terms with n its nonzero count, the largest of
 // the matrix: a zero weight times a finite value is an exact zero and adding it is exact, so the
 // evaluation over every term rounds exactly as one over the nonzero ones. A non-finite input value
@@ -22,6 +22,7 @@
 
 #include "bounds/ibp_affine.h"
 #include "bounds/interval_matvec.h"
+#include "bounds/sparse_rows.h"
 
 namespace denote::ibp {
 
@@ -31,40 +32,20 @@ struct DenseLinear {
   int64_t out = 0, in = 0;
   std::vector<V> w;  // out x in, row-major; empty when the matrix is kept sparse
   std::vector<MidRad> bias;
-  // The sparse form: row o's nonzeros are val[row_start[o] .. row_start[o + 1]) at columns col[...].
-  std::vector<int64_t> row_start;
-  std::vector<int32_t> col;
-  std::vector<V> val;
-  int64_t row_terms = 0;  // the most nonzeros of a row (sparse form only)
-  bool sparse() const { return !row_start.empty(); }
+  bounds::SparseRows<V> rows;  // the matrix by its rows' nonzeros, when kept sparse
+  bool sparse() const { return !rows.empty(); }
 };
-
-inline constexpr int64_t kSparseShare = 8;         // at most 1 in 8 weights nonzero
-inline constexpr int64_t kSparseMinWeights = 1 << 16;  // and a matrix worth it
-
-template <class V>
-void make_sparse(DenseLinear<V>& d, int64_t nonzeros) {
-  d.row_start.assign(1, 0);
-  d.col.reserve(static_cast<size_t>(nonzeros)), d.val.reserve(static_cast<size_t>(nonzeros));
-  for (int64_t o = 0; o < d.out; ++o) {
-    const V* row = d.w.data() + o * d.in;
-    for (int64_t i = 0; i < d.in; ++i)
-      if (row[i] != 0) d.col.push_back(static_cast<int32_t>(i)), d.val.push_back(row[i]);
-    d.row_start.push_back(static_cast<int64_t>(d.col.size()));
-    d.row_terms = std::max(d.row_terms, d.row_start[o + 1] - d.row_start[o]);
-  }
-  std::vector<V>().swap(d.w);
-}
 
 // The three sums of interval_matvec over the nonzeros of a sparse matrix.
 template <class V>
 void sparse_interval_matvec(const DenseLinear<V>& d, const double* mid, const double* rad, const double* mag,
                             double* c, double* r, double* m) {
+  const bounds::SparseRows<V>& s = d.rows;
   for (int64_t o = 0; o < d.out; ++o) {
     double sc = 0, sr = 0, sm = 0;
-    for (int64_t k = d.row_start[o]; k < d.row_start[o + 1]; ++k) {
-      const double w = d.val[k], aw = std::fabs(w);
-      const int32_t i = d.col[k];
+    for (int64_t k = s.row_start[o]; k < s.row_start[o + 1]; ++k) {
+      const double w = s.val[k], aw = std::fabs(w);
+      const int32_t i = s.col[k];
       sc += w * mid[i], sr += aw * rad[i], sm += aw * mag[i];
     }
     c[o] = sc, r[o] = sr, m[o] = sm;
@@ -92,9 +73,8 @@ std::optional<DenseLinear<typename E::Value>> make_dense(const IntervalContext<E
   }
   if (!points) return std::nullopt;
   for (const auto& b : rec.bias) d.bias.push_back(mid_rad(to_d(ctx, b)));
-  const int64_t nonzeros = static_cast<int64_t>(std::count_if(w.begin(), w.end(), [](V v) { return v != 0; }));
-  if (static_cast<int64_t>(w.size()) >= kSparseMinWeights && nonzeros * kSparseShare <= static_cast<int64_t>(w.size()))
-    make_sparse(d, nonzeros);
+  d.rows = bounds::sparse_rows_of(w, d.out, d.in);
+  if (d.sparse()) std::vector<V>().swap(w);
   return d;
 }
 
@@ -105,7 +85,7 @@ template <class V, class Get, class Put>
 bool dense_linear_blocks(const DenseLinear<V>& d, const FormatModel& fm, size_t lead, Get get, Put put) {
   const size_t in = static_cast<size_t>(d.in), out = static_cast<size_t>(d.out);
   std::vector<double> mid(in), rad(in), mag(in), c(out), r(out), m(out);
-  const LinearOutTerms terms = linear_out_terms(static_cast<double>(d.sparse() ? d.row_terms : d.in), fm);
+  const LinearOutTerms terms = linear_out_terms(static_cast<double>(d.sparse() ? d.rows.most : d.in), fm);
   for (size_t l = 0; l < lead; ++l) {
     bool finite = true;
     for (size_t i = 0; i < in; ++i) {

@@ -79,7 +79,8 @@ struct ChainPass {
       }
       l.b[static_cast<size_t>(o)] = static_cast<float>(bo);
     }
-    DenseChain::make_sparse(l);
+    l.rows = bounds::sparse_rows_of(l.w, out_dim, in_dim);
+    if (!l.rows.empty()) std::vector<float>().swap(l.w);
     c.layers_.push_back(std::move(l));
     last = id;
   }
@@ -202,20 +203,6 @@ std::optional<DenseChain> DenseChain::of(const Model& m) {
   return c;
 }
 
-void DenseChain::make_sparse(Layer& l) {
-  const int64_t total = static_cast<int64_t>(l.w.size());
-  const int64_t nonzeros = static_cast<int64_t>(std::count_if(l.w.begin(), l.w.end(), [](float v) { return v != 0; }));
-  if (total < (int64_t{1} << 16) || nonzeros * 8 > total) return;
-  l.row_start.assign(1, 0);
-  for (int64_t o = 0; o < l.out; ++o) {
-    for (int64_t i = 0; i < l.in; ++i)
-      if (const float v = l.w[static_cast<size_t>(o * l.in + i)]; v != 0)
-        l.col.push_back(static_cast<int32_t>(i)), l.val.push_back(v);
-    l.row_start.push_back(static_cast<int64_t>(l.col.size()));
-  }
-  std::vector<float>().swap(l.w);
-}
-
 namespace {
 
 // out[r, o] += the row o of a sparse layer times input row r.
@@ -223,8 +210,8 @@ void sparse_rows(const DenseChain::Layer& l, const float* x, int64_t rows, float
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t o = 0; o < l.out; ++o) {
       float s = 0;
-      for (int64_t k = l.row_start[static_cast<size_t>(o)]; k < l.row_start[static_cast<size_t>(o + 1)]; ++k)
-        s += l.val[static_cast<size_t>(k)] * x[r * l.in + l.col[static_cast<size_t>(k)]];
+      for (int64_t k = l.rows.row_start[static_cast<size_t>(o)]; k < l.rows.row_start[static_cast<size_t>(o + 1)]; ++k)
+        s += l.rows.val[static_cast<size_t>(k)] * x[r * l.in + l.rows.col[static_cast<size_t>(k)]];
       out[r * l.out + o] += s;
     }
 }
@@ -239,7 +226,7 @@ void DenseChain::eval(const std::vector<float>& X, int64_t rows, std::vector<flo
     std::vector<float>& out = li % 2 == 0 ? scratch : Y;
     out.resize(static_cast<size_t>(rows * l.out));
     for (int64_t r = 0; r < rows; ++r) std::copy(l.b.begin(), l.b.end(), out.begin() + r * l.out);
-    if (!l.row_start.empty()) {
+    if (!l.rows.empty()) {
       sparse_rows(l, cur->data(), rows, out.data());
     } else {
 #ifdef DENOTE_HAVE_OPENBLAS

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "bounds/sparse_rows.h"
 #include "denote/verify/verify.h"
 
 namespace denote::verify_detail {
@@ -31,13 +32,8 @@ class DenseChain {
     int64_t in = 0, out = 0;
     std::vector<float> w, b;  // w: out x in (row-major), b: out; w empty when the layer is kept sparse
     bool relu = false;
-    // A large layer with at most one weight in eight nonzero (nn4sys's learned indexes) by row: row o's
-    // nonzeros are val[row_start[o] .. row_start[o + 1]) at columns col[...].
-    std::vector<int64_t> row_start;
-    std::vector<int32_t> col;
-    std::vector<float> val;
+    bounds::SparseRows<float> rows;  // a large sparse layer by its rows' nonzeros (src/bounds/sparse_rows.h)
   };
-  static void make_sparse(Layer& l);
 
  private:
   int64_t inputs_ = 0;  // the input's normalisation is folded into the first layer

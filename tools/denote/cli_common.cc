@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "denote/base/eval_options.h"
+#include "denote/base/file.h"
 #include "denote/check/check.h"
 #include "denote/io/json.h"
 #include "denote/io/npy.h"
@@ -28,10 +29,7 @@ namespace {
 
 std::vector<std::string> g_onnx_notes;
 
-bool is_onnx_path(std::string_view path) {
-  if (path.ends_with(".gz")) path.remove_suffix(3);  // net.onnx.gz: read with the same options
-  return path.ends_with(".onnx");
-}
+bool is_onnx_path(std::string_view path) { return without_gz(path).ends_with(".onnx"); }  // net.onnx.gz too
 
 std::mutex g_notes_mutex;  // campaign jobs load models on several threads
 
