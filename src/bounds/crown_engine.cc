@@ -315,4 +315,16 @@ void Engine::refresh_children(int64_t id, bool replace) {
   }
 }
 
+void Engine::inherit_box(int64_t id) {
+  const Node& n = g.nodes[static_cast<size_t>(id)];
+  if (!keeps_order(n.op) || n.parents.empty()) return;
+  auto& y = boxes[static_cast<size_t>(id)];
+  const auto& x = boxes[static_cast<size_t>(n.parents[0])];
+  if (!y || !x || x->lo.size() != y->lo.size()) return;
+  for (size_t j = 0; j < y->lo.size(); ++j) {  // crossing only from a bug upstream, as in tighten
+    const double l = std::max(y->lo[j], x->lo[j]), h = std::min(y->hi[j], x->hi[j]);
+    if (l <= h) y->lo[j] = l, y->hi[j] = h;
+  }
+}
+
 }  // namespace denote::crown

@@ -70,6 +70,10 @@ class Engine {
                const std::vector<double>& hi, bool replace = false);
   // relu children of id: their boxes from id's box (exact), intersected (or replaced).
   void refresh_children(int64_t id, bool replace = false);
+  // A node that keeps its parent's elements in order (reshape, flatten, detach): its box intersected
+  // with the parent's current one (the same values, exactly). Its first box is IBP's from the
+  // parent's IBP box; the parent's tightened box bounds the a-priori error terms its children read.
+  void inherit_box(int64_t id);
 
   // alpha-CROWN: projected Adam on the relu lower slopes (per row and neuron) for the rows of C from
   // `start`; returns per row the best lower bound seen, starting from `crown_lower`.

@@ -186,6 +186,7 @@ Status intermediate_bounds(Run& run) {
   };
   return walk::in_order(g, "IR bounds", [&](const Node& n) -> Status {
     const size_t id = static_cast<size_t>(n.id);
+    if (!run.o.lirpa_compatible) eng.inherit_box(n.id);
     if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id])
       return ok_status();
     if (past(run.o.deadline)) return late(n.id);

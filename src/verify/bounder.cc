@@ -48,20 +48,27 @@ Bounded Bounder::bound(const Domain& d, BoundMethod method, int alpha_open) cons
   const DoubleBox box{input_shape(m), d.lo, d.hi};
   auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec,
                      options(d, method), where(d));
-  Bounded out;
   if (!r.ok()) {
     if (errors) errors->add(r.status());
-    return out;
+    return Bounded{};
   }
-  out.dec = Decision::Open;
-  out.spec_lo = r->spec_lo;
-  out.coef = std::move(r->input_coef);
-  if (some_atom_impossible(conj, r->spec_lo)) out.dec = Decision::Proven;
-  else if (o.combine_atoms && r->input_linear && conj.size() >= 2 &&
-           refuting_combination(r->spec_lo, rhs, out.coef, d.lo, d.hi))
-    out.dec = Decision::Proven, out.combined = true;
-  if (out.dec == Decision::Open) out.boxes = std::make_shared<const Boxes>(std::move(r->boxes));
+  Bounded out = judge(d, std::move(r->spec_lo), std::move(r->input_coef), r->input_linear,
+                      std::make_shared<const Boxes>(std::move(r->boxes)));
   if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) tighten_alpha(d, alpha_open, out);
+  return out;
+}
+
+Bounded Bounder::judge(const Domain& d, std::vector<double> lower, std::vector<double> coef, bool input_linear,
+                       std::shared_ptr<const Boxes> boxes) const {
+  Bounded out;
+  out.dec = Decision::Open;
+  out.spec_lo = std::move(lower);
+  out.coef = std::move(coef);
+  if (some_atom_impossible(conj, out.spec_lo)) out.dec = Decision::Proven;
+  else if (o.combine_atoms && input_linear && conj.size() >= 2 &&
+           refuting_combination(out.spec_lo, rhs, out.coef, d.lo, d.hi))
+    out.dec = Decision::Proven, out.combined = true;
+  if (out.dec == Decision::Open) out.boxes = std::move(boxes);
   return out;
 }
 
@@ -94,6 +101,66 @@ Clock::time_point quarter_left(Clock::time_point deadline) {
   return deadline <= now ? deadline : now + (deadline - now) / 4;
 }
 
+namespace {
+
+// The jobs of each case with two or more conjunctions over more than Bounder::kFewInputs inputs.
+std::vector<std::vector<size_t>> shared_boxes(const std::vector<const VnnCase*>& cases) {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<const VnnCase*> of;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const VnnCase* c = cases[i];
+    if (!c || c->lo_out.size() <= Bounder::kFewInputs) continue;
+    const auto at = std::find(of.begin(), of.end(), c);
+    if (at == of.end()) of.push_back(c), groups.push_back({i});
+    else groups[static_cast<size_t>(at - of.begin())].push_back(i);
+  }
+  std::erase_if(groups, [](const std::vector<size_t>& g) { return g.size() < 2; });
+  return groups;
+}
+
+// One CROWN pass on the stacked rows of a case's conjunctions (`jobs`): they share its input box, and
+// the intermediate bounds, nearly all of a pass's cost on a deep network, do not depend on the rows
+// (cifar10_resnet's resnet_4b: nine conjunctions paid nine 2.3 s passes, and at a 30 s timeout the
+// last ones ran past their share of the time). Each conjunction is judged on its rows as by its own
+// pass (Bounder::judge). False where the pass failed (the jobs then run their own passes).
+bool joint_crown(const Model& m, const std::vector<size_t>& jobs, const VnnCase& c, std::vector<Bounder>& bounders,
+                 std::vector<Bounded>& roots) {
+  SpecMatrix spec{0, bounders[jobs.front()].spec.cols, {}};
+  for (size_t i : jobs) {
+    spec.rows += bounders[i].spec.rows;
+    spec.c.insert(spec.c.end(), bounders[i].spec.c.begin(), bounders[i].spec.c.end());
+  }
+  const Domain whole{c.lo_out, c.hi_out, nullptr};
+  const Bounder& b0 = bounders[jobs.front()];
+  Subdomain where = b0.where(whole);
+  where.stop_above.clear();  // one conjunction's rows above its rhs do not decide the others
+  const DoubleBox box{input_shape(m), c.lo_out, c.hi_out};
+  const auto t = Clock::now();
+  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec,
+                     b0.options(whole, BoundMethod::Crown), where);
+  if (!r.ok()) return false;
+  const double took = since(t);
+  const auto boxes = std::make_shared<const Boxes>(std::move(r->boxes));
+  const size_t nx = c.lo_out.size();
+  const bool coef = r->input_coef.size() == static_cast<size_t>(spec.rows) * nx;
+  size_t at = 0;
+  for (size_t i : jobs) {
+    const size_t k = static_cast<size_t>(bounders[i].spec.rows);
+    std::vector<double> lower(r->spec_lo.begin() + static_cast<std::ptrdiff_t>(at),
+                              r->spec_lo.begin() + static_cast<std::ptrdiff_t>(at + k));
+    std::vector<double> a;
+    if (coef)
+      a.assign(r->input_coef.begin() + static_cast<std::ptrdiff_t>(at * nx),
+               r->input_coef.begin() + static_cast<std::ptrdiff_t>((at + k) * nx));
+    roots[i] = bounders[i].judge(whole, std::move(lower), std::move(a), r->input_linear && coef, boxes);
+    bounders[i].crown_s = took;
+    at += k;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::vector<Bounder>& bounders,
                                  WorkerPool& pool, Clock::time_point deadline, const VerifyOptions& o, VerifyStats& st) {
   const bool automatic = o.intermediate == "auto";
@@ -105,9 +172,16 @@ std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::
   // the others take the choice without their own CROWN pass (a 50-case nn4sys property paid 50 whole-box
   // CROWN passes of 1.5 s or more).
   const Bounder* measured = nullptr;
+  std::vector<char> joint(cases.size(), 0);
+  const auto groups = shared_boxes(cases);
+  pool.run(static_cast<int>(groups.size()), [&](int k) {
+    const auto& g = groups[static_cast<size_t>(k)];
+    if (joint_crown(bounders[g.front()].m, g, *cases[g.front()], bounders, roots))
+      for (size_t i : g) joint[i] = 1;
+  });
   auto run = [&](int i) {
     const VnnCase* c = cases[static_cast<size_t>(i)];  // run_crown refuses to start past b.deadline
-    if (!c) return;
+    if (!c || joint[static_cast<size_t>(i)]) return;
     Bounder& b = bounders[static_cast<size_t>(i)];
     const Domain whole{c->lo_out, c->hi_out, nullptr};
     Bounded& root = roots[static_cast<size_t>(i)];

@@ -86,6 +86,10 @@ struct Bounder {
   // combination of the atoms' CROWN bounds is. alpha_open > 0: a box CROWN leaves open also gets
   // alpha-CROWN with that many steps (tighten_alpha).
   Bounded bound(const Domain& d, BoundMethod method, int alpha_open = 0) const;
+  // The conjunction's verdict from its rows' lower bounds on d (and, with input_linear, their input
+  // coefficients, rows x nx): Proven by an atom or a combination; else Open with the node boxes.
+  Bounded judge(const Domain& d, std::vector<double> lower, std::vector<double> coef, bool input_linear,
+                std::shared_ptr<const Boxes> boxes) const;
   // A box CROWN left open: alpha-CROWN with `iters` steps too; the rows' lower bounds become the
   // larger of the two and the node boxes their intersection (both hold on the box). CROWN's input
   // coefficients stay (they serve the split choice).
@@ -97,7 +101,8 @@ struct Bounder {
 Clock::time_point quarter_left(Clock::time_point deadline);
 
 // Stage 2: CROWN on every conjunction's whole box (cases[i]: job i's case, null for no output
-// condition), in parallel. With intermediate "auto" the pass gets a quarter of the time left; a
+// condition), in parallel; the conjunctions of one case over more than kFewInputs inputs in one pass
+// on their stacked rows (they share the box and its intermediate bounds). With intermediate "auto" the pass gets a quarter of the time left; a
 // conjunction whose pass runs past it (or past the memory budget) is bounded again with forward
 // intermediate bounds (forward linear bounds on inputs of at most 64 elements, IBP's boxes beyond),
 // which its branch and bound keeps: CROWN's intermediate passes can cost minutes and gigabytes on
