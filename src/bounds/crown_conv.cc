@@ -261,31 +261,65 @@ const ConvBackward* conv_plan_for(const RuleCtx& c, const Node& n, ConvBackward&
   return conv_backward_plan(c.g, c.payload, n, scratch) ? &scratch : nullptr;
 }
 
+namespace {
+
+// Per output ([lead, cout, out_vol]): the products of its sum that can be nonzero (a tap inside the
+// image whose input's magnitude is not 0) plus one for the bias. A product with an exact 0 is an
+// exact 0 (weights are finite), and adding an exact 0 rounds nothing, so the evaluation's sum rounds
+// at most that many times in any order: a dead relu or zero padding adds no rounding error.
+std::vector<double> conv_live_fan(const ConvBackward& cb, const std::vector<double>& xm) {
+  std::vector<double> fan(static_cast<size_t>(cb.lead * cb.cout * cb.out_vol));
+  std::vector<double> live(static_cast<size_t>(cb.groups * cb.in_vol));
+  for (int64_t l = 0; l < cb.lead; ++l) {
+    std::fill(live.begin(), live.end(), 0.0);
+    for (int64_t ch = 0; ch < cb.cin; ++ch) {
+      const double* x = xm.data() + (l * cb.cin + ch) * cb.in_vol;
+      double* dst = live.data() + (ch / cb.group_in) * cb.in_vol;
+      for (int64_t i = 0; i < cb.in_vol; ++i) dst[i] += x[i] == 0 ? 0.0 : 1.0;  // NaN counts as live
+    }
+    for (int64_t co = 0; co < cb.cout; ++co) {
+      const double* per = live.data() + (co / cb.group_out) * cb.in_vol;
+      double* out = fan.data() + (l * cb.cout + co) * cb.out_vol;
+      for (int64_t q = 0; q < cb.out_vol; ++q) {
+        double k = 1;
+        for (int64_t t = cb.pos_start[static_cast<size_t>(q)]; t < cb.pos_start[static_cast<size_t>(q) + 1]; ++t)
+          k += per[cb.pos_in[static_cast<size_t>(t)]];
+        out[q] = k;
+      }
+    }
+  }
+  return fan;
+}
+
+}  // namespace
+
 void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double g_coef, std::vector<double>& scale,
                 std::vector<double>& f0) {
   const int64_t p = n.parents[0], pm = c.numel_of(p), m = c.numel_of(n.id);
   const DoubleBox* pb = c.box[static_cast<size_t>(p)];
+  std::vector<double> xm(static_cast<size_t>(pm));
+  for (int64_t j = 0; j < pm; ++j) xm[static_cast<size_t>(j)] = c.absmax(p, j);
   // |W| * xmax depends on the parent's box only: kept while that box is unchanged (alpha-CROWN's
   // passes, the rows' chunks of one node).
   const std::vector<double>* kept = c.scale_cache && pb ? c.scale_cache->find(n.id, *pb) : nullptr;
   std::vector<double> fresh;
   if (!kept) {
-    std::vector<double> xm(static_cast<size_t>(pm));
-    for (int64_t j = 0; j < pm; ++j) xm[static_cast<size_t>(j)] = c.absmax(p, j);
     fresh.resize(static_cast<size_t>(m));
     conv_forward(cb, xm.data(), cb.lead, fresh.data(), c.ws, /*magnitudes=*/true);
     if (c.scale_cache && pb) c.scale_cache->store(n.id, *pb, fresh);
   }
   const std::vector<double>& mx = kept ? *kept : fresh;
   // As affine_scale: mx is a sum of at most fan - 1 products in any order, so (1 + gamma(fan)) mx
-  // bounds the exact one; the evaluation rounds each output (fan + 4) u_eval 1.01 relative.
+  // bounds the exact one; the evaluation rounds each output (live + 4) u_eval 1.01 relative, live
+  // its nonzero products and the bias (conv_live_fan; at most fan).
   const double fan = static_cast<double>(cb.group_in * cb.k_vol) + 1, g_fan = 1 + gamma(fan);
-  const double e_eval = c.err.u * (fan + 4) * 1.01;
+  const std::vector<double> live = conv_live_fan(cb, xm);
   f0.resize(static_cast<size_t>(m));
   scale.resize(static_cast<size_t>(m));
   for (int64_t o = 0; o < m; ++o) {
     f0[static_cast<size_t>(o)] = cb.bias[static_cast<size_t>((o / cb.out_vol) % cb.cout)];  // conv(0) + b, exact
     const double mo = up(mx[static_cast<size_t>(o)] * g_fan);
+    const double e_eval = c.err.u * (std::min(live[static_cast<size_t>(o)], fan) + 4) * 1.01;
     scale[static_cast<size_t>(o)] =
         g_coef * mo + e_eval * up(mo + std::fabs(f0[static_cast<size_t>(o)])) + (fan + 4) * c.err.tiny;
   }

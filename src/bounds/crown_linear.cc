@@ -24,16 +24,24 @@ void linear_scale(const RuleCtx& c, const LinearRecord<double>& rec, const Doubl
                   const std::vector<int64_t>* outs, std::vector<double>& scale) {
   const int64_t out = rec.out_dim, in = rec.in_dim;
   const double g_coef = gamma(static_cast<double>(out) + 1);
-  const double e_eval = c.err.u * (static_cast<double>(in) + 3) * 1.01;
   std::vector<double> xm(static_cast<size_t>(lead * in));
   for (size_t i = 0; i < xm.size(); ++i) xm[i] = std::max(std::fabs(xb.lo[i]), std::fabs(xb.hi[i]));
+  // The evaluation rounds each output (live + 3) u_eval 1.01 relative, live the inputs of its block
+  // whose magnitude is not 0: a product with an exact 0 is an exact 0, and adding it rounds nothing.
+  std::vector<double> e_eval(static_cast<size_t>(lead));
+  for (int64_t l = 0; l < lead; ++l) {
+    double live = 0;
+    for (int64_t i = 0; i < in; ++i) live += xm[static_cast<size_t>(l * in + i)] == 0 ? 0.0 : 1.0;  // NaN: live
+    e_eval[static_cast<size_t>(l)] = c.err.u * (live + 3) * 1.01;
+  }
   const UpSum up_sum_in(static_cast<double>(in));
   auto one = [&](int64_t l, int64_t o) {
     double& dst = scale[static_cast<size_t>(l * out + o)];
     if (!std::isnan(dst)) return;
     const double s = up_sum_in(abs_dot_nonzero(rec.weight.data() + o * in, xm.data() + l * in, in));
     const double b = rec.bias.empty() ? 0.0 : std::fabs(rec.bias[static_cast<size_t>(o)]);
-    dst = g_coef * s + e_eval * up(s + b) + c.err.tiny * (static_cast<double>(in) + 4);  // an underflow per operation
+    dst = g_coef * s + e_eval[static_cast<size_t>(l)] * up(s + b) +
+          c.err.tiny * (static_cast<double>(in) + 4);  // an underflow per operation
   };
   for (int64_t l = 0; l < lead; ++l)
     if (outs)

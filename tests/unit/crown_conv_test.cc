@@ -264,14 +264,20 @@ TEST(CrownConv, ForwardRuleEqualsTheJvpRule) {
 }
 
 // The conv's error scales on the batched product (conv_scale, kept per parent box) against the generic
-// affine_scale (the evaluator on the magnitudes); the plans kept by ConvPlans, once per node.
-TEST(CrownConv, ConvScaleEqualsTheGenericScaleAndPlansAreKept) {
-  for (const ConvCase& cc : cases()) {
+// affine_scale (the evaluator on the magnitudes); the plans kept by ConvPlans, once per node. The
+// magnitudes agree (no evaluation error: equal); the evaluation's error counts only the products that
+// can be nonzero (taps inside the image), where the generic scale counts the whole kernel: equal
+// without padding, else never larger.
+void expect_conv_scale(const ConvCase& cc, double u) {
+  {
     const Model m = conv_model(cc, false, 23);
     const DoubleBox xb = input_box(cc.in, 4, 0.3);
     crown::PassRows st;
     std::vector<const DoubleBox*> box = {&xb, nullptr};
-    const crown::EvalErr err{0x1p-24, 0x1p-149, true};
+    const crown::EvalErr err{u, 0x1p-149, true};
+    const auto positive = [](int64_t p) { return p > 0; };
+    const bool padded = std::any_of(cc.pad.begin(), cc.pad.end(), positive) ||
+                        std::any_of(cc.pad_after.begin(), cc.pad_after.end(), positive);
     crown::ScaleCache cache;
     crown::ConvPlans plans(m.graph.nodes.size());
     crown::RuleCtx c{m.graph, m.payload, box, err, st};
@@ -291,13 +297,47 @@ TEST(CrownConv, ConvScaleEqualsTheGenericScaleAndPlansAreKept) {
       EXPECT_EQ(f0, g0) << cc.name << ": f(0) = the bias, exactly";
       for (size_t o = 0; o < fast.size(); ++o) {
         EXPECT_GT(fast[o], 0) << cc.name;
-        EXPECT_NEAR(fast[o], slow[o], 1e-12 * slow[o]) << cc.name << " output " << o;
+        if (u == 0 || !padded)
+          EXPECT_NEAR(fast[o], slow[o], 1e-12 * slow[o]) << cc.name << " output " << o;
+        else
+          EXPECT_LE(fast[o], slow[o] * (1 + 1e-12)) << cc.name << " output " << o;
       }
       std::vector<double> again, a0;
       crown::conv_scale(c, n, *cb, g, again, a0);  // from the cache: the same values
       EXPECT_EQ(again, fast) << cc.name;
     }
   }
+}
+
+TEST(CrownConv, ConvScaleEqualsTheGenericScaleAndPlansAreKept) {
+  for (const ConvCase& cc : cases())
+    for (const double u : {0.0, 0x1p-24}) expect_conv_scale(cc, u);
+}
+
+// A channel whose box is the point 0 (a dead relu's output) adds no product to the evaluation's sums:
+// on the plain case (2 input channels, 3x3, no padding: 18 products and the bias per output), zeroing
+// channel 1 leaves 9 + 1, and the evaluation's error term (live + 4) u shrinks from 23 u to 14 u.
+TEST(CrownConv, DeadInputsAddNoEvaluationError) {
+  const ConvCase cc = cases()[0];
+  const Model m = conv_model(cc, false, 23);
+  // Channel 1 the point 0, or the point 2^-1000 (live, its products negligible next to channel 0's).
+  DoubleBox dead = input_box(cc.in, 4, 0.3), live = dead;
+  for (size_t j = dead.lo.size() / 2; j < dead.lo.size(); ++j) dead.lo[j] = dead.hi[j] = 0;
+  for (size_t j = live.lo.size() / 2; j < live.lo.size(); ++j) live.lo[j] = live.hi[j] = 0x1p-1000;
+  crown::ConvBackward cb;
+  ASSERT_TRUE(crown::conv_backward_plan(m.graph, m.payload, m.graph.nodes[1], cb));
+  auto scale_at = [&](const DoubleBox& xb) {
+    crown::PassRows st;
+    std::vector<const DoubleBox*> box = {&xb, nullptr};
+    const crown::EvalErr err{0x1p-24, 0, true};  // the evaluation's error only (no underflow term)
+    crown::RuleCtx c{m.graph, m.payload, box, err, st};
+    std::vector<double> scale, f0;
+    crown::conv_scale(c, m.graph.nodes[1], cb, 0.0, scale, f0);
+    return scale;
+  };
+  const std::vector<double> a = scale_at(dead), b = scale_at(live);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t o = 0; o < a.size(); ++o) EXPECT_NEAR(a[o] / b[o], 14.0 / 23.0, 1e-12) << "output " << o;
 }
 
 // CROWN and alpha-CROWN on the case's network (with a second conv: its coefficients go to a relu, not
