@@ -187,9 +187,16 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   // Per row: c = sum w mid, r = sum |w| rad, m = sum |w| mag (>= sum |w mid|), any order
   // (src/bounds/interval_matvec.h); rows of a lead that most elements use come in one product.
   const int64_t lead = static_cast<int64_t>(mid.size()) / in;
-  // Inputs whose box is the point 0 (dead relus) add exact zeros to the three sums: with one lead,
-  // the product runs over the others' columns when they are at most 3/4 (the error terms still
-  // count all `in` terms, as the evaluation sums them).
+  // The evaluation rounds each output (live + 3) u_eval 1.01 relative, live the inputs of its lead
+  // whose box is not the point 0: their products are exact zeros, and adding them rounds nothing.
+  std::vector<double> e_eval(static_cast<size_t>(lead));
+  for (int64_t l = 0; l < lead; ++l) {
+    double k = 0;
+    for (int64_t i = 0; i < in; ++i) k += mag[static_cast<size_t>(l * in + i)] == 0 ? 0.0 : 1.0;
+    e_eval[static_cast<size_t>(l)] = err.u * (k + 3) * 1.01;
+  }
+  // Those inputs add exact zeros to the three sums too: with one lead, the product runs over the
+  // others' columns when they are at most 3/4.
   const double* w_all = rec->weight.data();
   int64_t cols = in;
   std::vector<double> w_live;
@@ -217,7 +224,6 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   for (int64_t e : elems) ++per_lead[static_cast<size_t>(e / out)];
   int64_t cached = -1;  // the lead whose rows c, r, m hold
   const double g_in = gamma(static_cast<double>(in) + 2);
-  const double e_eval = err.u * (static_cast<double>(in) + 3) * 1.01;
   const UpSum up_sum_in(static_cast<double>(in)), up_sum_in1(static_cast<double>(in) + 1);  // up_sum's values
   lo.resize(elems.size());
   hi.resize(elems.size());
@@ -235,7 +241,8 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
     const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
     const double cv = b + cs, xm = std::fabs(b) + ms;
     const double xs = up_sum_in1(xm);
-    const double e = up(up_sum_in(rs) + g_in * xs + e_eval * xs + (static_cast<double>(in) + 4) * err.tiny + 8 * kEta);
+    const double e = up(up_sum_in(rs) + g_in * xs + e_eval[static_cast<size_t>(l)] * xs +
+                        (static_cast<double>(in) + 4) * err.tiny + 8 * kEta);
     lo[k] = dn(cv - e);
     hi[k] = up(cv + e);
   }
