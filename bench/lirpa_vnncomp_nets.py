@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""IBP, CROWN and alpha-CROWN on the VNN-COMP 2021 CNNs: auto_LiRPA and denote side by side, in one process.
+
+Networks and boxes: bench/cnn_crown_nets.py's CASES (oval21 base/wide/deep, marabou-cifar10 small/medium/
+large, cifar10_resnet resnet_2b/4b, verivital avg-pool/max-pool), each box the X box of one VNN-LIB file.
+auto_LiRPA 0.7.1 (../shared/peers/auto_LiRPA) bounds the torch module that alpha-beta-CROWN's own ONNX
+converter makes (../shared/peers/alpha-beta-CROWN/shims/onnx2pytorch, `ConvertModel(experimental=True)`, as
+its load_model_onnx does), float32, one `compute_bounds` on a built BoundedModule (no build time;
+alpha-CROWN: its defaults, 20 iterations). denote's Python module bounds the same ONNX file loaded once
+(`denote.load`, `Model.bounds(lo, hi, method, arith)`): f32 (bounds that hold for the float32 evaluation)
+and f64. Median of --repeat runs after one warm-up; one thread each side. One line per (side, method, net):
+  <side> method=<M> net=<net> time_s=... mean_width=...
+(mean width of the 10 output bounds; auto_LiRPA's float32 bounds do not claim to enclose the float32
+evaluation, denote's f32 ones do).
+
+Usage (from the repository root; Debian's python3-torch + python3-onnx):
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/lirpa_vnncomp_nets.py --python build/python \
+        [--nets resnet_2b,cifar_base_kw] [--methods IBP,CROWN,alpha-CROWN] [--repeat 3] [--arith f32,f64]
+"""
+import argparse
+import contextlib
+import io
+import os
+import statistics
+import sys
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, ".."))
+PEERS = os.path.join(ROOT, "..", "shared", "peers")
+DENOTE_METHOD = {"IBP": "ibp", "CROWN": "crown", "alpha-CROWN": "alpha-crown"}
+
+sys.path.insert(0, HERE)
+from cnn_crown_nets import CASES, input_box  # noqa: E402
+
+
+def lirpa_model(torch, onnx_path):
+    import onnx
+    import onnx2pytorch
+    m = onnx2pytorch.ConvertModel(onnx.load(onnx_path), experimental=True)
+    return m.eval().to(dtype=torch.float32)
+
+
+def time_lirpa(torch, model, lo, hi, method, repeat):
+    from auto_LiRPA import BoundedModule, BoundedTensor
+    from auto_LiRPA.perturbations import PerturbationLpNorm
+    center = (lo + hi) / 2
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bm = BoundedModule(model, torch.zeros_like(center), device="cpu")
+    times, result = [], None
+    for run in range(repeat + 1):
+        x = BoundedTensor(center, PerturbationLpNorm(norm=float("inf"), x_L=lo, x_U=hi))
+        with contextlib.redirect_stdout(io.StringIO()):
+            t0 = time.perf_counter()
+            if method == "IBP":
+                with torch.no_grad():
+                    lb, ub = bm.compute_bounds(x=(x,), method=method)
+            else:
+                lb, ub = bm.compute_bounds(x=(x,), method=method)
+            t1 = time.perf_counter()
+        if run:
+            times.append(t1 - t0)
+        result = (lb.detach().reshape(-1).tolist(), ub.detach().reshape(-1).tolist())
+    return statistics.median(times), result
+
+
+def time_denote(model, lo, hi, method, arith, repeat):
+    times, result = [], None
+    for run in range(repeat + 1):
+        t0 = time.perf_counter()
+        result = model.bounds(lo, hi, method=DENOTE_METHOD[method], arith=arith)
+        t1 = time.perf_counter()
+        if run:
+            times.append(t1 - t0)
+    return statistics.median(times), (result[0].reshape(-1).tolist(), result[1].reshape(-1).tolist())
+
+
+def mean_width(lohi):
+    lo, hi = lohi
+    return sum(h - l for l, h in zip(lo, hi)) / len(lo)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--python", default=os.path.join(ROOT, "build", "python"), help="denote's Python module directory")
+    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "vnncomp2021"))
+    ap.add_argument("--nets", default="", help="comma-separated net names (file names without .onnx); default: all")
+    ap.add_argument("--methods", default="IBP,CROWN,alpha-CROWN")
+    ap.add_argument("--arith", default="f32,f64", help="denote's arithmetics")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-lirpa", action="store_true")
+    args = ap.parse_args()
+    sys.path.insert(0, os.path.join(PEERS, "auto_LiRPA"))
+    sys.path.insert(0, os.path.join(PEERS, "alpha-beta-CROWN", "shims"))
+    sys.path.insert(0, os.path.abspath(args.python))
+    import numpy as np
+    import torch
+    import denote
+    torch.set_num_threads(1)
+    denote.tune_allocator()
+    wanted = set(filter(None, args.nets.split(",")))
+    with open("/proc/loadavg") as f:
+        print(f"lirpa_vnncomp_nets torch={torch.__version__} threads=1 repeat={args.repeat} "
+              f"load={f.read().split()[0]}", flush=True)
+    spec = None
+    for net, vnnlib in CASES:
+        spec = vnnlib or spec
+        name = os.path.basename(net)[:-len(".onnx")]
+        if wanted and name not in wanted:
+            continue
+        path = os.path.join(args.data, net)
+        lo, hi = input_box(os.path.join(args.data, spec))
+        model = denote.load(path)
+        shape = list(model.input_shapes[0])
+        lo_d, hi_d = lo.reshape(shape), hi.reshape(shape)
+        tmodel = None if args.no_lirpa else lirpa_model(torch, path)
+        for method in args.methods.split(","):
+            if tmodel is not None:
+                tl = torch.tensor(lo_d, dtype=torch.float32)
+                th = torch.tensor(hi_d, dtype=torch.float32)
+                t, r = time_lirpa(torch, tmodel, tl, th, method, args.repeat)
+                print(f"auto_LiRPA method={method} net={name} time_s={t:.4f} mean_width={mean_width(r):.6f}",
+                      flush=True)
+            for arith in args.arith.split(","):
+                t, r = time_denote(model, np.asarray(lo_d, dtype=np.float64), np.asarray(hi_d, dtype=np.float64),
+                                   method, arith, args.repeat)
+                print(f"denote({arith}) method={method} net={name} time_s={t:.4f} mean_width={mean_width(r):.6f}",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
