@@ -42,6 +42,24 @@ def lirpa_model(torch, onnx_path):
     return m.eval().to(dtype=torch.float32)
 
 
+def torch_box(torch, model, lo, hi):
+    """The box as the converted module takes it: the ONNX input's layout, or NCHW where the ONNX file
+    takes NHWC and transposes inside (marabou-cifar10: alpha-beta-CROWN loads those with its own loader,
+    and onnx2pytorch's module takes the transposed input). The same elements either way."""
+    tl, th = torch.tensor(lo, dtype=torch.float32), torch.tensor(hi, dtype=torch.float32)
+    for perm in (None, (0, 3, 1, 2)):
+        a, b = (tl, th) if perm is None else (tl.permute(*perm).contiguous(), th.permute(*perm).contiguous())
+        try:
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model((a + b) / 2)
+            return a, b
+        except RuntimeError:
+            if tl.dim() != 4:
+                break
+    return None, None
+
+
 def time_lirpa(torch, model, lo, hi, method, repeat):
     from auto_LiRPA import BoundedModule, BoundedTensor
     from auto_LiRPA.perturbations import PerturbationLpNorm
@@ -116,10 +134,12 @@ def main():
         shape = list(model.input_shapes[0])
         lo_d, hi_d = lo.reshape(shape), hi.reshape(shape)
         tmodel = None if args.no_lirpa else lirpa_model(torch, path)
+        tl, th = torch_box(torch, tmodel, lo_d, hi_d) if tmodel is not None else (None, None)
+        if tmodel is not None and tl is None:
+            print(f"auto_LiRPA net={name}: the converted module takes neither the ONNX input's layout nor NCHW",
+                  flush=True)
         for method in args.methods.split(","):
-            if tmodel is not None:
-                tl = torch.tensor(lo_d, dtype=torch.float32)
-                th = torch.tensor(hi_d, dtype=torch.float32)
+            if tl is not None:
                 t, r = time_lirpa(torch, tmodel, tl, th, method, args.repeat)
                 print(f"auto_LiRPA method={method} net={name} time_s={t:.4f} mean_width={mean_width(r):.6f}",
                       flush=True)
