@@ -204,8 +204,15 @@ std::vector<double> ibp_screen(crown::Run& run, const crown::FinalRows& f) {
 }  // namespace
 
 Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
-                              int64_t output_id, const SpecMatrix* spec, const CrownOptions& o, const Subdomain& where) {
+                              int64_t output_id, const SpecMatrix* spec, const CrownOptions& o,
+                              const Subdomain& where_in) {
   DENOTE_RETURN_IF_ERROR(check_call(g, output_id, spec, o));
+  // One prepared model serves the IBP pass and the refreshed boxes of the nodes without a pass
+  // (Engine::refresh_box); where preparing fails, run_ibp_double reports why.
+  std::optional<Subdomain> own;
+  if (!where_in.prepared && o.method != BoundMethod::Ibp)
+    if (auto p = IbpPrepared::prepare(g, payload, o.arith); p.ok()) own = where_in, own->prepared = std::move(*p);
+  const Subdomain& where = own ? *own : where_in;
   const Result<crown::EvalErr> err = eval_err_for(o.arith);
   if (o.method != BoundMethod::Ibp && !err.ok()) return err.status();
   DENOTE_ASSIGN_OR_RETURN(crown::SplitSet splits, crown::split_set(g, where.splits));
@@ -232,6 +239,10 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     if (splits.infeasible) return empty_subdomain(std::move(res), eng, f.k);
     DENOTE_RETURN_IF_ERROR(check_final_rows(eng, output_id, f.nr, method.final_kind(o)));
     lower = method.final_rows(run, f, res);
+    // The output's box may be tighter on some row than the final pass (IBP's step of a monotone output
+    // on its CROWN-bounded parent, Engine::refresh_box): never looser than C at that box. Not where the
+    // rows' linear functions are returned (their minimum is the row's bound: verify's combined atoms).
+    if (!o.lirpa_compatible && !o.input_coefficients && !o.relu_coefficients) crown::box_rows(run, f, lower);
   }
   res.spec_lo.resize(static_cast<size_t>(f.k));
   res.spec_hi.resize(static_cast<size_t>(f.k));

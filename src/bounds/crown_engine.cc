@@ -322,16 +322,27 @@ void Engine::refresh_children(int64_t id, bool replace) {
   }
 }
 
-void Engine::inherit_box(int64_t id) {
+bool Engine::refresh_box(int64_t id) {
   const Node& n = g.nodes[static_cast<size_t>(id)];
-  if (!keeps_order(n.op) || n.parents.empty()) return;
   auto& y = boxes[static_cast<size_t>(id)];
-  const auto& x = boxes[static_cast<size_t>(n.parents[0])];
-  if (!y || !x || x->lo.size() != y->lo.size()) return;
+  if (!y || n.parents.empty()) return false;
+  std::optional<DoubleBox> fresh;
+  const DoubleBox* x = nullptr;
+  if (keeps_order(n.op)) {
+    x = boxes[static_cast<size_t>(n.parents[0])] ? &*boxes[static_cast<size_t>(n.parents[0])] : nullptr;
+  } else if (prepared) {
+    std::vector<const DoubleBox*> parents;
+    for (int64_t p : n.parents) parents.push_back(boxes[static_cast<size_t>(p)] ? &*boxes[static_cast<size_t>(p)] : nullptr);
+    fresh = ibp_node_box(*prepared, n, parents);
+    x = fresh ? &*fresh : nullptr;
+  }
+  if (!x || x->lo.size() != y->lo.size()) return false;
+  bool narrowed = false;
   for (size_t j = 0; j < y->lo.size(); ++j) {  // crossing only from a bug upstream, as in tighten
     const double l = std::max(y->lo[j], x->lo[j]), h = std::min(y->hi[j], x->hi[j]);
-    if (l <= h) y->lo[j] = l, y->hi[j] = h;
+    if (l <= h && (l > y->lo[j] || h < y->hi[j])) y->lo[j] = l, y->hi[j] = h, narrowed = true;
   }
+  return narrowed;
 }
 
 }  // namespace denote::crown

@@ -70,10 +70,12 @@ class Engine {
                const std::vector<double>& hi, bool replace = false);
   // relu children of id: their boxes from id's box (exact), intersected (or replaced).
   void refresh_children(int64_t id, bool replace = false);
-  // A node that keeps its parent's elements in order (reshape, flatten, detach): its box intersected
-  // with the parent's current one (the same values, exactly). Its first box is IBP's from the
-  // parent's IBP box; the parent's tightened box bounds the a-priori error terms its children read.
-  void inherit_box(int64_t id);
+  // A node no relaxation reads (so no pass of its own): its box intersected with its rule's box on
+  // the parents' current ones: the parent's own for a node that keeps the element order (reshape,
+  // flatten, detach: the same values), else IBP's step (ibp_node_box; needs `prepared`). Its first
+  // box is IBP's from the parents' IBP boxes; after their CROWN passes the a-priori error terms of the
+  // rules after it, and a cut's concretisation, read the tighter one. Whether it narrowed any element.
+  bool refresh_box(int64_t id);
 
   // alpha-CROWN: projected Adam on the relu lower slopes (per row and neuron) for the rows of C from
   // `start`; returns per row the best lower bound seen, starting from `crown_lower`.

@@ -179,18 +179,23 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
 Status intermediate_bounds(Run& run) {
   Engine& eng = run.eng;
   const Graph& g = eng.g;
-  const Consumers c = consumers(g, walk::ancestors(g, run.output));
+  const auto anc = walk::ancestors(g, run.output);
+  const Consumers c = consumers(g, anc);
   auto late = [](int64_t at) {
     const std::string what = fmt::format("IR bounds: the deadline passed during the intermediate bounds, at node {}", at);
     return error_status(ErrorCode::kResource, what).with_node(at, what).with_field("deadline");
   };
+  // Nodes downstream of a CROWN-bounded one: their boxes may narrow from their parents' (refresh_box).
+  std::vector<char> moved(g.nodes.size(), 0);
   return walk::in_order(g, "IR bounds", [&](const Node& n) -> Status {
     const size_t id = static_cast<size_t>(n.id);
-    if (!run.o.lirpa_compatible) eng.inherit_box(n.id);
+    for (int64_t p : n.parents) moved[id] = moved[id] || moved[static_cast<size_t>(p)];
+    if (!run.o.lirpa_compatible && moved[id] && !c.needed[id] && anc[id]) eng.refresh_box(n.id);
     if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id])
       return ok_status();
     if (past(run.o.deadline)) return late(n.id);
     bound_node(run, n, c.relu_only[id]);
+    moved[id] = 1;
     if (eng.late) return late(n.id);  // between chunks of one node's rows
     if (!eng.budget.failure.empty())
       return error_status(ErrorCode::kResource, eng.budget.failure)

@@ -121,6 +121,38 @@ Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<c
   return out;
 }
 
+// One node's rule on the given parent boxes (ibp_node_box).
+template <class E>
+std::optional<DoubleBox> node_box(const Prepared<E>& p, const Node& n, std::span<const DoubleBox* const> parents) {
+  using S = Interval<typename E::Value>;
+  IntervalContext<E> ctx{p.endpoints};
+  std::vector<Tensor<S>> in;
+  in.reserve(parents.size());
+  for (const DoubleBox* b : parents) {
+    if (!b || b->lo.size() != b->hi.size()) return std::nullopt;
+    std::vector<S> data(b->lo.size());
+    for (size_t i = 0; i < data.size(); ++i) data[i] = ctx.make(b->lo[i], b->hi[i]);
+    in.emplace_back(b->shape, std::move(data));
+  }
+  std::vector<const Tensor<S>*> ptrs;
+  for (const Tensor<S>& t : in) ptrs.push_back(&t);
+  if (!ctx.take_error().empty()) return std::nullopt;
+  std::vector<std::string> notes(static_cast<size_t>(n.id) + 1);
+  const EvalOptions options;
+  ibp::IbpPass<E> pass{{ctx, p.payload, options, {}}, &notes, &p.dense};
+  auto y = pass.visit(n, std::span<const Tensor<S>* const>(ptrs), n.out_shape, nullptr);
+  if (!y.ok() || !ctx.take_error().empty() || y->data.size() != static_cast<size_t>(numel(n.out_shape)))
+    return std::nullopt;
+  const size_t k = y->data.size();
+  DoubleBox b{y->shape, std::vector<double>(k), std::vector<double>(k)};
+  for (size_t i = 0; i < k; ++i) {
+    if (ctx.is_nan(y->data[i])) return std::nullopt;
+    b.lo[i] = ctx.lo_double(y->data[i]);
+    b.hi[i] = ctx.hi_double(y->data[i]);
+  }
+  return b;
+}
+
 }  // namespace
 
 // The interval endpoints for a point context: the same arithmetic, rounded outward.
@@ -232,6 +264,12 @@ Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const Doubl
                                  const EvalOptions& options) {
   const IbpPrepared::Impl& m = model.impl();
   return std::visit([&](const auto& p) { return run_prepared(*m.graph, p, inputs, options); }, m.p);
+}
+
+std::optional<DoubleBox> ibp_node_box(const IbpPrepared& model, const Node& n,
+                                      std::span<const DoubleBox* const> parents) {
+  if (n.op == Op::Input) return std::nullopt;
+  return std::visit([&](const auto& p) { return node_box(p, n, parents); }, model.impl().p);
 }
 
 Result<DoubleIbp> run_ibp_double(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,

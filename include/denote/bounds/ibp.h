@@ -119,6 +119,12 @@ class IbpPrepared {
 // is sound either way (its endpoints round each parameter outward).
 std::string parameter_range_gap(const Payload<double>& payload, const ArithSpec& arith);
 
+// One node's IBP box from the given boxes of its parents (in order), by the node's rule in the
+// prepared model's arithmetic as run_ibp_double's walk applies it: a box for the exact value and the
+// evaluation's wherever the parents' values lie in theirs. nullopt where the rule gives none (a missing
+// parent box, a value the endpoints cannot bound, an input node).
+std::optional<DoubleBox> ibp_node_box(const IbpPrepared& model, const Node& n, std::span<const DoubleBox* const> parents);
+
 // run_ibp_double on a prepared model: the same boxes up to the order of the linear sums (both sound).
 Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const DoubleBox> inputs,
                                  const EvalOptions& options = {});
