@@ -18,8 +18,6 @@ Usage (from the repository root; Debian's python3-torch + python3-onnx):
         [--nets resnet_2b,cifar_base_kw] [--methods IBP,CROWN,alpha-CROWN] [--repeat 3] [--arith f32,f64]
 """
 import argparse
-import contextlib
-import io
 import os
 import statistics
 import sys
@@ -33,6 +31,7 @@ DENOTE_METHOD = {"IBP": "ibp", "CROWN": "crown", "alpha-CROWN": "alpha-crown"}
 
 sys.path.insert(0, HERE)
 from cnn_crown_nets import CASES, input_box  # noqa: E402
+from lirpa_cnn import mean_width, time_lirpa  # noqa: E402
 
 
 def lirpa_model(torch, onnx_path):
@@ -60,30 +59,6 @@ def torch_box(torch, model, lo, hi):
     return None, None
 
 
-def time_lirpa(torch, model, lo, hi, method, repeat):
-    from auto_LiRPA import BoundedModule, BoundedTensor
-    from auto_LiRPA.perturbations import PerturbationLpNorm
-    center = (lo + hi) / 2
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        bm = BoundedModule(model, torch.zeros_like(center), device="cpu")
-    times, result = [], None
-    for run in range(repeat + 1):
-        x = BoundedTensor(center, PerturbationLpNorm(norm=float("inf"), x_L=lo, x_U=hi))
-        with contextlib.redirect_stdout(io.StringIO()):
-            t0 = time.perf_counter()
-            if method == "IBP":
-                with torch.no_grad():
-                    lb, ub = bm.compute_bounds(x=(x,), method=method)
-            else:
-                lb, ub = bm.compute_bounds(x=(x,), method=method)
-            t1 = time.perf_counter()
-        if run:
-            times.append(t1 - t0)
-        result = (lb.detach().reshape(-1).tolist(), ub.detach().reshape(-1).tolist())
-    return statistics.median(times), result
-
-
 def time_denote(model, lo, hi, method, arith, repeat):
     times, result = [], None
     for run in range(repeat + 1):
@@ -93,11 +68,6 @@ def time_denote(model, lo, hi, method, arith, repeat):
         if run:
             times.append(t1 - t0)
     return statistics.median(times), (result[0].reshape(-1).tolist(), result[1].reshape(-1).tolist())
-
-
-def mean_width(lohi):
-    lo, hi = lohi
-    return sum(h - l for l, h in zip(lo, hi)) / len(lo)
 
 
 def main():
@@ -140,7 +110,7 @@ def main():
                   flush=True)
         for method in args.methods.split(","):
             if tl is not None:
-                t, r = time_lirpa(torch, tmodel, tl, th, method, args.repeat)
+                t, r = time_lirpa(torch, tmodel, (tl + th) / 2, tl, th, method, args.repeat)
                 print(f"auto_LiRPA method={method} net={name} time_s={t:.4f} mean_width={mean_width(r):.6f}",
                       flush=True)
             for arith in args.arith.split(","):

@@ -27,16 +27,21 @@ struct Net {
   int64_t relu = -1, reshape = -1, flatten = -1, out = -1;
 };
 
-Net cancelling_net() {
-  Net n;
-  GraphBuilder b;
+// x [4] -> h = [x, x] -> relu(100 (h_j - h_(j+4)) + 1): exactly 1, where IBP says [0, 201].
+int64_t cancelling_relu(GraphBuilder& b) {
   const int64_t x = b.input({4});
   std::vector<double> w1(32, 0.0);
   for (int o = 0; o < 8; ++o) w1[static_cast<size_t>(o * 4 + o % 4)] = 1.0;
   const int64_t h = b.linear(x, 8, w1, std::vector<double>(8, 0.0));
   std::vector<double> w2(32, 0.0);
   for (int o = 0; o < 4; ++o) w2[static_cast<size_t>(o * 8 + o)] = 100.0, w2[static_cast<size_t>(o * 8 + o + 4)] = -100.0;
-  n.relu = b.unary(Op::Relu, b.linear(h, 4, w2, std::vector<double>(4, 1.0)));
+  return b.unary(Op::Relu, b.linear(h, 4, w2, std::vector<double>(4, 1.0)));
+}
+
+Net cancelling_net() {
+  Net n;
+  GraphBuilder b;
+  n.relu = cancelling_relu(b);
   n.reshape = b.add(Op::Reshape, {n.relu}, ReshapeAttrs{{4}, {2, 2}}, Shape{2, 2});
   n.flatten = b.add(Op::Flatten, {n.reshape}, ValueShapeAttrs{{2, 2}}, Shape{4});
   n.out = b.linear(n.flatten, 1, std::vector<double>(4, 1000.0), {0.0});
@@ -104,13 +109,7 @@ TEST(CrownLayoutBox, ReshapeAndFlattenFollowTheirParentsTightenedBox) {
 // ... times 4 = 1 (Engine::refresh_box).
 TEST(CrownLayoutBox, CutNodesBoxFollowsItsParentsTightenedBox) {
   GraphBuilder b;
-  const int64_t x = b.input({4});
-  std::vector<double> w1(32, 0.0);
-  for (int o = 0; o < 8; ++o) w1[static_cast<size_t>(o * 4 + o % 4)] = 1.0;
-  const int64_t h = b.linear(x, 8, w1, std::vector<double>(8, 0.0));
-  std::vector<double> w2(32, 0.0);
-  for (int o = 0; o < 4; ++o) w2[static_cast<size_t>(o * 8 + o)] = 100.0, w2[static_cast<size_t>(o * 8 + o + 4)] = -100.0;
-  const int64_t r = b.unary(Op::Relu, b.linear(h, 4, w2, std::vector<double>(4, 1.0)));
+  const int64_t r = cancelling_relu(b);
   const int64_t sm = b.add(Op::Softmax, {r}, AxisAttrs{0}, Shape{4});
   const int64_t y = b.linear(sm, 1, std::vector<double>(4, 1.0), {0.0});
   auto m = b.build({y});
