@@ -179,6 +179,9 @@ std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::
     if (joint_crown(bounders[g.front()].m, g, *cases[g.front()], bounders, roots))
       for (size_t i : g) joint[i] = 1;
   });
+  // One whole-box call per stacked group that ran, and one per other conjunction (with an output condition).
+  for (const auto& g : groups) st.crown_calls += joint[g.front()];
+  for (size_t i = 0; i < cases.size(); ++i) st.crown_calls += cases[i] && !joint[i];
   auto run = [&](int i) {
     const VnnCase* c = cases[static_cast<size_t>(i)];  // run_crown refuses to start past b.deadline
     if (!c || joint[static_cast<size_t>(i)]) return;

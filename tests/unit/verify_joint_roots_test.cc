@@ -51,6 +51,7 @@ TEST(VerifyJointRoots, StackedRowsGiveEachConjunctionItsOwnBounds) {
   const auto deadline = verify_detail::Clock::now() + std::chrono::seconds(600);
   const std::vector<Bounded> roots = verify_detail::bound_roots(cases, bounders, pool, deadline, o, st);
   ASSERT_EQ(roots.size(), c.output.size());
+  EXPECT_EQ(st.crown_calls, 1);  // one pass for the case's eleven conjunctions
   int proven = 0;
   for (size_t i = 0; i < roots.size(); ++i) {
     const Domain whole{c.lo_out, c.hi_out, nullptr};
