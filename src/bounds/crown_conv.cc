@@ -261,12 +261,6 @@ const ConvBackward* conv_plan_for(const RuleCtx& c, const Node& n, ConvBackward&
   return conv_backward_plan(c.g, c.payload, n, scratch) ? &scratch : nullptr;
 }
 
-namespace {
-
-// Per output ([lead, cout, out_vol]): the products of its sum that can be nonzero (a tap inside the
-// image whose input's magnitude is not 0) plus one for the bias. A product with an exact 0 is an
-// exact 0 (weights are finite), and adding an exact 0 rounds nothing, so the evaluation's sum rounds
-// at most that many times in any order: a dead relu or zero padding adds no rounding error.
 std::vector<double> conv_live_fan(const ConvBackward& cb, const std::vector<double>& xm) {
   std::vector<double> fan(static_cast<size_t>(cb.lead * cb.cout * cb.out_vol));
   std::vector<double> live(static_cast<size_t>(cb.groups * cb.in_vol));
@@ -290,8 +284,6 @@ std::vector<double> conv_live_fan(const ConvBackward& cb, const std::vector<doub
   }
   return fan;
 }
-
-}  // namespace
 
 void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double g_coef, std::vector<double>& scale,
                 std::vector<double>& f0) {

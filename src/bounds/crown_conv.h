@@ -69,6 +69,11 @@ const ConvBackward* conv_plan_for(const RuleCtx& c, const Node& n, ConvBackward&
 
 // The conv's error scales and f(0), as affine_scale's (crown_affine.h) but on the batched product:
 // f(0)_o = b[co] exactly, mx = |W| * xmax (the parent's magnitudes) by conv_forward on |W|.
+// Per output ([lead, cout, out_vol]): the products of its sum that can be nonzero (a tap inside the
+// image whose input magnitude xm is not 0; NaN counts) plus one for the bias. A product with an exact
+// 0 is an exact 0 (weights are finite), and adding an exact 0 rounds nothing, so the evaluation's sum
+// rounds at most that many times in any order: a dead relu or zero padding adds no rounding error.
+std::vector<double> conv_live_fan(const ConvBackward& cb, const std::vector<double>& xm);
 void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double g_coef, std::vector<double>& scale,
                 std::vector<double>& f0);
 

@@ -14,6 +14,8 @@
 #include <iterator>
 
 #include "bounds/crown_affine.h"
+#include "bounds/crown_conv.h"
+#include "bounds/kernel_ops.h"
 #include "ops/axis_lanes.h"
 #include "bounds/crown_state.h"
 #include "eval/walk.h"
@@ -153,8 +155,16 @@ struct MarginPass {
     const auto f0 = crown::apply_node(m.graph, m.payload, n, zero, false);
     if (!mx || !f0 || mx->size() != out.e.size() || f0->size() != out.e.size()) return false;
     const double k = crown::affine_fan_in(m.graph, m.payload, n);
-    const double g = up(u + gamma(k + 2, u) * (1 + u)), g64 = 1 + gamma(k + 1);
+    const double g_all = up(u + gamma(k + 2, u) * (1 + u)), g64 = 1 + gamma(k + 1);
+    // A conv's evaluation rounds each output as often as it has products that can be nonzero
+    // (crown::conv_live_fan: dead inputs and zero padding round nothing); other ops count the fan-in.
+    std::vector<double> live;
+    crown::ConvBackward cb;
+    if (bound_kernel(n.op) == BoundKernel::Conv && x.size() == 1 && crown::conv_backward_plan(m.graph, m.payload, n, cb))
+      live = crown::conv_live_fan(cb, x[0]);
     for (size_t j = 0; j < out.e.size(); ++j) {
+      const double kj = live.size() == out.e.size() ? std::min(live[j], k) : k;
+      const double g = live.size() == out.e.size() ? up(u + gamma(kj + 2, u) * (1 + u)) : g_all;
       const double size = up(up((*mx)[j] * g64) + up(std::fabs((*f0)[j]) * g64));
       out.e[j] = up(up((*me)[j] * g64) + up(g * size) + (k + 2) * tiny);
       if (!std::isfinite(out.e[j]) || out.e[j] < 0) return false;
@@ -196,8 +206,12 @@ struct MarginPass {
     const size_t in = static_cast<size_t>(rec->in_dim), od = static_cast<size_t>(rec->out_dim);
     if (x.e.size() % in != 0 || out.e.size() != x.e.size() / in * od) return false;
     const double nn = static_cast<double>(in);
-    const double g = up(u + gamma(nn + 2, u) * (1 + u));
-    for (size_t l = 0; l < x.e.size() / in; ++l)
+    for (size_t l = 0; l < x.e.size() / in; ++l) {
+      // The evaluation rounds as often as the block has inputs whose box is not the point 0 (the
+      // others' products are exact zeros, and adding them rounds nothing).
+      double live = 0;
+      for (size_t i = 0; i < in; ++i) live += mag(*xb, l * in + i) == 0 ? 0.0 : 1.0;
+      const double g = up(u + gamma(live + 2, u) * (1 + u));
       for (size_t o = 0; o < od; ++o) {
         const double* w = rec->weight.data() + o * in;
         double prop = 0, size = rec->bias.empty() ? 0.0 : std::fabs(rec->bias[o]);
@@ -207,6 +221,7 @@ struct MarginPass {
         }
         out.e[l * od + o] = up(up_sum(prop, nn) + up(g * up_sum(size, nn + 1)) + (nn + 2) * tiny);
       }
+    }
     return true;
   }
 
