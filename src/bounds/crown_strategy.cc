@@ -173,11 +173,13 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
   eng.refresh_children(n.id, lirpa);
 }
 
-// Whether refresh_box can narrow a box: not a relu after a bounded node (refresh_children set it,
-// exactly). Branch and bound calls run_crown tens of thousands of times on small MLPs, where the
-// relus' steps cost about 15% of ACAS Xu's time.
-bool refreshes(const Consumers& c, const Node& n) {
-  return !(splits_at_zero(n.op) && n.parents.size() == 1 && c.needed[static_cast<size_t>(n.parents[0])]);
+// Whether refresh_box can narrow a box something reads: not a relu after a bounded node
+// (refresh_children set it, exactly), not the output of a lower-only pass that returns its rows'
+// linear functions (verify's: run_crown's box_rows does not apply there). Branch and bound calls
+// run_crown tens of thousands of times on small MLPs, where these steps cost 15-20% of ACAS Xu's time.
+bool refreshes(const Run& run, const Consumers& c, const Node& n) {
+  if (splits_at_zero(n.op) && n.parents.size() == 1 && c.needed[static_cast<size_t>(n.parents[0])]) return false;
+  return n.id != run.output || !run.o.lower_only || !(run.o.input_coefficients || run.o.relu_coefficients);
 }
 
 // bound_node on every node some relaxation reads, in id order (the one walk); an empty subdomain
@@ -197,7 +199,7 @@ Status intermediate_bounds(Run& run) {
   return walk::in_order(g, "IR bounds", [&](const Node& n) -> Status {
     const size_t id = static_cast<size_t>(n.id);
     for (int64_t p : n.parents) moved[id] = moved[id] || moved[static_cast<size_t>(p)];
-    if (!run.o.lirpa_compatible && moved[id] && !c.needed[id] && anc[id] && refreshes(c, n)) eng.refresh_box(n.id);
+    if (!run.o.lirpa_compatible && moved[id] && !c.needed[id] && anc[id] && refreshes(run, c, n)) eng.refresh_box(n.id);
     if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id])
       return ok_status();
     if (past(run.o.deadline)) return late(n.id);
