@@ -174,12 +174,14 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
 }
 
 // Whether refresh_box can narrow a box something reads: not a relu after a bounded node
-// (refresh_children set it, exactly), not the output of a lower-only pass that returns its rows'
-// linear functions (verify's: run_crown's box_rows does not apply there). Branch and bound calls
-// run_crown tens of thousands of times on small MLPs, where these steps cost 15-20% of ACAS Xu's time.
+// (refresh_children set it, exactly), not the output of a branch and bound subdomain's pass (stop
+// thresholds set) that returns its rows' linear functions: run_crown's box_rows does not apply there.
+// Branch and bound calls run_crown tens of thousands of times on small MLPs, where these steps cost
+// 15-20% of ACAS Xu's time.
 bool refreshes(const Run& run, const Consumers& c, const Node& n) {
   if (splits_at_zero(n.op) && n.parents.size() == 1 && c.needed[static_cast<size_t>(n.parents[0])]) return false;
-  return n.id != run.output || !run.o.lower_only || !(run.o.input_coefficients || run.o.relu_coefficients);
+  return n.id != run.output || run.where.stop_above.empty() ||
+         !(run.o.input_coefficients || run.o.relu_coefficients);
 }
 
 // bound_node on every node some relaxation reads, in id order (the one walk); an empty subdomain
