@@ -289,29 +289,33 @@ void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double 
                 std::vector<double>& f0) {
   const int64_t p = n.parents[0], pm = c.numel_of(p), m = c.numel_of(n.id);
   const DoubleBox* pb = c.box[static_cast<size_t>(p)];
-  std::vector<double> xm(static_cast<size_t>(pm));
-  for (int64_t j = 0; j < pm; ++j) xm[static_cast<size_t>(j)] = c.absmax(p, j);
-  // |W| * xmax depends on the parent's box only: kept while that box is unchanged (alpha-CROWN's
-  // passes, the rows' chunks of one node).
+  // |W| * xmax and the live counts depend on the parent's box only: kept, as [mx | live], while that
+  // box is unchanged (alpha-CROWN's passes, the rows' chunks of one node).
   const std::vector<double>* kept = c.scale_cache && pb ? c.scale_cache->find(n.id, *pb) : nullptr;
+  if (kept && kept->size() != static_cast<size_t>(2 * m)) kept = nullptr;
   std::vector<double> fresh;
   if (!kept) {
+    std::vector<double> xm(static_cast<size_t>(pm));
+    for (int64_t j = 0; j < pm; ++j) xm[static_cast<size_t>(j)] = c.absmax(p, j);
     fresh.resize(static_cast<size_t>(m));
     conv_forward(cb, xm.data(), cb.lead, fresh.data(), c.ws, /*magnitudes=*/true);
+    const std::vector<double> live = conv_live_fan(cb, xm);
+    fresh.insert(fresh.end(), live.begin(), live.end());
     if (c.scale_cache && pb) c.scale_cache->store(n.id, *pb, fresh);
   }
-  const std::vector<double>& mx = kept ? *kept : fresh;
+  const std::vector<double>& both = kept ? *kept : fresh;
+  const double* mx = both.data();
+  const double* live = both.data() + m;
   // As affine_scale: mx is a sum of at most fan - 1 products in any order, so (1 + gamma(fan)) mx
   // bounds the exact one; the evaluation rounds each output (live + 4) u_eval 1.01 relative, live
   // its nonzero products and the bias (conv_live_fan; at most fan).
   const double fan = static_cast<double>(cb.group_in * cb.k_vol) + 1, g_fan = 1 + gamma(fan);
-  const std::vector<double> live = conv_live_fan(cb, xm);
   f0.resize(static_cast<size_t>(m));
   scale.resize(static_cast<size_t>(m));
   for (int64_t o = 0; o < m; ++o) {
     f0[static_cast<size_t>(o)] = cb.bias[static_cast<size_t>((o / cb.out_vol) % cb.cout)];  // conv(0) + b, exact
-    const double mo = up(mx[static_cast<size_t>(o)] * g_fan);
-    const double e_eval = c.err.u * (std::min(live[static_cast<size_t>(o)], fan) + 4) * 1.01;
+    const double mo = up(mx[o] * g_fan);
+    const double e_eval = c.err.u * (std::min(live[o], fan) + 4) * 1.01;
     scale[static_cast<size_t>(o)] =
         g_coef * mo + e_eval * up(mo + std::fabs(f0[static_cast<size_t>(o)])) + (fan + 4) * c.err.tiny;
   }

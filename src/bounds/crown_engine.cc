@@ -188,13 +188,11 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   // (src/bounds/interval_matvec.h); rows of a lead that most elements use come in one product.
   const int64_t lead = static_cast<int64_t>(mid.size()) / in;
   // The evaluation rounds each output (live + 3) u_eval 1.01 relative, live the inputs of its lead
-  // whose box is not the point 0: their products are exact zeros, and adding them rounds nothing.
+  // whose box is not the point 0 (live_count).
   std::vector<double> e_eval(static_cast<size_t>(lead));
-  for (int64_t l = 0; l < lead; ++l) {
-    double k = 0;
-    for (int64_t i = 0; i < in; ++i) k += mag[static_cast<size_t>(l * in + i)] == 0 ? 0.0 : 1.0;
-    e_eval[static_cast<size_t>(l)] = err.u * (k + 3) * 1.01;
-  }
+  for (int64_t l = 0; l < lead; ++l)
+    e_eval[static_cast<size_t>(l)] =
+        err.u * (live_count(*xb, static_cast<size_t>(l * in), static_cast<size_t>(in)) + 3) * 1.01;
   // Those inputs add exact zeros to the three sums too: with one lead, the product runs over the
   // others' columns when they are at most 3/4.
   const double* w_all = rec->weight.data();

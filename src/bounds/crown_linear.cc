@@ -27,13 +27,11 @@ void linear_scale(const RuleCtx& c, const LinearRecord<double>& rec, const Doubl
   std::vector<double> xm(static_cast<size_t>(lead * in));
   for (size_t i = 0; i < xm.size(); ++i) xm[i] = std::max(std::fabs(xb.lo[i]), std::fabs(xb.hi[i]));
   // The evaluation rounds each output (live + 3) u_eval 1.01 relative, live the inputs of its block
-  // whose magnitude is not 0: a product with an exact 0 is an exact 0, and adding it rounds nothing.
+  // whose box is not the point 0 (live_count).
   std::vector<double> e_eval(static_cast<size_t>(lead));
-  for (int64_t l = 0; l < lead; ++l) {
-    double live = 0;
-    for (int64_t i = 0; i < in; ++i) live += xm[static_cast<size_t>(l * in + i)] == 0 ? 0.0 : 1.0;  // NaN: live
-    e_eval[static_cast<size_t>(l)] = c.err.u * (live + 3) * 1.01;
-  }
+  for (int64_t l = 0; l < lead; ++l)
+    e_eval[static_cast<size_t>(l)] =
+        c.err.u * (live_count(xb, static_cast<size_t>(l * in), static_cast<size_t>(in)) + 3) * 1.01;
   const UpSum up_sum_in(static_cast<double>(in));
   auto one = [&](int64_t l, int64_t o) {
     double& dst = scale[static_cast<size_t>(l * out + o)];

@@ -50,6 +50,15 @@ struct UpSum {
   double operator()(double s) const { return up(s * factor + eta); }
 };
 
+// The elements of b in [at, at + n) whose box is not the point 0 (NaN counts). A product with such an
+// exact 0 is an exact 0 (weights are finite) and adding it rounds nothing, so a sum over these n
+// elements rounds at most live_count times in any order: the evaluation's error terms count these.
+inline double live_count(const DoubleBox& b, size_t at, size_t n) {
+  double k = 0;
+  for (size_t j = at; j < at + n; ++j) k += b.lo[j] == 0 && b.hi[j] == 0 ? 0.0 : 1.0;
+  return k;
+}
+
 // What the evaluation being enclosed rounds with: the a-priori error of its ops.
 struct EvalErr {
   double u = kU;     // unit roundoff (f64: 2^-53, f32: 2^-24)

@@ -137,9 +137,8 @@ std::optional<DoubleBox> node_box(const Prepared<E>& p, const Node& n, std::span
   std::vector<const Tensor<S>*> ptrs;
   for (const Tensor<S>& t : in) ptrs.push_back(&t);
   if (!ctx.take_error().empty()) return std::nullopt;
-  std::vector<std::string> notes(static_cast<size_t>(n.id) + 1);
   const EvalOptions options;
-  ibp::IbpPass<E> pass{{ctx, p.payload, options, {}}, &notes, &p.dense};
+  ibp::IbpPass<E> pass{{ctx, p.payload, options, {}}, nullptr, &p.dense};  // notes: the walk's, unused here
   auto y = pass.visit(n, std::span<const Tensor<S>* const>(ptrs), n.out_shape, nullptr);
   if (!y.ok() || !ctx.take_error().empty() || y->data.size() != static_cast<size_t>(numel(n.out_shape)))
     return std::nullopt;
@@ -268,7 +267,7 @@ Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const Doubl
 
 std::optional<DoubleBox> ibp_node_box(const IbpPrepared& model, const Node& n,
                                       std::span<const DoubleBox* const> parents) {
-  if (n.op == Op::Input) return std::nullopt;
+  if (n.parents.empty()) return std::nullopt;  // inputs and constants: no step from parents
   return std::visit([&](const auto& p) { return node_box(p, n, parents); }, model.impl().p);
 }
 

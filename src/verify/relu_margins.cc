@@ -207,11 +207,8 @@ struct MarginPass {
     if (x.e.size() % in != 0 || out.e.size() != x.e.size() / in * od) return false;
     const double nn = static_cast<double>(in);
     for (size_t l = 0; l < x.e.size() / in; ++l) {
-      // The evaluation rounds as often as the block has inputs whose box is not the point 0 (the
-      // others' products are exact zeros, and adding them rounds nothing).
-      double live = 0;
-      for (size_t i = 0; i < in; ++i) live += mag(*xb, l * in + i) == 0 ? 0.0 : 1.0;
-      const double g = up(u + gamma(live + 2, u) * (1 + u));
+      // The evaluation rounds as often as the block has inputs whose box is not the point 0.
+      const double g = up(u + gamma(crown::live_count(*xb, l * in, in) + 2, u) * (1 + u));
       for (size_t o = 0; o < od; ++o) {
         const double* w = rec->weight.data() + o * in;
         double prop = 0, size = rec->bias.empty() ? 0.0 : std::fabs(rec->bias[o]);
