@@ -32,7 +32,7 @@
 #include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
 #include "denote/plan/registry.h"
-#include "providers/avx2_gemm.h"  // avx2_ymm: the AVX-512 kernel switched off
+#include "base/cpu.h"  // avx2_ymm: the AVX-512 kernels switched off (level 1)
 
 namespace {
 
@@ -239,12 +239,12 @@ int main(int argc, char** argv) {
                                      [wp, t](benchmark::State& s) { bm_compiled(s, wp, t, "prefer:avx2"); })
             ->Unit(unit)
             ->UseRealTime();
-      if (denote::provider_built("avx2") && denote::avx2::avx512_active())
+      if (denote::provider_built("avx2") && denote::have_avx512f())
         benchmark::RegisterBenchmark(("avx2_ymm/" + w.name + suffix).c_str(),
                                      [wp, t](benchmark::State& s) {
-                                       denote::avx2::set_avx512(false);
+                                       denote::set_simd_level(1);
                                        bm_compiled(s, wp, t, "prefer:avx2");
-                                       denote::avx2::set_avx512(true);
+                                       denote::set_simd_level(-1);
                                      })
             ->Unit(unit)
             ->UseRealTime();

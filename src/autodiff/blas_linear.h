@@ -1,9 +1,9 @@
-// Internal: the OpenBLAS path of vjp's linear nodes (GradOptions::kernels = GradKernels::Blas),
-// f32 and f64 only. The forward value and the VJP are each one gemm (y = X W^T + b, gX = G W,
-// gW = G^T X) and gb a column sum; OpenBLAS blocks the sums, so the result differs from the exact
-// left-to-right fold by the usual gemm bound (|err| <= k u sum |a||b|, k the inner extent, u the
-// unit roundoff), not bit for bit. blas_linear_available() is false when the library was built
-// without libopenblas-dev; the functions then return false and the caller keeps the exact loops.
+// Internal: the OpenBLAS path of vjp's linear nodes (GradOptions::kernels = GradKernels::Blas), f32 and f64 only,
+// through the kernels layer (src/kernels/gemm.h). The forward value and the VJP are each one gemm (y = X W^T + b, gX =
+// G W, gW = G^T X) and gb a column sum; OpenBLAS blocks the sums, so the result differs from the exact left-to-right
+// fold by the usual gemm bound (|err| <= k u sum |a||b|, k the inner extent, u the unit roundoff), not bit for bit.
+// blas_linear_available() is false when the library was built without libopenblas-dev; the functions then return false
+// and the caller keeps the exact loops.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@ inline constexpr int64_t kBlasMinRows = 4;
 
 // y[rows, out] = x[rows, in] W^T + b, where y holds b in every row on entry (the caller writes the
 // bias rows once, blas_linear_bias_rows, instead of zeros then the bias). False when BLAS is missing
-// or an extent does not fit an int.
+// or off (SIMD level 0, base/cpu.h) or an extent does not fit an int.
 // rows copies of the bias, the y that blas_linear_forward expects (one pass, no zero fill first).
 template <class S>
 std::vector<S> blas_linear_bias_rows(const LinearRecord<S>& rec, int64_t rows) {

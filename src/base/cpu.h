@@ -2,9 +2,10 @@
 // Loops compiled twice or three times (target("avx2") / target("avx512f") and the baseline) pick their
 // copy with have_avx2(), have_avx2_fma() or have_avx512f(): the fast exact formats
 // (src/scalar/binary_fast*), CROWN's row sums, fused concretisation and sparse products
-// (src/bounds/crown_sums.cc, crown_fused.cc, crown_gemm.cc, crown_rules.cc, crown_symbolic.cc), the
-// interval mat-vec (src/bounds/interval_matvec.cc) and the native linear kernels
-// (src/ops/native_linear_simd.cc). Each answers "the CPU has it, and the level allows it".
+// and the kernels layer (src/kernels/: row sums, fused concretisation, sparse and sign-picked products,
+// the interval mat-vec, the exact linear folds, the avx2 provider's AVX-512 panels; level 0 there also
+// means no BLAS, gemm.h), plus CROWN's relaxation loops (src/bounds/crown_rules.cc). Each answers "the
+// CPU has it, and the level allows it".
 //
 // The level: 0 the baseline copies only, 1 up to AVX2 (+FMA, F16C where a kernel needs them), 2 up to
 // AVX-512. It starts at the CPU's best; set_simd_level lowers it for the whole process (tests run every

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "bounds/crown_affine.h"
-#include "bounds/crown_gemm.h"
-#include "bounds/crown_sums.h"
+#include "kernels/gemm.h"
+#include "kernels/row_sums.h"
 #include "ops/window_eval.h"
 
 namespace denote::crown {
@@ -104,7 +104,7 @@ void concretize_input(RuleCtx& c, const Node& n, const ConvBackward& cb, const s
     for (int64_t i = 0; i < nr; ++i) {
       const double* a = buf.v.data() + i * pm;
       const size_t r = static_cast<size_t>(r0 + i);
-      concretize_row(a, lo, hi, pm, c.st.bias[r], c.st.mag[r], c.st.terms[r]);
+      kernels::concretize_row(a, lo, hi, pm, c.st.bias[r], c.st.mag[r], c.st.terms[r]);
       if (values)
         for (int64_t l = 0; l < pm; ++l) vert.v[static_cast<size_t>(i * pm + l)] = a[l] >= 0 ? lo[l] : hi[l];
     }
@@ -342,7 +342,7 @@ void conv_backward(const ConvBackward& cb, const double* a, int64_t batch, doubl
           std::memcpy(packed.v.data() + co * cols_n + bi * cb.out_vol,
                       a + ((b0 + bi) * cb.cout + gi * cb.group_out + co) * cb.out_vol,
                       static_cast<size_t>(cb.out_vol) * sizeof(double));
-      gemm_nn(k1, cols_n, cb.group_out, cb.wt.data() + gi * k1 * cb.group_out, packed.v.data(), cols.v.data());
+      kernels::gemm_nn(k1, cols_n, cb.group_out, cb.wt.data() + gi * k1 * cb.group_out, packed.v.data(), cols.v.data());
       for (int64_t bi = 0; bi < bc; ++bi)  // col2im
         for (int64_t ic = 0; ic < cb.group_in; ++ic) {
           double* dst = out + ((b0 + bi) * cb.cin + gi * cb.group_in + ic) * cb.in_vol;
@@ -378,7 +378,7 @@ void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double
             }
           }
         }
-      gemm_nn(cb.group_out, cols_n, k1, weight + gi * cb.group_out * k1, cols.v.data(), res.v.data());
+      kernels::gemm_nn(cb.group_out, cols_n, k1, weight + gi * cb.group_out * k1, cols.v.data(), res.v.data());
       for (int64_t co = 0; co < cb.group_out; ++co)
         for (int64_t bi = 0; bi < bc; ++bi)
           std::memcpy(out + ((b0 + bi) * cb.cout + gi * cb.group_out + co) * cb.out_vol,

@@ -1,6 +1,6 @@
 // Internal: CROWN's conv rule. All rows of the coefficient tensor A [rows, Cout, out...] go back to
 // the input as one transposed convolution: per group, W_g^T times the packed coefficient columns
-// (one dgemm over a block of rows, src/bounds/crown_gemm.h), then col2im. The bias and the
+// (one dgemm over a block of rows, src/kernels/gemm.h), then col2im. The bias and the
 // evaluation's error terms are rule_affine's (src/bounds/crown_affine.h); the coefficients' own
 // rounding is bounded a priori by gamma(Cout_g + k_vol + 2) |A| |W| xmax plus an underflow term
 // (docs/NUMERICS.md, "Linear bounds"). alpha-CROWN's forward rule is the batched forward conv

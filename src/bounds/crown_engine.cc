@@ -6,7 +6,7 @@
 
 #include "bounds/crown_linear.h"
 #include "bounds/crown_patches.h"
-#include "bounds/interval_matvec.h"
+#include "kernels/interval_matvec.h"
 #include "bounds/kernel_ops.h"
 #include "denote/base/deadline.h"
 #include "eval/walk.h"
@@ -185,7 +185,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
     mag[i] = std::max(std::fabs(xb->lo[i]), std::fabs(xb->hi[i]));
   }
   // Per row: c = sum w mid, r = sum |w| rad, m = sum |w| mag (>= sum |w mid|), any order
-  // (src/bounds/interval_matvec.h); rows of a lead that most elements use come in one product.
+  // (src/kernels/interval_matvec.h); rows of a lead that most elements use come in one product.
   const int64_t lead = static_cast<int64_t>(mid.size()) / in;
   // The evaluation rounds each output (live + 3) u_eval 1.01 relative, live the inputs of its lead
   // whose box is not the point 0 (live_count).
@@ -213,9 +213,9 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   const float* wf = cols == in && prepared ? prepared->exact_f32_weights(id) : nullptr;
   auto product = [&](int64_t row0, int64_t nrows, const double* const* x, double* cs, double* rs, double* ms) {
     if (wf)
-      bounds::interval_matvec(wf + row0 * cols, nrows, cols, x[0], x[1], x[2], cs, rs, ms);
+      kernels::interval_matvec(wf + row0 * cols, nrows, cols, x[0], x[1], x[2], cs, rs, ms);
     else
-      bounds::interval_matvec(w_all + row0 * cols, nrows, cols, x[0], x[1], x[2], cs, rs, ms);
+      kernels::interval_matvec(w_all + row0 * cols, nrows, cols, x[0], x[1], x[2], cs, rs, ms);
   };
   std::vector<double> c(static_cast<size_t>(out)), r(c.size()), m(c.size());
   std::vector<int64_t> per_lead(static_cast<size_t>(lead), 0);

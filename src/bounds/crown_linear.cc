@@ -8,9 +8,9 @@
 #include <cmath>
 #include <optional>
 
-#include "bounds/crown_fused.h"
-#include "bounds/crown_gemm.h"
-#include "bounds/crown_sums.h"
+#include "kernels/fused_concretize.h"
+#include "kernels/gemm.h"
+#include "kernels/row_sums.h"
 
 namespace denote::crown {
 
@@ -36,7 +36,7 @@ void linear_scale(const RuleCtx& c, const LinearRecord<double>& rec, const Doubl
   auto one = [&](int64_t l, int64_t o) {
     double& dst = scale[static_cast<size_t>(l * out + o)];
     if (!std::isnan(dst)) return;
-    const double s = up_sum_in(abs_dot_nonzero(rec.weight.data() + o * in, xm.data() + l * in, in));
+    const double s = up_sum_in(kernels::abs_dot_nonzero(rec.weight.data() + o * in, xm.data() + l * in, in));
     const double b = rec.bias.empty() ? 0.0 : std::fabs(rec.bias[static_cast<size_t>(o)]);
     dst = g_coef * s + e_eval[static_cast<size_t>(l)] * up(s + b) +
           c.err.tiny * (static_cast<double>(in) + 4);  // an underflow per operation
@@ -101,7 +101,7 @@ struct SupportProduct {
     b = w.data();
   }
   // Rows [r0, r0 + n) of the product into out (n x nl).
-  void rows(int64_t r0, int64_t n, double* out) const { gemm_nn(n, nl, ks, a + r0 * ks, b, out); }
+  void rows(int64_t r0, int64_t n, double* out) const { kernels::gemm_nn(n, nl, ks, a + r0 * ks, b, out); }
   void give_back(RuleCtx& c) {
     c.give(std::move(as));
     c.give(std::move(w));
@@ -170,7 +170,7 @@ void vertex_values(RuleCtx& c, VertexOut& v, const LinearRecord<double>& rec, in
   const int64_t k = static_cast<int64_t>(v.outs.size());
   if (k == 0) return;
   std::vector<double> y = c.take(static_cast<size_t>(n * k));
-  gemm_nt(n, k, nl, vert, v.w.data(), y.data());
+  kernels::gemm_nt(n, k, nl, vert, v.w.data(), y.data());
   for (int64_t i = 0; i < n; ++i)
     for (int64_t t = 0; t < k; ++t) {
       const int64_t o = v.outs[static_cast<size_t>(t)];
@@ -196,7 +196,7 @@ void product_concretize(RuleCtx& c, const LinearRecord<double>& rec, int64_t row
     plo = lo.data(), phi = hi.data();
   }
   const int64_t block = 32;
-  const bool fused = fused_fits(sp.ks, sp.nl);
+  const bool fused = kernels::fused_fits(sp.ks, sp.nl);
   const size_t block_len = static_cast<size_t>(std::min(rows, block) * sp.nl);
   std::vector<double> buf = fused ? std::vector<double>{} : c.take(block_len);
   std::vector<double> vert = vertex ? c.take(block_len) : std::vector<double>{};
@@ -204,13 +204,13 @@ void product_concretize(RuleCtx& c, const LinearRecord<double>& rec, int64_t row
     const int64_t n = std::min(block, rows - r0);
     double* vb = vertex ? vert.data() : nullptr;
     if (fused) {
-      product_concretize_rows(sp.a + r0 * sp.ks, n, sp.ks, sp.b, sp.nl, plo, phi, c.st.bias.data() + r0,
+      kernels::product_concretize_rows(sp.a + r0 * sp.ks, n, sp.ks, sp.b, sp.nl, plo, phi, c.st.bias.data() + r0,
                               c.st.mag.data() + r0, c.st.terms.data() + r0, vb);
     } else {
       sp.rows(r0, n, buf.data());
       for (int64_t i = 0; i < n; ++i) {
         const double* a = buf.data() + i * sp.nl;
-        concretize_row(a, plo, phi, sp.nl, c.st.bias[r0 + i], c.st.mag[r0 + i], c.st.terms[r0 + i]);
+        kernels::concretize_row(a, plo, phi, sp.nl, c.st.bias[r0 + i], c.st.mag[r0 + i], c.st.terms[r0 + i]);
         if (vb)
           for (int64_t l = 0; l < sp.nl; ++l) vb[i * sp.nl + l] = a[l] >= 0 ? plo[l] : phi[l];
       }
@@ -292,7 +292,7 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
     if (S || L)
       product_on_support(c, rows, out, in, A.data(), rec->weight.data(), S, L ? &*L : nullptr, pa.data());
     else
-      gemm_nn(rows * lead, in, out, A.data(), rec->weight.data(), pa.data());
+      kernels::gemm_nn(rows * lead, in, out, A.data(), rec->weight.data(), pa.data());
   }
   std::vector<double> local;
   c.slack_abs_dot(A, linear_scales(c, n, *rec, *xb, lead, S, local), 1.0, S);
@@ -306,7 +306,7 @@ bool rule_linear(RuleCtx& c, const Node& n, std::vector<double>&& A) {
           sum += t, mag += std::fabs(t);
         }
       } else {
-        for (int64_t l = 0; l < lead; ++l) dot_mag(a + l * out, rec->bias.data(), out, sum, mag);
+        for (int64_t l = 0; l < lead; ++l) kernels::dot_mag(a + l * out, rec->bias.data(), out, sum, mag);
       }
       c.st.bias[r] += sum;
       c.st.mag[r] += mag;

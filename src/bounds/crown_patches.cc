@@ -9,7 +9,7 @@
 
 #include "bounds/crown_conv.h"
 #include "bounds/crown_lines.h"
-#include "bounds/crown_sums.h"
+#include "kernels/row_sums.h"
 #include "bounds/kernel_ops.h"
 #include "ops/window_eval.h"
 
@@ -215,7 +215,7 @@ bool concretize(RuleCtx& c, int64_t id, Patches& p) {
   for (int64_t r = 0; r < c.st.rows; ++r) {
     const size_t ri = static_cast<size_t>(r);
     for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
-      concretize_row(a, b->lo.data() + j0, b->hi.data() + j0, len, c.st.bias[ri], c.st.mag[ri], c.st.terms[ri]);
+      kernels::concretize_row(a, b->lo.data() + j0, b->hi.data() + j0, len, c.st.bias[ri], c.st.mag[ri], c.st.terms[ri]);
     });
   }
   c.give(std::move(p.a));

@@ -10,14 +10,14 @@
 
 #include "bounds/crown_affine.h"
 #include "bounds/crown_conv.h"
-#include "bounds/crown_gemm.h"
+#include "kernels/gemm.h"
 #include "bounds/crown_linear.h"
 #include "bounds/crown_lines.h"
 #include "bounds/crown_maxpool.h"
 #include "bounds/kernel_ops.h"
 #include "bounds/crown_relax.h"
 #include "bounds/crown_tangents.h"
-#include "bounds/crown_sums.h"
+#include "kernels/row_sums.h"
 
 namespace denote::crown {
 
@@ -486,22 +486,6 @@ bool fwd_pair(ForwardCtx& f, const Node& n) {
 bool rule_cut(RuleCtx& c, const Node& n, std::vector<double>&& A) { return c.concretize(n.id, A); }
 
 // ---- forward rules (alpha-CROWN).
-// v[r, j] = a[r, j] >= 0 ? lo[j] : hi[j] (NaN: hi), in AVX2 lanes where the CPU has them.
-[[gnu::always_inline]] inline void vertex_rows_in(const double* __restrict a, const double* __restrict lo,
-                                                  const double* __restrict hi, int64_t rows, int64_t m,
-                                                  double* __restrict v) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < m; ++j) v[r * m + j] = a[r * m + j] >= 0 ? lo[j] : hi[j];
-}
-__attribute__((target("avx2"))) void vertex_rows_avx2(const double* a, const double* lo, const double* hi,
-                                                      int64_t rows, int64_t m, double* v) {
-  vertex_rows_in(a, lo, hi, rows, m, v);
-}
-void vertex_rows(const double* a, const double* lo, const double* hi, int64_t rows, int64_t m, double* v) {
-  if (have_avx2()) return vertex_rows_avx2(a, lo, hi, rows, m, v);
-  vertex_rows_in(a, lo, hi, rows, m, v);
-}
-
 bool fwd_vertex(ForwardCtx& f, const Node& n) {
   const DoubleBox* b = box_of(f.rc, n.id);
   const auto& A = f.A[static_cast<size_t>(n.id)];
@@ -509,7 +493,7 @@ bool fwd_vertex(ForwardCtx& f, const Node& n) {
   const int64_t m = f.rc.numel_of(n.id);
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(A.size());
-  vertex_rows(A.data(), b->lo.data(), b->hi.data(), f.rc.st.rows, m, V.data());
+  kernels::vertex_rows(A.data(), b->lo.data(), b->hi.data(), f.rc.st.rows, m, V.data());
   return true;
 }
 
@@ -531,7 +515,7 @@ bool fwd_linear(ForwardCtx& f, const Node& n) {
     if (k * rows >= 64) {  // many: their weight rows gathered into one product
       std::vector<double> w(static_cast<size_t>(k * in)), y(static_cast<size_t>(rows * k));
       gather_weights(rec->weight.data(), out, in, &outs, nullptr, w.data());
-      gemm_nt(rows, k, in, X.data(), w.data(), y.data());
+      kernels::gemm_nt(rows, k, in, X.data(), w.data(), y.data());
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t t = 0; t < k; ++t) {
           const int64_t o = outs[static_cast<size_t>(t)];
@@ -542,11 +526,11 @@ bool fwd_linear(ForwardCtx& f, const Node& n) {
     for (int64_t o : outs) {
       const double* w = rec->weight.data() + o * in;
       const double b = rec->bias.empty() ? 0.0 : rec->bias[static_cast<size_t>(o)];
-      for (int64_t r = 0; r < rows; ++r) V[r * out + o] = b + dot(w, X.data() + r * in, in);
+      for (int64_t r = 0; r < rows; ++r) V[r * out + o] = b + kernels::dot(w, X.data() + r * in, in);
     }
     return true;
   }
-  gemm_nt(rows, out, in, X.data(), rec->weight.data(), V.data());
+  kernels::gemm_nt(rows, out, in, X.data(), rec->weight.data(), V.data());
   if (!rec->bias.empty())
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t o = 0; o < out; ++o) V[r * out + o] += rec->bias[static_cast<size_t>(o)];

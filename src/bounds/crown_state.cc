@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "bounds/crown_sums.h"
+#include "kernels/row_sums.h"
 
 namespace denote::crown {
 
@@ -55,7 +55,7 @@ bool RuleCtx::concretize(int64_t id, const std::vector<double>& A) {
   // constant's part is a constant of the rows' linear function in the input).
   if (!st.cut && g.nodes[static_cast<size_t>(id)].op != Op::Input) st.cut = b->lo != b->hi;
   for (int64_t r = 0; r < st.rows; ++r)
-    concretize_row(A.data() + r * m, b->lo.data(), b->hi.data(), m, st.bias[r], st.mag[r], st.terms[r]);
+    kernels::concretize_row(A.data() + r * m, b->lo.data(), b->hi.data(), m, st.bias[r], st.mag[r], st.terms[r]);
   return true;
 }
 
@@ -77,7 +77,7 @@ void RuleCtx::slack_abs_dot(const std::vector<double>& A, const std::vector<doub
   for (int64_t r = 0; r < st.rows; ++r) {
     const double* a = A.data() + r * m;
     const double* sc = scale.data();
-    double s = abs_dot(a, sc, m);
+    double s = kernels::abs_dot(a, sc, m);
     if (std::isnan(s)) {  // 0 * inf: an infinite scale under a zero coefficient contributes nothing
       s = 0;
       for (int64_t j = 0; j < m; ++j)

@@ -8,12 +8,8 @@
 #include <span>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
-#include "base/cpu.h"
 #include "eval/walk.h"
+#include "kernels/gemm.h"
 
 namespace denote::crown {
 namespace {
@@ -121,77 +117,6 @@ bool sym_sub(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) 
   return sym_add_sub(c, n, p, out, -1);
 }
 
-// acc (out x K) = per row o: sum_i W_oi (W_oi > 0 ? R_i : S_i), rows of K (a multiple of
-// 4) doubles. Compiled for AVX2 where the CPU has it (no FMA).
-// The parent row the weight's sign picks, without a branch (signs are unpredictable); a zero weight
-// adds zeros (finite rows; a non-finite row makes the bound non-finite, which is ignored).
-[[gnu::always_inline]] inline const double* by_sign(double w, const double* R, const double* S) {
-  const uintptr_t r = reinterpret_cast<uintptr_t>(R), s = reinterpret_cast<uintptr_t>(S);
-  const uintptr_t neg = static_cast<uintptr_t>(0) - static_cast<uintptr_t>(w < 0);
-  return reinterpret_cast<const double*>(r ^ ((r ^ s) & neg));
-}
-
-// acc (out x k) = per row o: sum_i W_oi by_sign(W_oi, R_i, S_i); the baseline loop.
-void rows_plain(const double* W, size_t out, size_t in, const double* R, const double* S, size_t k_run, double* acc) {
-  for (size_t o = 0; o < out; ++o) {
-    double* a = acc + o * k_run;
-    for (size_t k = 0; k < k_run; ++k) a[k] = 0;
-    for (size_t i = 0; i < in; ++i) {
-      const double w = W[o * in + i];
-      const double* src = by_sign(w, R + i * k_run, S + i * k_run);
-      for (size_t k = 0; k < k_run; ++k) a[k] += w * src[k];
-    }
-  }
-}
-
-#if defined(__x86_64__)
-// The same in AVX2 lanes for k = 4 Q (Q <= 4): two output rows at a time, their sums in 2 Q
-// registers (two independent chains of adds); products rounded as written (no FMA).
-template <int Q>
-__attribute__((target("avx2"))) void rows_avx2(const double* W, size_t out, size_t in, const double* R, const double* S,
-                                               double* acc) {
-  constexpr size_t K = 4 * Q;
-  size_t o = 0;
-  for (; o + 2 <= out; o += 2) {
-    __m256d t0[Q], t1[Q];
-    for (int q = 0; q < Q; ++q) t0[q] = _mm256_setzero_pd(), t1[q] = _mm256_setzero_pd();
-    for (size_t i = 0; i < in; ++i) {
-      const double w0 = W[o * in + i], w1 = W[(o + 1) * in + i];
-      const double* s0 = by_sign(w0, R + i * K, S + i * K);
-      const double* s1 = by_sign(w1, R + i * K, S + i * K);
-      const __m256d v0 = _mm256_set1_pd(w0), v1 = _mm256_set1_pd(w1);
-      for (int q = 0; q < Q; ++q) {
-        t0[q] = _mm256_add_pd(t0[q], _mm256_mul_pd(v0, _mm256_loadu_pd(s0 + 4 * q)));
-        t1[q] = _mm256_add_pd(t1[q], _mm256_mul_pd(v1, _mm256_loadu_pd(s1 + 4 * q)));
-      }
-    }
-    for (int q = 0; q < Q; ++q) {
-      _mm256_storeu_pd(acc + o * K + 4 * q, t0[q]);
-      _mm256_storeu_pd(acc + (o + 1) * K + 4 * q, t1[q]);
-    }
-  }
-  if (o < out) rows_plain(W + o * in, out - o, in, R, S, K, acc + o * K);
-}
-#endif
-
-void signed_rows(const double* W, size_t out, size_t in, const double* R, const double* S, size_t k, double* acc) {
-#if defined(__x86_64__)
-  if (have_avx2()) switch (k) {
-      case 4:
-        return rows_avx2<1>(W, out, in, R, S, acc);
-      case 8:
-        return rows_avx2<2>(W, out, in, R, S, acc);
-      case 12:
-        return rows_avx2<3>(W, out, in, R, S, acc);
-      case 16:
-        return rows_avx2<4>(W, out, in, R, S, acc);
-      default:
-        break;
-    }
-#endif
-  rows_plain(W, out, in, R, S, k, acc);
-}
-
 // y = W v + b on the last axis. Row o's lower function: sum_i W_oi (W_oi > 0 ? lo_i : up_i) + b_o;
 // each coefficient is a sum of in + 1 rounded terms, so its error is at most
 // gamma(in + 1) sum_i |W_oi| |coef_ik|; over the box that is gamma(in + 1) sum_i |W_oi| M_i with
@@ -231,7 +156,7 @@ bool sym_linear(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& ou
       r[2 * w] = ml, r[2 * w + 1] = mu, r[2 * w + 2] = mag;
       s[2 * w] = -mu, s[2 * w + 1] = -ml, s[2 * w + 2] = -mag;
     }
-    signed_rows(rec->weight.data(), out_dim, in, R.data(), S.data(), K, acc.data());
+    kernels::sign_rows(rec->weight.data(), out_dim, in, R.data(), S.data(), K, acc.data());
     for (size_t o = 0; o < out_dim; ++o) {
       const double* a = acc.data() + o * K;
       const double b = rec->bias.empty() ? 0.0 : rec->bias[o];

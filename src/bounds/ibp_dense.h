@@ -1,7 +1,7 @@
 // Internal: IBP's linear rule on a prepared dense matrix (IbpPrepared, include/denote/bounds/ibp.h).
 // The weights are points in the endpoint format (f32 or f64), kept as one row-major matrix of that
 // type; the box enters as midpoint, radius and magnitude, the three sums of every output come from
-// the four-rows-at-a-time product (src/bounds/interval_matvec.h), and each output's box from the same
+// the four-rows-at-a-time product (src/kernels/interval_matvec.h), and each output's box from the same
 // bound as ibp_linear's (ibp::linear_out, src/bounds/ibp_affine.h), which holds for any order of the
 // sums. Anything unusual (a shape the rule would reject, a non-finite sum) returns nullopt: the
 // interval rule then runs instead.
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "bounds/ibp_affine.h"
-#include "bounds/interval_matvec.h"
+#include "kernels/interval_matvec.h"
 #include "bounds/sparse_rows.h"
 
 namespace denote::ibp {
@@ -94,7 +94,8 @@ bool dense_linear_blocks(const DenseLinear<V>& d, const FormatModel& fm, size_t 
       finite &= std::isfinite(mag[i]);
     }
     if (!d.sparse())
-      bounds::interval_matvec(d.w.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
+      kernels::interval_matvec(d.w.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(),
+                               m.data());
     else if (finite)
       sparse_interval_matvec(d, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
     else

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "denote/scalar/native.h"
+#include "kernels/exact_linear.h"
 
 namespace denote::rules::native_fold {
 
@@ -41,21 +42,10 @@ void linear_rows(Ctx& ctx, const S* x, const S* w, const S* bias, int64_t in, in
   for (; o < out; ++o) linear_tile<kR, 1>(ctx, x, w + o * in, bias ? bias + o : bias, in, out, y + o);
 }
 
-// The same values in AVX2 lanes across outputs (src/ops/native_linear_simd.cc); false, with y
-// untouched, when the CPU has no AVX2 or out is under one vector.
-bool linear_simd(const float* x, const float* w, const float* bias, int64_t lead, int64_t in, int64_t out, float* y);
-bool linear_simd(const double* x, const double* w, const double* bias, int64_t lead, int64_t in, int64_t out,
-                 double* y);
-
-// acc[i] = acc[i] + s[r] * w[r * stride + i] for r = 0 .. rows - 1 in turn (the linear VJP's fold over
-// output features), in AVX2 lanes; false, with acc untouched, when the CPU has no AVX2.
-bool axpy_rows_simd(float* acc, const float* s, const float* w, int64_t rows, int64_t stride, int64_t n);
-bool axpy_rows_simd(double* acc, const double* s, const double* w, int64_t rows, int64_t stride, int64_t n);
-
-// acc[r * n + i] = acc[r * n + i] + s[r] * x[i] for r < rows (the linear VJP's weight gradient of one
-// row of x), in AVX2 lanes; false, with acc untouched, when the CPU has no AVX2.
-bool outer_add_simd(float* acc, const float* s, const float* x, int64_t rows, int64_t n);
-bool outer_add_simd(double* acc, const double* s, const double* x, int64_t rows, int64_t n);
+// The AVX2 copies of these folds (the same values) live in the kernels layer (src/kernels/exact_linear.h).
+using kernels::axpy_rows_simd;
+using kernels::linear_simd;
+using kernels::outer_add_simd;
 
 // y[lead, out] = x[lead, in] W^T + b (the linear rule's values; bias may be null: no + b).
 template <class Ctx, class S>

@@ -1,5 +1,5 @@
 // The avx2 provider (cpu with AVX2 and FMA): linear and conv on the register-blocked GEMM of
-// avx2_gemm.h, in f32 and f64. linear packs W^T into 16-column panels once (compile time of a
+// kernels/panel_gemm.h, in f32 and f64. linear packs W^T into 16-column panels once (compile time of a
 // compiled plan); conv with unit strides and rank 2 is an implicit GEMM over a padded copy of the
 // image (no im2col: each tap is an offset into the image), other convs use im2col. Every output is
 // one fma chain over k in order, then + bias and a fused relu in registers at the store, then any
@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "avx2_gemm.h"
+#include "kernels/panel_gemm.h"
 #include "cpu_capsule.h"
 #include "denote/providers/providers.h"
 #include "im2col.h"
@@ -25,8 +25,9 @@ namespace denote {
 
 namespace {
 
-using avx2::kNr;
-using avx2::Panel;
+namespace panel = kernels::panel;
+using panel::kNr;
+using panel::Panel;
 using prepared::chunk_range;
 
 constexpr int64_t kMaxOffset = int64_t{1} << 30;  // boff entries are int32
@@ -63,8 +64,9 @@ std::optional<PreparedKernel<S>> prepare_linear(const PrepareArgs<S>& a) {
   k.run = [=, bias = std::move(bias)](const KernelCall<S>& c) {
     const auto r = chunk_range(c.chunk, lead, per);
     S* y = c.out + r.begin * out;
-    const avx2::Output how{avx2::Output::Bias::PerColumn, c.epilogue->first_is_relu};
-    avx2::gemm(r.size(), in, c.in[0] + r.begin * in, in, packed->data(), boff->data(), *table, y, out, bias.data(), how);
+    const panel::Output how{panel::Output::Bias::PerColumn, c.epilogue->first_is_relu};
+    panel::gemm(r.size(), in, c.in[0] + r.begin * in, in, packed->data(), boff->data(), *table, y, out, bias.data(),
+                how);
     if (c.epilogue->stages.size() > (how.relu ? 1u : 0u))
       for (int64_t row = 0; row < r.size(); ++row) c.epilogue->apply_after_relu(y + row * out, out);
   };
@@ -168,8 +170,8 @@ std::optional<PreparedKernel<S>> prepare_conv(const PrepareArgs<S>& a) {
         bmat = call.scratch;
       }
       S* y = call.out + (l * cout + grp * gout) * out_vol;
-      const avx2::Output how{avx2::Output::Bias::PerRow, call.epilogue->first_is_relu};
-      avx2::gemm(gout, kdim, w.data() + grp * gout * kdim, kdim, bmat, p->boff.data(), p->panels, y, out_vol,
+      const panel::Output how{panel::Output::Bias::PerRow, call.epilogue->first_is_relu};
+      panel::gemm(gout, kdim, w.data() + grp * gout * kdim, kdim, bmat, p->boff.data(), p->panels, y, out_vol,
                  b.data() + grp * gout, how);
       if (call.epilogue->stages.size() > (how.relu ? 1u : 0u))
         for (int64_t o = 0; o < gout; ++o) call.epilogue->apply_after_relu(y + o * out_vol, out_vol);
@@ -212,13 +214,13 @@ KernelCapsule avx2_capsule(BackendOp op) {
 
 CapsuleModule avx2_module() {
   CapsuleModule m{"avx2.cpu", "avx2", "cpu", {}};
-  if (avx2::cpu_supported())
+  if (panel::cpu_supported())
     for (BackendOp op : {BackendOp::Linear, BackendOp::Conv}) m.capsules.push_back(avx2_capsule(op));
   return m;
 }
 
 std::vector<KernelHandler> avx2_handlers() {
-  if (!avx2::cpu_supported()) return {};
+  if (!panel::cpu_supported()) return {};
   return {
       KernelHandler{"avx2.linear", BackendOp::Linear, "avx2", "cpu", &ordinary<double, &prepare_linear<double>>,
                     &ordinary<float, &prepare_linear<float>>, &prepare_linear<double>, &prepare_linear<float>},
@@ -229,7 +231,8 @@ std::vector<KernelHandler> avx2_handlers() {
 
 // Registers nothing on a CPU without AVX2 and FMA (the kernels would not run there).
 void register_avx2_provider(ProviderList& out) {
-  if (avx2::cpu_supported()) out.push_back(ProviderEntry{"avx2", &avx2_module, &avx2_handlers, &cpu_capsule::cpu_only});
+  if (panel::cpu_supported())
+    out.push_back(ProviderEntry{"avx2", &avx2_module, &avx2_handlers, &cpu_capsule::cpu_only});
 }
 
 }  // namespace denote

@@ -12,7 +12,7 @@
 
 #ifdef DENOTE_HAVE_OPENBLAS
 
-#include "openblas_util.h"
+#include "kernels/blas.h"
 #include "openblas_prepared.h"
 
 #include <climits>
@@ -28,18 +28,18 @@ namespace denote {
 
 namespace {
 
-using blas::ensure_threads;
+using kernels::blas::ensure_threads;
 
-bool fits_blas(std::initializer_list<int64_t> dims) { return blas::fits(dims); }
+bool fits_blas(std::initializer_list<int64_t> dims) { return kernels::blas::fits(dims); }
 
 template <class S>
 void gemm(bool trans_b, int64_t m, int64_t n, int64_t k, const S* a, const S* b, S* c, int64_t ldc, S beta = 0) {
-  blas::gemm(trans_b, m, n, k, a, b, c, ldc, beta);
+  kernels::blas::gemm(false, trans_b, m, n, k, a, b, c, ldc, beta);
 }
 
 template <class S>
 void gemv_acc(int64_t rows, int64_t cols, const S* a, const S* x, S* y) {
-  blas::gemv(rows, cols, a, x, y, S(1));
+  kernels::blas::gemv(rows, cols, a, x, y, S(1));
 }
 
 template <class S>
@@ -140,7 +140,7 @@ Result<Tensor<S>> axpy_kernel(const KernelArgs<S>& k) {
   if (!fits_blas({n})) return reference_kernel(k);
   Tensor<S> y(k.out_shape, kSub ? a.data : b.data);
   const S* x = kSub ? b.data.data() : a.data.data();
-  blas::axpy(n, kSub ? S(-1) : S(1), x, y.data.data());
+  kernels::blas::axpy(n, kSub ? S(-1) : S(1), x, y.data.data());
   return y;
 }
 

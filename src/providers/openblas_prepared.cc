@@ -13,7 +13,7 @@
 #include <cstring>
 #include <memory>
 
-#include "openblas_util.h"
+#include "kernels/blas.h"
 #include "im2col.h"
 #include "matmul_layout.h"
 #include "prepared_util.h"
@@ -43,7 +43,7 @@ void add_bias_rows(S* y, int64_t rows, int64_t cols, const S* bias, const Epilog
 
 template <class S>
 std::optional<PreparedKernel<S>> openblas_prepare_linear(const PrepareArgs<S>& a) {
-  blas::ensure_threads();
+  kernels::blas::ensure_threads();
   const auto* rec = find_record(a.payload.linear, a.node.id);
   if (a.parent_shapes.size() != 1 || a.parent_shapes[0].empty() || a.out_shape.empty()) return std::nullopt;
   if (!rec || a.parent_shapes[0].back() != rec->in_dim || a.out_shape.back() != rec->out_dim ||
@@ -51,7 +51,7 @@ std::optional<PreparedKernel<S>> openblas_prepare_linear(const PrepareArgs<S>& a
       static_cast<int64_t>(rec->bias.size()) != rec->out_dim)
     return std::nullopt;
   const int64_t out = rec->out_dim, in = rec->in_dim, lead = numel(a.out_shape) / std::max<int64_t>(out, 1);
-  if (!blas::fits({out, in, lead})) return std::nullopt;
+  if (!kernels::blas::fits({out, in, lead})) return std::nullopt;
   const int64_t chunks = lead < 32 ? 1 : std::min<int64_t>(8, lead / 16);
   const int64_t per = (lead + chunks - 1) / chunks;
   PreparedKernel<S> k;
@@ -61,8 +61,8 @@ std::optional<PreparedKernel<S>> openblas_prepare_linear(const PrepareArgs<S>& a
     const auto r = chunk_range(c.chunk, lead, per);
     S* y = c.out + r.begin * out;
     const S* x = c.in[0] + r.begin * in;
-    if (r.size() == 1) blas::gemv(out, in, w.data(), x, y, S(0));
-    else blas::gemm(/*trans_b=*/true, r.size(), out, in, x, w.data(), y, out, S(0));
+    if (r.size() == 1) kernels::blas::gemv(out, in, w.data(), x, y, S(0));
+    else kernels::blas::gemm(/*trans_a=*/false, /*trans_b=*/true, r.size(), out, in, x, w.data(), y, out, S(0));
     add_bias_rows(y, r.size(), out, b.data(), *c.epilogue);
   };
   return k;
@@ -71,9 +71,9 @@ std::optional<PreparedKernel<S>> openblas_prepare_linear(const PrepareArgs<S>& a
 // One gemm (beta = 0) per chunk: rows [r.begin, r.end) of batch matrix t, then the fused stages.
 template <class S>
 std::optional<PreparedKernel<S>> openblas_prepare_matmul(const PrepareArgs<S>& a) {
-  blas::ensure_threads();
+  kernels::blas::ensure_threads();
   std::optional<prepared::MatmulLayout> layout = prepared::matmul_layout(a);
-  if (!layout || layout->batches() == 0 || !blas::fits({layout->m, layout->n, layout->k})) return std::nullopt;
+  if (!layout || layout->batches() == 0 || !kernels::blas::fits({layout->m, layout->n, layout->k})) return std::nullopt;
   auto l = std::make_shared<const prepared::MatmulLayout>(std::move(*layout));
   const int64_t batches = l->batches(), m = l->m;
   const int64_t pieces = m < 32 ? 1 : std::clamp<int64_t>((8 + batches - 1) / batches, 1, m / 16);
@@ -86,8 +86,8 @@ std::optional<PreparedKernel<S>> openblas_prepare_matmul(const PrepareArgs<S>& a
     const auto t = static_cast<size_t>(c.chunk / row_chunks);
     const auto r = chunk_range(c.chunk % row_chunks, l->m, per);
     S* y = c.out + (static_cast<int64_t>(t) * l->m + r.begin) * l->n;
-    blas::gemm(/*trans_b=*/false, r.size(), l->n, l->k, c.in[0] + l->a_off[t] + r.begin * l->k, c.in[1] + l->b_off[t],
-               y, l->n, S(0));
+    kernels::blas::gemm(/*trans_a=*/false, /*trans_b=*/false, r.size(), l->n, l->k,
+                        c.in[0] + l->a_off[t] + r.begin * l->k, c.in[1] + l->b_off[t], y, l->n, S(0));
     c.epilogue->apply(y, r.size() * l->n);
   };
   return k;
@@ -95,7 +95,7 @@ std::optional<PreparedKernel<S>> openblas_prepare_matmul(const PrepareArgs<S>& a
 
 template <class S>
 std::optional<PreparedKernel<S>> openblas_prepare_conv(const PrepareArgs<S>& a) {
-  blas::ensure_threads();
+  kernels::blas::ensure_threads();
   const auto* rec = prepared::usable_conv_record(a);
   if (!rec) return std::nullopt;
   const Shape& xs = a.parent_shapes[0];
@@ -104,7 +104,7 @@ std::optional<PreparedKernel<S>> openblas_prepare_conv(const PrepareArgs<S>& a) 
   const int64_t lead = numel(xs.begin(), xs.begin() + c.channel_axis);
   const int64_t gin = c.in_channels / c.groups, gout = c.out_channels / c.groups, groups = c.groups;
   const int64_t cin = c.in_channels, cout = c.out_channels, kdim = gin * g->k_vol;
-  if (!blas::fits({gout, g->out_vol, kdim, lead})) return std::nullopt;
+  if (!kernels::blas::fits({gout, g->out_vol, kdim, lead})) return std::nullopt;
   PreparedKernel<S> k;
   k.chunks = lead;
   k.scratch = g->direct ? 0 : kdim * g->out_vol;
@@ -120,7 +120,8 @@ std::optional<PreparedKernel<S>> openblas_prepare_conv(const PrepareArgs<S>& a) 
         col = call.scratch;
       }
       S* y = call.out + (l * cout + grp * gout) * g->out_vol;
-      blas::gemm(/*trans_b=*/false, gout, g->out_vol, kdim, w.data() + grp * gout * kdim, col, y, g->out_vol, S(0));
+      kernels::blas::gemm(/*trans_a=*/false, /*trans_b=*/false, gout, g->out_vol, kdim, w.data() + grp * gout * kdim,
+                          col, y, g->out_vol, S(0));
       for (int64_t o = 0; o < gout; ++o) {
         S* row = y + o * g->out_vol;
         const S bias = b[static_cast<size_t>(grp * gout + o)];
@@ -135,11 +136,11 @@ std::optional<PreparedKernel<S>> openblas_prepare_conv(const PrepareArgs<S>& a) 
 // add: y = b; y += 1 * a. sub: y = a; y += -1 * b (one rounding each: exactly a + b, a - b).
 template <class S, bool kSub>
 std::optional<PreparedKernel<S>> openblas_prepare_axpy(const PrepareArgs<S>& a) {
-  blas::ensure_threads();
+  kernels::blas::ensure_threads();
   if (a.parent_shapes.size() != 2 || a.parent_shapes[0] != a.parent_shapes[1] || a.parent_shapes[0] != a.out_shape)
     return std::nullopt;
   const int64_t n = numel(a.out_shape);
-  if (!blas::fits({n})) return std::nullopt;
+  if (!kernels::blas::fits({n})) return std::nullopt;
   PreparedKernel<S> k;
   k.chunks = chunks_of(n, prepared::kElementChunk);
   k.takes_epilogue = true;
@@ -149,7 +150,7 @@ std::optional<PreparedKernel<S>> openblas_prepare_axpy(const PrepareArgs<S>& a) 
     const S* second = (kSub ? c.in[1] : c.in[0]) + r.begin;
     S* y = c.out + r.begin;
     std::memcpy(y, first, static_cast<size_t>(r.size()) * sizeof(S));
-    blas::axpy(r.size(), kSub ? S(-1) : S(1), second, y);
+    kernels::blas::axpy(r.size(), kSub ? S(-1) : S(1), second, y);
     c.epilogue->apply(y, r.size());
   };
   return k;

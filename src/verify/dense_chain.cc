@@ -7,9 +7,7 @@
 
 #include "bounds/kernel_ops.h"
 #include "eval/walk.h"
-#ifdef DENOTE_HAVE_OPENBLAS
-#include "providers/openblas_util.h"
-#endif
+#include "kernels/gemm.h"
 
 namespace denote::verify_detail {
 
@@ -229,18 +227,7 @@ void DenseChain::eval(const std::vector<float>& X, int64_t rows, std::vector<flo
     if (!l.rows.empty()) {
       sparse_rows(l, cur->data(), rows, out.data());
     } else {
-#ifdef DENOTE_HAVE_OPENBLAS
-    blas::ensure_threads();
-    blas::gemm<float>(true, rows, l.out, l.in, cur->data(), l.w.data(), out.data(), l.out, 1.0f);
-#else
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t o = 0; o < l.out; ++o) {
-        float s = 0;
-        for (int64_t i = 0; i < l.in; ++i)
-          s += (*cur)[static_cast<size_t>(r * l.in + i)] * l.w[static_cast<size_t>(o * l.in + i)];
-        out[static_cast<size_t>(r * l.out + o)] += s;
-      }
-#endif
+      kernels::gemm<float>(false, true, rows, l.out, l.in, cur->data(), l.w.data(), 1.0f, out.data(), l.out);
     }
     if (l.relu)
       for (float& v : out) v = std::max(v, 0.0f);

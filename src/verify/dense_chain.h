@@ -5,8 +5,9 @@
 // input's normalisation, folded into the first layer)] [-> layout ops that keep the element order]
 // -> ((linear | matmul with a constant [-> add/sub of a constant]) [-> relu])+ ending at the output
 // (ACAS Xu's ONNX networks, the mnistfc MLPs, eran's (x - mean) / std MLPs, nn4sys's learned indices
-// and marabou-cifar10's MatMul layers). Evaluated in binary32 with OpenBLAS's sgemm (plain loops without it): fast, not
-// the network's exact f32 evaluation (another summation order), so a point it flags is only a
+// and marabou-cifar10's MatMul layers). Evaluated in binary32 on the kernels layer's gemm
+// (src/kernels/gemm.h: OpenBLAS's sgemm, or loops at level 0 or without it): fast, not the network's
+// exact f32 evaluation (another summation order), so a point it flags is only a
 // candidate, re-checked by the evaluator and MPFR (falsify.h's try_point).
 #pragma once
 

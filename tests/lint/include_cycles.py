@@ -6,10 +6,12 @@ Each folder under include/denote/ and src/ is a layer; a file in folder A that i
 compiler resolves it) makes an edge A -> B. The declared order, lowest first (a layer includes only
 layers listed before it, and itself), ORDER below:
 
-  base < scalar < tensor < ir < ops < check < eval < typed < autodiff < bounds < program < plan
-       < providers < io < verify
+  base < kernels < scalar < tensor < ir < ops < check < eval < typed < autodiff < bounds < program
+       < plan < providers < io < verify
 
-(scalar: contexts and formats, needing only base; tensor: Shape and Tensor<S>; ir: op table,
+(kernels: the numeric kernels on plain arrays, gemm, row sums, the interval mat-vec, the exact
+linear folds, the avx2 provider's panels, the one place that calls BLAS, needing only base; scalar:
+contexts and formats, needing only base; tensor: Shape and Tensor<S>; ir: op table,
 attrs, graph, payload; ops: the per-family rules; check: verification and shape inference over
 the rules; program: the GraphBuilder and example graphs, which check as they build; plan: capsules,
 registry, planner, executor, naming no provider; providers: register themselves through a list
@@ -25,7 +27,7 @@ import os
 import re
 import sys
 
-ORDER = ["base", "scalar", "tensor", "ir", "ops", "check", "eval", "typed", "autodiff", "bounds", "program", "plan",
+ORDER = ["base", "kernels", "scalar", "tensor", "ir", "ops", "check", "eval", "typed", "autodiff", "bounds", "program", "plan",
          "providers", "io", "verify"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')

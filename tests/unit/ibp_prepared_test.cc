@@ -1,5 +1,4 @@
-// The dense interval mat-vec (src/bounds/interval_matvec.h) at every kernel level against long
-// double sums, and IbpPrepared / CrownOptions::ibp (include/denote/bounds/ibp.h, crown.h): the
+// IbpPrepared / CrownOptions::ibp (include/denote/bounds/ibp.h, crown.h): the
 // prepared boxes are sound at sampled f32 evaluations of mnistfc and ACAS Xu, agree with the
 // interval rule's, and a model prepared for something else is refused.
 #include <gtest/gtest.h>
@@ -9,9 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bounds/crown_gemm.h"
 #include "bounds/crown_state.h"
-#include "bounds/interval_matvec.h"
 #include "denote/bounds/crown.h"
 #include "denote/bounds/ibp.h"
 #include "denote/eval/eval.h"
@@ -22,81 +19,8 @@
 #include "denote/scalar/native.h"
 #include "ibp_random_graphs.h"
 
-
 namespace denote {
 namespace {
-
-struct LevelGuard {
-  int saved = bounds::interval_matvec_level();
-  ~LevelGuard() { bounds::set_interval_matvec_level(-1); }
-};
-
-// |computed - exact| <= gamma_{n+1} * sum of the terms' magnitudes (+ a little for long double).
-template <class W>
-void check_kernel(int64_t rows, int64_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(-2, 2);
-  std::vector<W> w(static_cast<size_t>(rows * n));
-  for (auto& v : w) v = static_cast<W>(u(rng));
-  std::vector<double> mid(static_cast<size_t>(n)), rad(mid.size()), mag(mid.size());
-  for (size_t i = 0; i < mid.size(); ++i) {
-    mid[i] = u(rng);
-    rad[i] = std::fabs(u(rng)) * 0.1;
-    mag[i] = std::fabs(mid[i]) + rad[i];
-  }
-  std::vector<double> c(static_cast<size_t>(rows), NAN), r(c), m(c);
-  bounds::interval_matvec(w.data(), rows, n, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
-  const double g = (static_cast<double>(n) + 1) * 0x1p-53 / (1 - (static_cast<double>(n) + 1) * 0x1p-53) + 1e-18;
-  for (int64_t o = 0; o < rows; ++o) {
-    long double ec = 0, er = 0, em = 0, sc = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const long double wv = w[static_cast<size_t>(o * n + i)];
-      ec += wv * mid[static_cast<size_t>(i)];
-      sc += std::fabs(wv * mid[static_cast<size_t>(i)]);
-      er += std::fabs(wv) * rad[static_cast<size_t>(i)];
-      em += std::fabs(wv) * mag[static_cast<size_t>(i)];
-    }
-    const size_t k = static_cast<size_t>(o);
-    EXPECT_LE(std::fabs(static_cast<long double>(c[k]) - ec), g * sc) << "row " << o << " of " << rows << " n " << n;
-    EXPECT_LE(std::fabs(static_cast<long double>(r[k]) - er), g * er) << "row " << o;
-    EXPECT_LE(std::fabs(static_cast<long double>(m[k]) - em), g * em) << "row " << o;
-    EXPECT_GE(m[k], std::fabs(c[k]) * (1 - 2 * g)) << "row " << o;  // the magnitude bounds the midpoint sum
-  }
-}
-
-TEST(IntervalMatvec, EveryLevelWithinGammaOfTheExactSums) {
-  LevelGuard guard;
-  std::mt19937_64 rng(15);
-  for (int level = 2; level >= 0; --level) {
-    bounds::set_interval_matvec_level(level);
-    SCOPED_TRACE("level " + std::to_string(bounds::interval_matvec_level()));
-    EXPECT_LE(bounds::interval_matvec_level(), level);
-    for (int64_t rows : {1, 3, 4, 5, 7, 13})
-      for (int64_t n : {1, 3, 8, 15, 17, 33, 100, 784}) {
-        check_kernel<double>(rows, n, rng);
-        check_kernel<float>(rows, n, rng);
-      }
-  }
-}
-
-TEST(IntervalMatvec, LevelsAreClampedToTheCpu) {
-  LevelGuard guard;
-  const int best = guard.saved;
-  bounds::set_interval_matvec_level(7);
-  EXPECT_EQ(bounds::interval_matvec_level(), best);
-  bounds::set_interval_matvec_level(0);
-  EXPECT_EQ(bounds::interval_matvec_level(), 0);
-  bounds::set_interval_matvec_level(-1);  // back to the CPU's best
-  EXPECT_EQ(bounds::interval_matvec_level(), best);
-}
-
-TEST(IntervalMatvec, NonFiniteInputsGiveNonFiniteSums) {
-  const std::vector<double> w = {1, 2, 3, 4, 5};
-  const std::vector<double> mid = {1, INFINITY, 0, 0, 0}, rad = {0, 0, 0, 0, 0}, mag = {1, INFINITY, 0, 0, 0};
-  double c = 0, r = 0, m = 0;
-  bounds::interval_matvec(w.data(), 1, 5, mid.data(), rad.data(), mag.data(), &c, &r, &m);
-  EXPECT_FALSE(std::isfinite(c));
-  EXPECT_FALSE(std::isfinite(m));
-}
 
 struct Net {
   const char* path;
@@ -464,45 +388,6 @@ TEST(IbpPrepared, CrownOnMnistfcContainsSampledF32Outputs) {
       }
     }
   }
-}
-
-// CROWN's products: a sparse left operand (the nonzeros-only path) and a dense one (BLAS) both
-// within gamma_k of the exact product, zeros skipped even against an infinite right operand.
-TEST(CrownGemm, SparseAndDenseRowsWithinGammaOfTheExactProduct) {
-  std::mt19937_64 rng(21);
-  std::uniform_real_distribution<double> u(-1, 1);
-  const int64_t m = 40, k = 256, n = 37;
-  std::vector<double> b(static_cast<size_t>(k * n));
-  for (double& v : b) v = u(rng);
-  for (int per_mille : {1, 1000}) {  // nonzeros: about 1 in 1000 plus a +-1 per row (sparse), all (dense)
-    std::vector<double> a(static_cast<size_t>(m * k), 0.0);
-    for (size_t i = 0; i < a.size(); ++i)
-      if (static_cast<int>(rng() % 1000) < per_mille) a[i] = u(rng);
-    for (int64_t i = 0; i < m; ++i) a[static_cast<size_t>(i * k + i)] = i % 2 ? 1.0 : -1.0;
-    std::vector<double> c(static_cast<size_t>(m * n), NAN);
-    crown::gemm_nn(m, n, k, a.data(), b.data(), c.data());
-    const double g = (k + 1) * 0x1p-53 / (1 - (k + 1) * 0x1p-53);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        long double exact = 0, mag = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          const long double t =
-              static_cast<long double>(a[static_cast<size_t>(i * k + p)]) * b[static_cast<size_t>(p * n + j)];
-          exact += t;
-          mag += std::fabs(t);
-        }
-        EXPECT_LE(std::fabs(c[static_cast<size_t>(i * n + j)] - exact), g * mag + 1e-300)
-            << "per mille " << per_mille << " at " << i << "," << j;
-      }
-  }
-  // A zero coefficient adds nothing, also against an infinite entry of b (the sparse path).
-  std::vector<double> a(static_cast<size_t>(m * k), 0.0), binf = b;
-  a[0] = 2.0;
-  binf[static_cast<size_t>(5 * n)] = INFINITY;  // row 5 of b, under a zero coefficient of every row
-  std::vector<double> c(static_cast<size_t>(m * n));
-  crown::gemm_nn(m, n, k, a.data(), binf.data(), c.data());
-  EXPECT_EQ(c[0], 2.0 * b[0]);
-  for (double v : c) EXPECT_TRUE(std::isfinite(v));
 }
 
 // CROWN's per-engine caches (src/bounds/crown_state.h): a linear node's error scale is reused only

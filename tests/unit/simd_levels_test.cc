@@ -1,8 +1,8 @@
 // The one SIMD level switch (src/base/cpu.h) that every kernel follows, and every kernel copy run on
 // this machine: CROWN, alpha-CROWN, CROWN with forward intermediate bounds and prepared IBP on the
 // mnistfc and ACAS Xu networks, in f64 and f32, at each level the CPU has (0: the baseline copies of
-// crown_sums, crown_fused, crown_gemm, crown_rules, crown_symbolic and the interval mat-vec, which an
-// AVX machine never runs otherwise). Each level's bounds contain the arithmetic's own evaluation at
+// the kernels layer, src/kernels/, and of crown_rules, with no BLAS, which an AVX machine never runs
+// otherwise; tests/unit/kernels_test.cc checks each kernel alone). Each level's bounds contain the arithmetic's own evaluation at
 // sampled points of the box, and the levels agree to within rounding (their sums differ in order only).
 #include <gtest/gtest.h>
 

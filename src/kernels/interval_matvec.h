@@ -3,14 +3,14 @@
 // its midpoint, radius and magnitude bound, three sums per row o:
 //   c[o] = sum_i W[o,i] mid[i],   r[o] = sum_i |W[o,i]| rad[i],   m[o] = sum_i |W[o,i]| mag[i].
 // They are computed in double, round to nearest, in an unspecified order, with or without fma
-// (AVX-512, AVX2+FMA or the baseline, picked once by the CPU): the callers' a-priori bounds hold for
+// (AVX-512, AVX2+FMA or the baseline, as the level allows, base/cpu.h): the callers' a-priori bounds hold for
 // any order (each sum is within gamma_n of the exact one times the sum of its terms' magnitudes,
 // which m bounds when mag >= |mid|). Non-finite inputs give non-finite or NaN sums; the callers check.
 #pragma once
 
 #include <cstdint>
 
-namespace denote::bounds {
+namespace denote::kernels {
 
 void interval_matvec(const double* W, int64_t rows, int64_t n, const double* mid, const double* rad,
                      const double* mag, double* c, double* r, double* m);
@@ -18,12 +18,7 @@ void interval_matvec(const double* W, int64_t rows, int64_t n, const double* mid
 void interval_matvec(const float* W, int64_t rows, int64_t n, const double* mid, const double* rad,
                      const double* mag, double* c, double* r, double* m);
 
-}  // namespace denote::bounds
-
-namespace denote::bounds {
-// The kernel in use: 2 AVX-512, 1 AVX2+FMA, 0 the baseline. set_interval_matvec_level sets the
-// process-wide SIMD level (base/cpu.h: set_simd_level), which every kernel follows; clamped to what the
-// CPU has; a negative level restores the CPU's best.
+// The copy in use at the current level: 2 AVX-512, 1 AVX2+FMA, 0 the baseline.
 int interval_matvec_level();
-void set_interval_matvec_level(int level);
-}  // namespace denote::bounds
+
+}  // namespace denote::kernels

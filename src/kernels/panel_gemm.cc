@@ -1,7 +1,10 @@
-// The avx2 provider's GEMM micro-kernels (see avx2_gemm.h): MR x 16 floats (or MR x 8 doubles) of
+// The avx2 provider's GEMM micro-kernels (see panel_gemm.h): MR x 16 floats (or MR x 8 doubles) of
 // accumulators in registers, one fused multiply-add per k and element, compiled for AVX2 + FMA with
-// target attributes and used only when the CPU reports both (cpu_supported).
-#include "avx2_gemm.h"
+// target attributes and used only when the CPU reports both (cpu_supported); the AVX-512 ones where
+// the level allows (base/cpu.h: have_avx512f).
+#include "kernels/panel_gemm.h"
+
+#include "base/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -12,25 +15,11 @@
 #include <cmath>
 #include <type_traits>
 
-namespace denote::avx2 {
+namespace denote::kernels::panel {
 
 #ifdef DENOTE_AVX2_KERNELS
 
-bool cpu_supported() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
-
-namespace {
-bool has_avx512() {
-  static const bool ok = __builtin_cpu_supports("avx512f");
-  return ok;
-}
-bool g_avx512_enabled = true;
-}  // namespace
-
-bool avx512_active() { return g_avx512_enabled && has_avx512(); }
-void set_avx512(bool on) { g_avx512_enabled = on; }
+bool cpu_supported() { return cpu_avx2_fma(); }
 
 namespace {
 
@@ -385,7 +374,7 @@ void gemm(int64_t M, int64_t K, const S* a, int64_t lda, const S* b, const int32
     for (size_t pi = 0; pi < panels.size(); ++pi) {
       const Panel& p = panels[pi];
       if constexpr (std::is_same_v<S, float>) {
-        if (avx512_active() && p.n == 16 && pi + 1 < panels.size() && panels[pi + 1].n <= 16) {
+        if (have_avx512f() && p.n == 16 && pi + 1 < panels.size() && panels[pi + 1].n <= 16) {
           const Panel& q = panels[++pi];  // two panels at once
           for (int64_t i = 0; i < M; i += kMr512x2) {
             const int rows = static_cast<int>(std::min<int64_t>(kMr512x2, M - i));
@@ -408,7 +397,7 @@ void gemm(int64_t M, int64_t K, const S* a, int64_t lda, const S* b, const int32
       }
       const bool half = p.n <= kNr<S> / 2;
       if constexpr (std::is_same_v<S, float>) {
-        if (!half && avx512_active()) {  // one zmm a row: blocks of 12 rows
+        if (!half && have_avx512f()) {  // one zmm a row: blocks of 12 rows
           for (int64_t i = 0; i < M; i += kMr512) {
             const int rows = static_cast<int>(std::min<int64_t>(kMr512, M - i));
             kMicro512[rows](kn, a + i * lda + k0, lda, b + p.b_offset, boff + k0, p.n, c + i * ldc + p.c_offset, ldc,
@@ -429,8 +418,6 @@ void gemm(int64_t M, int64_t K, const S* a, int64_t lda, const S* b, const int32
 #else  // not x86-64 GCC/Clang: no kernels, the provider reports no device
 
 bool cpu_supported() { return false; }
-bool avx512_active() { return false; }
-void set_avx512(bool) {}
 
 template <class S>
 void gemm(int64_t, int64_t, const S*, int64_t, const S*, const int32_t*, const std::vector<Panel>&, S*, int64_t,
@@ -443,4 +430,4 @@ template void gemm<float>(int64_t, int64_t, const float*, int64_t, const float*,
 template void gemm<double>(int64_t, int64_t, const double*, int64_t, const double*, const int32_t*,
                            const std::vector<Panel>&, double*, int64_t, const double*, Output);
 
-}  // namespace denote::avx2
+}  // namespace denote::kernels::panel

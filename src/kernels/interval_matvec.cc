@@ -1,6 +1,6 @@
-// The dense midpoint-radius product (src/bounds/interval_matvec.h): four rows at a time so that
+// The dense midpoint-radius product (src/kernels/interval_matvec.h): four rows at a time so that
 // each load of the box serves four rows, in three copies (AVX-512, AVX2+FMA, the baseline).
-#include "bounds/interval_matvec.h"
+#include "kernels/interval_matvec.h"
 
 #include "base/cpu.h"
 
@@ -15,11 +15,9 @@
 #endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-namespace denote::bounds {
+namespace denote::kernels {
 
 namespace {
-
-int cpu_level() { return have_avx512f() ? 2 : have_avx2_fma() ? 1 : 0; }
 
 // The scalar tail of rows [o, o + R) from column i on, added to the row sums.
 template <class W>
@@ -69,13 +67,13 @@ struct Avx2 {
 namespace k512 {
 using Isa = Avx512;
 #define DENOTE_KT DENOTE_T512
-#include "bounds/interval_matvec_kernel.inc"
+#include "kernels/interval_matvec_kernel.inc"
 #undef DENOTE_KT
 }  // namespace k512
 namespace k256 {
 using Isa = Avx2;
 #define DENOTE_KT DENOTE_T256
-#include "bounds/interval_matvec_kernel.inc"
+#include "kernels/interval_matvec_kernel.inc"
 #undef DENOTE_KT
 }  // namespace k256
 
@@ -100,8 +98,7 @@ void dispatch(const W* w, int64_t rows, int64_t n, const double* mid, const doub
 
 }  // namespace
 
-int interval_matvec_level() { return cpu_level(); }  // have_* follow the process-wide level (base/cpu.h)
-void set_interval_matvec_level(int level) { set_simd_level(level); }
+int interval_matvec_level() { return have_avx512f() ? 2 : have_avx2_fma() ? 1 : 0; }
 
 void interval_matvec(const double* W, int64_t rows, int64_t n, const double* mid, const double* rad,
                      const double* mag, double* c, double* r, double* m) {
@@ -112,4 +109,4 @@ void interval_matvec(const float* W, int64_t rows, int64_t n, const double* mid,
   dispatch(W, rows, n, mid, rad, mag, c, r, m);
 }
 
-}  // namespace denote::bounds
+}  // namespace denote::kernels

@@ -1,19 +1,20 @@
-// The linear rule's values for f32 and f64 in AVX2 lanes across output features (declared in
-// src/ops/native_fold.h). Every output is still its own left fold from zero over the inputs in index
-// order, mul(w, x) then add, then + bias: a lane holds one output's running sum, and each step adds
-// the rounded product of that output's weight and the input, as the plain loop does. The weights of
-// 8 (f32) or 4 (f64) outputs are read as rows and transposed in registers, 8 x 8 or 4 x 4 at a time,
-// so that one vector holds the outputs' weights for one input (load_columns); the transposed block serves up to four
-// rows of x. The file is compiled with -ffp-contract=off (CMakeLists.txt): a fused multiply-add would
-// round once where the rule rounds twice.
+// The linear rule's values for f32 and f64 in AVX2 lanes across output features
+// (src/kernels/exact_linear.h; the reference interpreter's folds, src/ops/native_fold.h). Every output
+// is still its own left fold from zero over the inputs in index order, mul(w, x) then add, then
+// + bias: a lane holds one output's running sum, and each step adds the rounded product of that
+// output's weight and the input, as the plain loop does. The weights of 8 (f32) or 4 (f64) outputs
+// are read as rows and transposed in registers, 8 x 8 or 4 x 4 at a time, so that one vector holds the
+// outputs' weights for one input (load_columns); the transposed block serves up to four rows of x.
+// The file is compiled with -ffp-contract=off (CMakeLists.txt): a fused multiply-add would round once
+// where the rule rounds twice.
 #include <immintrin.h>
 
 #include <cstdint>
 
 #include "base/cpu.h"
-#include "ops/native_fold.h"
+#include "kernels/exact_linear.h"
 
-namespace denote::rules::native_fold {
+namespace denote::kernels {
 namespace {
 
 #define DENOTE_AVX2 __attribute__((target("avx2")))
@@ -228,4 +229,4 @@ bool linear_simd(const double* x, const double* w, const double* bias, int64_t l
   return true;
 }
 
-}  // namespace denote::rules::native_fold
+}  // namespace denote::kernels

@@ -8,7 +8,7 @@
 
 #include "base/cpu.h"
 
-namespace denote::crown {
+namespace denote::kernels {
 
 // sum_j |a[j]| * s[j].
 double abs_dot(const double* a, const double* s, int64_t m);
@@ -24,4 +24,8 @@ void dot_mag(const double* a, const double* b, int64_t m, double& sum, double& m
 void concretize_row(const double* a, const double* lo, const double* hi, int64_t m, double& sum, double& mag,
                     double& terms);
 
-}  // namespace denote::crown
+// v[r, j] = a[r, j] >= 0 ? lo[j] : hi[j] (NaN: hi) over rows x m coefficients: the box vertex each row
+// attains its minimum at (alpha-CROWN's forward values).
+void vertex_rows(const double* a, const double* lo, const double* hi, int64_t rows, int64_t m, double* v);
+
+}  // namespace denote::kernels

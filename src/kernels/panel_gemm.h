@@ -1,15 +1,14 @@
-// Internal: the avx2 provider's GEMM (src/providers/avx2.cc). C[M, N] = A[M, K] B[K, N] where row k
-// of B starts at `b + boff[k]`: a packed weight panel (linear), an im2col matrix, or the input image
-// itself (an implicit-GEMM conv: boff[k] is the offset of tap k). Each output is one accumulator
-// fma(a_k, b_k, acc) from zero in k order, so a value never depends on blocking, chunking or
-// threads. Columns come in panels of kNr (16 floats, 8 doubles = two 256-bit registers); rows in
-// blocks of up to 6.
+// Internal: the avx2 provider's GEMM (src/providers/avx2.cc), in the kernels layer. C[M, N] = A[M, K] B[K, N] where row
+// k of B starts at `b + boff[k]`: a packed weight panel (linear), an im2col matrix, or the input image itself (an
+// implicit-GEMM conv: boff[k] is the offset of tap k). Each output is one accumulator fma(a_k, b_k, acc) from zero in k
+// order, so a value never depends on blocking, chunking or threads. Columns come in panels of kNr (16 floats, 8 doubles
+// = two 256-bit registers); rows in blocks of up to 6.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-namespace denote::avx2 {
+namespace denote::kernels::panel {
 
 template <class S>
 inline constexpr int kNr = static_cast<int>(64 / sizeof(S));
@@ -20,16 +19,15 @@ struct Panel {
   int64_t b_offset, c_offset, n;
 };
 
-// True when this CPU has AVX2 and FMA (the kernels are compiled for them with target attributes).
+// True when this CPU has AVX2 and FMA (the kernels are compiled for them with target attributes): the
+// provider registers only then, and its kernels run at every level (a plan picks the provider; level 0
+// of base/cpu.h switches off only the AVX-512 ones below).
 bool cpu_supported();
 
-// With 4 rows or more, f32 panels run AVX-512 kernels when the CPU has AVX-512F and they are not
-// switched off: a full panel and the next one (up to 16 columns) together (8 rows x two zmm), other
+// With 4 rows or more, f32 panels run AVX-512 kernels where the level allows (have_avx512f(),
+// base/cpu.h): a full panel and the next one (up to 16 columns) together (8 rows x two zmm), other
 // panels of 9 to 16 columns alone (12 rows x one zmm). The values are the same (one fma chain per
-// output).
-// set_avx512(false) keeps the AVX2 kernels (tests and benchmarks compare the two; not thread-safe).
-bool avx512_active();
-void set_avx512(bool on);
+// output); set_simd_level(1) keeps the AVX2 kernels (tests and benchmarks compare the two).
 
 // What the store adds to each sum: nothing, bias[column] (bias padded to whole panels: it is read
 // at c_offset + lane), or bias[row]; then, when relu, relu (x > 0 or NaN ? x : +0) in registers.
@@ -49,4 +47,4 @@ extern template void gemm<float>(int64_t, int64_t, const float*, int64_t, const 
 extern template void gemm<double>(int64_t, int64_t, const double*, int64_t, const double*, const int32_t*,
                                   const std::vector<Panel>&, double*, int64_t, const double*, Output);
 
-}  // namespace denote::avx2
+}  // namespace denote::kernels::panel

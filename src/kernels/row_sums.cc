@@ -1,6 +1,6 @@
-// The CROWN rules' row sums (src/bounds/crown_sums.h): each function's body is an always-inline
-// kernel, compiled twice (target("avx2") and the baseline) and picked once by the CPU.
-#include "bounds/crown_sums.h"
+// The CROWN rules' row sums (src/kernels/row_sums.h): each function's body is an always-inline
+// kernel, compiled twice (target("avx2") and the baseline) and picked by the level (base/cpu.h).
+#include "kernels/row_sums.h"
 
 #include <cmath>
 
@@ -8,7 +8,7 @@
 #include <immintrin.h>
 #endif
 
-namespace denote::crown {
+namespace denote::kernels {
 
 namespace {
 
@@ -157,4 +157,22 @@ void dot_mag(const double* a, const double* b, int64_t m, double& sum, double& m
     dot_mag_base(a, b, m, sum, mag);
 }
 
-}  // namespace denote::crown
+namespace {
+
+[[gnu::always_inline]] inline void vertex_rows_in(const double* __restrict a, const double* __restrict lo,
+                                                  const double* __restrict hi, int64_t rows, int64_t m,
+                                                  double* __restrict v) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < m; ++j) v[r * m + j] = a[r * m + j] >= 0 ? lo[j] : hi[j];
+}
+__attribute__((target("avx2"))) void vertex_rows_avx2(const double* a, const double* lo, const double* hi,
+                                                      int64_t rows, int64_t m, double* v) {
+  vertex_rows_in(a, lo, hi, rows, m, v);
+}}  // namespace
+
+void vertex_rows(const double* a, const double* lo, const double* hi, int64_t rows, int64_t m, double* v) {
+  if (have_avx2()) return vertex_rows_avx2(a, lo, hi, rows, m, v);
+  vertex_rows_in(a, lo, hi, rows, m, v);
+}
+
+}  // namespace denote::kernels

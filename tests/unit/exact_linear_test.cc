@@ -1,4 +1,4 @@
-// The linear rule's AVX2 kernel (src/ops/native_linear_simd.cc) against the plain left fold, bit for
+// The linear rule's AVX2 kernel (src/kernels/exact_linear.h) against the plain left fold, bit for
 // bit: random shapes around the vector widths (lead 1-9, in 1-40, out 1-40 and wider), values that
 // round (random magnitudes), overflow to inf, cancel to -0 or +0, and subnormals; with and without a
 // bias. NaN results must be NaN on both sides (their sign and payload are the hardware's).
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/cpu.h"
@@ -80,15 +81,21 @@ void compare_random(int trials) {
   }
 }
 
-TEST(NativeLinearSimd, FloatBitForBitAsThePlainFold) {
-  if (!have_avx2()) GTEST_SKIP() << "no AVX2: the tiled scalar folds run (NativeFold tests)";
-  compare_random<float>(600);
+// At every SIMD level the CPU has (base/cpu.h): level 0 runs the tiled scalar folds, 1 and 2 the AVX2
+// lanes; every level gives the plain fold's bits.
+template <class S>
+void compare_every_level(int trials) {
+  for (int level = 0; level <= cpu_simd_level(); ++level) {
+    SCOPED_TRACE("level " + std::to_string(level));
+    ASSERT_EQ(set_simd_level(level), level);
+    compare_random<S>(trials);
+  }
+  set_simd_level(-1);
 }
 
-TEST(NativeLinearSimd, DoubleBitForBitAsThePlainFold) {
-  if (!have_avx2()) GTEST_SKIP() << "no AVX2: the tiled scalar folds run (NativeFold tests)";
-  compare_random<double>(600);
-}
+TEST(ExactLinear, FloatBitForBitAsThePlainFoldAtEveryLevel) { compare_every_level<float>(400); }
+
+TEST(ExactLinear, DoubleBitForBitAsThePlainFoldAtEveryLevel) { compare_every_level<double>(400); }
 
 // The VJP's fold over output features: acc[i] += s[r] * w[r, i] for r in turn, bit for bit.
 template <class S>
@@ -118,14 +125,14 @@ void compare_axpy_rows(int trials) {
   }
 }
 
-TEST(NativeLinearSimd, AxpyRowsBitForBitAsThePlainFold) {
+TEST(ExactLinear, AxpyRowsBitForBitAsThePlainFold) {
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
   compare_axpy_rows<float>(400);
   compare_axpy_rows<double>(400);
 }
 
 // The weight gradient of one row: acc[r, i] += s[r] * x[i], bit for bit.
-TEST(NativeLinearSimd, OuterAddBitForBitAsThePlainProducts) {
+TEST(ExactLinear, OuterAddBitForBitAsThePlainProducts) {
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
   std::mt19937_64 rng(13);
   for (int trial = 0; trial < 300; ++trial) {
@@ -163,7 +170,7 @@ TEST(NativeLinearSimd, OuterAddBitForBitAsThePlainProducts) {
 }
 
 // Narrow layers (fewer outputs than a vector) take the tiled scalar folds; wide ones the kernel.
-TEST(NativeLinearSimd, NarrowLayersAreDeclined) {
+TEST(ExactLinear, NarrowLayersAreDeclined) {
   const std::vector<float> x(3, 1.0f), w(3 * 7, 0.5f);
   std::vector<float> y(7);
   EXPECT_FALSE(rules::native_fold::linear_simd(x.data(), w.data(), nullptr, 1, 3, 7, y.data()));

@@ -1,21 +1,21 @@
-// CROWN's fused product and concretisation (src/bounds/crown_fused.h). Compiled with
+// CROWN's fused product and concretisation (src/kernels/fused_concretize.h). Compiled with
 // -ffp-contract=off (CMakeLists.txt): the concretisation's products t = a lo / a hi must be rounded
 // as written (the pass bounds their sum by gamma(terms + 2) sum |t|), so only the coefficient
 // products, whose error the linear rule's slack covers for any evaluation order, use an explicit
 // fused multiply-add.
-#include "bounds/crown_fused.h"
+#include "kernels/fused_concretize.h"
 
 #include <cmath>
 #include <vector>
 
 #include "base/cpu.h"
-#include "bounds/crown_sums.h"
+#include "kernels/row_sums.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
-namespace denote::crown {
+namespace denote::kernels {
 
 namespace {
 
@@ -127,4 +127,4 @@ void product_concretize_rows(const double* as, int64_t rows, int64_t k, const do
   fused_base(as, rows, k, w, m, lo, hi, sum, mag, terms, vertex);
 }
 
-}  // namespace denote::crown
+}  // namespace denote::kernels

@@ -1,6 +1,8 @@
-// Internal: the BLAS calls of the openblas provider (src/providers/openblas*.cc), row-major, with
-// OpenBLAS's own threading pinned to 1 (DENOTE_OPENBLAS_THREADS=N overrides): parallelism comes from
-// the compiled plan's chunks, whose results do not depend on the thread count.
+// Internal: the one place that calls BLAS (the kernels layer's gemm, src/kernels/gemm.cc, and the
+// openblas provider, src/providers/openblas*.cc), row-major, with OpenBLAS's own threading pinned to 1
+// (DENOTE_OPENBLAS_THREADS=N overrides): parallelism comes from the compiled plan's chunks and verify's
+// workers, whose results do not depend on the thread count. Only with DENOTE_HAVE_OPENBLAS (the build
+// found libopenblas-dev); callers outside src/kernels/ ask kernels::have_blas() (gemm.h) instead.
 #pragma once
 
 #ifdef DENOTE_HAVE_OPENBLAS
@@ -13,7 +15,7 @@
 #include <initializer_list>
 #include <type_traits>
 
-namespace denote::blas {
+namespace denote::kernels::blas {
 
 inline void ensure_threads() {
   static const bool once = [] {
@@ -31,17 +33,18 @@ inline bool fits(std::initializer_list<int64_t> dims) {
   return true;
 }
 
-// C[m, n] = A[m, k] B + beta C (B is [k, n], or [n, k] when trans_b), row-major, lda = k.
+// C[m, n] = op(A) op(B) + beta C, row-major: op(A) is [m, k] (A stored [k, m] when trans_a), op(B) is
+// [k, n] (B stored [n, k] when trans_b); A and B at their stored row lengths, C at ldc.
 template <class S>
-void gemm(bool trans_b, int64_t m, int64_t n, int64_t k, const S* a, const S* b, S* c, int64_t ldc, S beta = 0) {
-  const auto tb = trans_b ? CblasTrans : CblasNoTrans;
-  const int ldb = static_cast<int>(trans_b ? k : n);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const S* a, const S* b, S* c, int64_t ldc,
+          S beta = 0) {
+  const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+  const int lda = static_cast<int>(trans_a ? m : k), ldb = static_cast<int>(trans_b ? k : n);
+  const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k), C = static_cast<int>(ldc);
   if constexpr (std::is_same_v<S, double>)
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0,
-                a, static_cast<int>(k), b, ldb, beta, c, static_cast<int>(ldc));
+    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, a, lda, b, ldb, beta, c, C);
   else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
-                a, static_cast<int>(k), b, ldb, beta, c, static_cast<int>(ldc));
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, a, lda, b, ldb, beta, c, C);
 }
 
 // y[rows] = A[rows, cols] x + beta y, row-major.
@@ -62,6 +65,6 @@ void axpy(int64_t n, S alpha, const S* x, S* y) {
   else cblas_saxpy(static_cast<int>(n), alpha, x, 1, y, 1);
 }
 
-}  // namespace denote::blas
+}  // namespace denote::kernels::blas
 
 #endif
