@@ -144,9 +144,9 @@ CrownResult empty_subdomain(CrownResult res, crown::Engine& eng, int64_t k) {
   res.infeasible = true;
   res.spec_lo.assign(static_cast<size_t>(k), INFINITY);
   res.spec_hi.assign(static_cast<size_t>(k), -INFINITY);
-  res.boxes = std::move(eng.boxes);
-  res.passes = eng.passes;
-  res.rows = eng.rows_total;
+  res.boxes = eng.take_boxes();
+  res.passes = eng.stats().passes;
+  res.rows = eng.stats().rows_total;
   return res;
 }
 
@@ -168,24 +168,25 @@ crown::FinalRows final_rows(const SpecMatrix* spec, int64_t m, const CrownOption
 
 // The final rows fit the memory budget (with the copies a record or alpha-CROWN keeps).
 Status check_final_rows(crown::Engine& eng, int64_t output, int64_t rows, crown::PassKind kind) {
-  const int64_t terms = static_cast<int64_t>(eng.beta_terms.size());
-  if (eng.budget.rows_that_fit(eng.g, output, kind, terms) >= rows) return ok_status();
-  eng.budget.refuse(eng.g, output, kind, terms, rows, "bound of the specification's rows");
-  return error_status(ErrorCode::kResource, eng.budget.failure)
-      .with_node(output, eng.budget.failure)
+  const int64_t terms = static_cast<int64_t>(eng.setup().beta_terms.size());
+  if (eng.budget().rows_that_fit(eng.g, output, kind, terms) >= rows) return ok_status();
+  eng.budget().refuse(eng.g, output, kind, terms, rows, "bound of the specification's rows");
+  return error_status(ErrorCode::kResource, eng.budget().failure)
+      .with_node(output, eng.budget().failure)
       .with_field("max-memory");
 }
 
 // The engine on the IBP boxes, with the call's budget, deadline, prepared model and split terms.
 crown::Engine make_engine(const Graph& g, const Payload<double>& payload, crown::EvalErr err, DoubleIbp& ibp,
                           const CrownOptions& o, const Subdomain& where) {
-  crown::Engine eng(g, payload, err, std::move(ibp.boxes));
-  eng.prepared = where.prepared ? &*where.prepared : nullptr;
-  eng.set_budget(effective_max_bytes(o.eval));
-  eng.deadline = o.deadline;
+  crown::EngineSetup setup;
+  setup.err = err;
+  setup.prepared = where.prepared ? &*where.prepared : nullptr;
+  setup.max_bytes = effective_max_bytes(o.eval);
+  setup.deadline = o.deadline;
   for (const ReluSplit& sp : where.splits)
-    eng.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
-  return eng;
+    setup.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
+  return crown::Engine(g, payload, std::move(setup), std::move(ibp.boxes));
 }
 
 // A subdomain with stop thresholds (Subdomain::stop_above) that IBP's output box already decides (a row's
@@ -255,10 +256,10 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
     for (int64_t j = 0; j < f.m; ++j) all[static_cast<size_t>(j)] = j;
     eng.tighten(output_id, all, res.spec_lo, res.spec_hi);  // the output's box, when the final rows bound it
   }
-  res.boxes = std::move(eng.boxes);
-  res.passes = eng.passes;
-  res.rows = eng.rows_total;
-  res.alpha_steps = eng.alpha_steps;
+  res.boxes = eng.take_boxes();
+  res.passes = eng.stats().passes;
+  res.rows = eng.stats().rows_total;
+  res.alpha_steps = eng.stats().alpha_steps;
   return res;
 }
 

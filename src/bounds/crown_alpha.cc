@@ -29,7 +29,7 @@ namespace {
 std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start,
                                              const std::vector<std::vector<double>>& alpha,
                                              const std::vector<std::optional<DoubleBox>>& boxes,
-                                             const std::vector<Engine::BetaTerm>& beta_terms) {
+                                             const std::vector<BetaTerm>& beta_terms) {
   std::vector<std::vector<char>> need(g.nodes.size());
   auto mark = [&](int64_t id) -> std::vector<char>& {
     auto& v = need[static_cast<size_t>(id)];
@@ -159,7 +159,7 @@ bool Engine::forward_values(int64_t start, int64_t rows, const std::vector<std::
   PassRows st;
   st.rows = rows;
   const std::vector<const DoubleBox*> box = ptrs();
-  RuleCtx rc{g, payload, box, err, st, &alpha};
+  RuleCtx rc{g, payload, box, setup_.err, st, &alpha};
   rc.conv_plans = conv_plans();
   ForwardCtx fc{rc, pr.A, V, &need};
   bool ok = true;
@@ -180,12 +180,12 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
                                      std::vector<std::vector<double>>* kept_scales) {
   std::vector<std::vector<double>> alpha(g.nodes.size());
   std::vector<Adam> adam(g.nodes.size());
-  const bool any = init_slopes(g, boxes, start, rows, alpha, adam);
-  const size_t terms = beta_terms.size();
+  const bool any = init_slopes(g, boxes_, start, rows, alpha, adam);
+  const size_t terms = setup_.beta_terms.size();
   std::vector<double> beta(static_cast<size_t>(rows) * terms, 0.0);
   Adam badam{beta, beta};
   if (!any && terms == 0) return best;
-  const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes, beta_terms);
+  const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes_, setup_.beta_terms);
   const double b1 = 0.9, b2 = 0.999;
   double lr = o.alpha_lr;
   std::vector<std::vector<double>> own(kept_scales ? 0 : g.nodes.size());  // the boxes stay fixed in this loop
@@ -202,14 +202,14 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     po.start_support = &sr.support;
     po.unit_rows = sr.unit ? &*sr.unit : nullptr;
   }
-  if (fuse_forward) {  // a fused first layer makes its forward values in the pass
+  if (setup_.fuse_forward) {  // a fused first layer makes its forward values in the pass
     po.vertex_need = &need;
     po.vertex_values = &V;
   }
   PassResult pr;
   for (int t = 0; t < o.alpha_iters; ++t) {
     if (t > 0 && past(o.deadline)) break;  // the best bounds so far hold
-    ++alpha_steps;
+    ++stats_.alpha_steps;
     recycle(pr.A);
     for (auto& v : V) v.clear();
     pr = pass(start, C, rows, po);
@@ -225,9 +225,9 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
       const auto& X = V[static_cast<size_t>(n.parents.empty() ? 0 : n.parents[0])];
       if (const Smooth* sm = tangent_smooth(n.op); sm && !a.empty()) {
         auto& ad = adam[static_cast<size_t>(n.id)];
-        tangent_step(*sm, *boxes[static_cast<size_t>(n.parents[0])], Ar, X, rows, lr, c1, c2, a, ad.m, ad.v);
+        tangent_step(*sm, *boxes_[static_cast<size_t>(n.parents[0])], Ar, X, rows, lr, c1, c2, a, ad.m, ad.v);
       } else if (!a.empty() && !Ar.empty() && X.size() == a.size()) {
-        adam_slopes(a, adam[static_cast<size_t>(n.id)], Ar, X, *boxes[static_cast<size_t>(n.parents[0])], rows, lr,
+        adam_slopes(a, adam[static_cast<size_t>(n.id)], Ar, X, *boxes_[static_cast<size_t>(n.parents[0])], rows, lr,
                     c1, c2);
       }
       return ok_status();
@@ -243,10 +243,10 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
 // beta >= 0.
 void Engine::beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,
                        double lr, double c1, double c2) const {
-  const size_t terms = beta_terms.size();
+  const size_t terms = setup_.beta_terms.size();
   const double b1 = 0.9, b2 = 0.999;
   for (size_t t = 0; t < terms; ++t) {
-    const BetaTerm& bt = beta_terms[t];
+    const BetaTerm& bt = setup_.beta_terms[t];
     const auto& X = V[static_cast<size_t>(bt.node)];
     const size_t m = static_cast<size_t>(numel(g.nodes[static_cast<size_t>(bt.node)].out_shape));
     if (X.size() != static_cast<size_t>(rows) * m) continue;

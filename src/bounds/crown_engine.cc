@@ -13,11 +13,11 @@
 
 namespace denote::crown {
 
-Engine::Engine(const Graph& g_, const Payload<double>& p, EvalErr e, std::vector<std::optional<DoubleBox>> b)
+Engine::Engine(const Graph& g_, const Payload<double>& p, EngineSetup setup, std::vector<std::optional<DoubleBox>> b)
     : g(g_),
       payload(p),
-      err(e),
-      boxes(std::move(b)),
+      setup_(std::move(setup)),
+      boxes_(std::move(b)),
       relu_children_(g_.nodes.size()),
       uses_(g_.nodes.size(), 0),
       forward_reads_(g_.nodes.size(), 0) {
@@ -26,17 +26,22 @@ Engine::Engine(const Graph& g_, const Payload<double>& p, EvalErr e, std::vector
     forward_reads_[static_cast<size_t>(n.id)] = forward_reads_coefficients(n.op) ? 1 : 0;
     for (int64_t p : n.parents) ++uses_[static_cast<size_t>(p)];
   }
+  if (setup_.max_bytes != INT64_MAX) {  // a quarter, at most 64 MiB, for the workspace's spares
+    const int64_t spares = std::min<int64_t>(int64_t{64} << 20, setup_.max_bytes / 4);
+    ws_.max_kept_bytes = static_cast<size_t>(spares);
+    budget_.bytes = setup_.max_bytes - spares;
+  }
 }
 
 std::vector<const DoubleBox*> Engine::ptrs() const {
-  std::vector<const DoubleBox*> out(boxes.size(), nullptr);
-  for (size_t i = 0; i < boxes.size(); ++i)
-    if (boxes[i]) out[i] = &*boxes[i];
+  std::vector<const DoubleBox*> out(boxes_.size(), nullptr);
+  for (size_t i = 0; i < boxes_.size(); ++i)
+    if (boxes_[i]) out[i] = &*boxes_[i];
   return out;
 }
 
 ConvPlans* Engine::conv_plans() const {
-  if (prepared) return prepared->conv_plans();
+  if (setup_.prepared) return setup_.prepared->conv_plans();
   if (!own_plans_) own_plans_ = std::make_unique<ConvPlans>(g.nodes.size());
   return own_plans_.get();
 }
@@ -45,8 +50,8 @@ namespace {
 
 // bias - gamma(terms + 2) mag - slack, rounded down; NaN (inf - inf) reads as no bound.
 double finish_row(const PassRows& st, int64_t r) {
-  const double err = up(up(gamma(st.terms[r] + 2) * st.mag[r]) + st.slack[r] + (st.terms[r] + 2) * kEta);
-  const double v = dn(st.bias[r] - err);
+  const double e = up(up(gamma(st.terms[r] + 2) * st.mag[r]) + st.slack[r] + (st.terms[r] + 2) * kEta);
+  const double v = dn(st.bias[r] - e);
   return std::isnan(v) ? -INFINITY : v;
 }
 
@@ -71,10 +76,10 @@ std::optional<UnitRows> find_unit_rows(const std::vector<double>& C, int64_t row
 // Row r's coefficient of v_node[elem] moves by -beta sign (one rounding, |delta| <= u |new|, times
 // the element's magnitude into slack) and its bias by -beta margin.
 void Engine::add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const {
-  const size_t terms = beta_terms.size();
+  const size_t terms = setup_.beta_terms.size();
   const size_t m = static_cast<size_t>(numel(n.out_shape));
   for (size_t t = 0; t < terms; ++t) {
-    const BetaTerm& bt = beta_terms[t];
+    const BetaTerm& bt = setup_.beta_terms[t];
     if (bt.node != n.id) continue;
     ctx.st.support[static_cast<size_t>(n.id)].reset();  // the terms' elements may be outside it
     const double mag = ctx.absmax(n.id, bt.elem);
@@ -92,12 +97,12 @@ void Engine::add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const
 }
 
 PassResult Engine::pass(int64_t start, const std::vector<double>& C, int64_t rows, const PassOptions& o) {
-  return pass(start, ws.copy(C), rows, o);
+  return pass(start, ws_.copy(C), rows, o);
 }
 
 PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, const PassOptions& o) {
-  ++passes;
-  rows_total += rows;
+  ++stats_.passes;
+  stats_.rows_total += rows;
   PassRows st;
   std::optional<UnitRows> found;  // C's unit rows when the caller did not give them (st.unit points here)
   st.rows = rows;
@@ -119,23 +124,23 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
     if (st.unit) st.unit_node = start;
   }
   const std::vector<const DoubleBox*> box = ptrs();
-  RuleCtx ctx{g, payload, box, err, st, o.alpha, o.scales, &ws, &scale_cache, conv_plans()};
+  RuleCtx ctx{g, payload, box, setup_.err, st, o.alpha, o.scales, &ws_, &scale_cache_, conv_plans()};
   PassResult out;
   if (o.record) out.A.resize(g.nodes.size()), out.reached.assign(g.nodes.size(), 0);
   // A conv's unit rows as windows while they stay small (crown_patches.h); not where the pass keeps
   // coefficients, has slopes or multipliers per row, or makes forward values.
   const bool plain = !o.record && !o.alpha && !o.beta && !o.vertex_values;
-  if (patches && plain && st.unit_node == start && patch_prefix(ctx, start, o.one_step)) {
-    ws.give(std::move(*st.A[static_cast<size_t>(start)]));
+  if (setup_.patches && plain && st.unit_node == start && patch_prefix(ctx, start, o.one_step)) {
+    ws_.give(std::move(*st.A[static_cast<size_t>(start)]));
     st.A[static_cast<size_t>(start)].reset();
-    ++patch_passes;
+    ++stats_.patch_passes;
   } else if (st.A[static_cast<size_t>(start)]->empty() && rows > 0) {
     std::vector<double>& A = *st.A[static_cast<size_t>(start)];  // unit rows given without C
     const int64_t m = numel(g.nodes[static_cast<size_t>(start)].out_shape);
     if (!st.unit) {
       st.failure = "a pass without its rows";
     } else {
-      A = ws.take(static_cast<size_t>(rows * m));
+      A = ws_.take(static_cast<size_t>(rows * m));
       st.unit->fill(m, A.data());
     }
   }
@@ -147,14 +152,14 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
     if (o.beta) add_beta(ctx, n, A, *o.beta);
     if (o.record) {
       out.reached[static_cast<size_t>(n.id)] = 1;
-      if (!o.record_only || (*o.record_only)[static_cast<size_t>(n.id)]) out.A[static_cast<size_t>(n.id)] = ws.copy(A);
+      if (!o.record_only || (*o.record_only)[static_cast<size_t>(n.id)]) out.A[static_cast<size_t>(n.id)] = ws_.copy(A);
     }
     const Rule rule = o.one_step && n.id != start ? nullptr : crown_rule(n.op);
     if (rule)
       rule(ctx, n, std::move(A));
     else
       ctx.concretize(n.id, A);
-    ws.give(std::move(A));  // what the rule did not move on to a parent
+    ws_.give(std::move(A));  // what the rule did not move on to a parent
     return ok_status();
   });
   out.lower.assign(static_cast<size_t>(rows), -INFINITY);
@@ -171,7 +176,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
                              std::vector<double>& hi) {
   const Node& n = g.nodes[static_cast<size_t>(id)];
   const auto* rec = find_record(payload.linear, id);
-  const auto& xb = boxes[static_cast<size_t>(n.parents[0])];
+  const auto& xb = boxes_[static_cast<size_t>(n.parents[0])];
   if (!rec || !xb) return false;
   const int64_t in = rec->in_dim, out = rec->out_dim;
   if (in <= 0 || out <= 0 || static_cast<int64_t>(rec->weight.size()) != in * out ||
@@ -192,7 +197,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
   std::vector<double> e_eval(static_cast<size_t>(lead));
   for (int64_t l = 0; l < lead; ++l)
     e_eval[static_cast<size_t>(l)] =
-        err.u * (live_count(*xb, static_cast<size_t>(l * in), static_cast<size_t>(in)) + 3) * 1.01;
+        setup_.err.u * (live_count(*xb, static_cast<size_t>(l * in), static_cast<size_t>(in)) + 3) * 1.01;
   // Those inputs add exact zeros to the three sums too: with one lead, the product runs over the
   // others' columns when they are at most 3/4.
   const double* w_all = rec->weight.data();
@@ -210,7 +215,7 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
     w_all = w_live.data();
   }
   // The same weights as floats, when the prepared model holds them exactly (half the bytes to read).
-  const float* wf = cols == in && prepared ? prepared->exact_f32_weights(id) : nullptr;
+  const float* wf = cols == in && setup_.prepared ? setup_.prepared->exact_f32_weights(id) : nullptr;
   auto product = [&](int64_t row0, int64_t nrows, const double* const* x, double* cs, double* rs, double* ms) {
     if (wf)
       kernels::interval_matvec(wf + row0 * cols, nrows, cols, x[0], x[1], x[2], cs, rs, ms);
@@ -240,11 +245,11 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
     const double cv = b + cs, xm = std::fabs(b) + ms;
     const double xs = up_sum_in1(xm);
     const double e = up(up_sum_in(rs) + g_in * xs + e_eval[static_cast<size_t>(l)] * xs +
-                        (static_cast<double>(in) + 4) * err.tiny + 8 * kEta);
+                        (static_cast<double>(in) + 4) * setup_.err.tiny + 8 * kEta);
     lo[k] = dn(cv - e);
     hi[k] = up(cv + e);
   }
-  ++passes;
+  ++stats_.passes;
   return true;
 }
 
@@ -255,14 +260,14 @@ void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool 
   lo.assign(elems.size(), -INFINITY);
   hi.assign(elems.size(), INFINITY);
   const PassKind kind = one_step ? PassKind::OneStep : PassKind::Full;
-  const int64_t chunk = budget.pairs_per_chunk(g, id, kind, 0);
+  const int64_t chunk = budget_.pairs_per_chunk(g, id, kind, 0);
   if (k > 0 && chunk < 1) {
-    budget.refuse(g, id, kind, 0, 2, one_step ? "one-step bound" : "intermediate bound");
+    budget_.refuse(g, id, kind, 0, 2, one_step ? "one-step bound" : "intermediate bound");
     return;
   }
   for (int64_t at = 0; at < k; at += chunk) {
-    if (at > 0 && past(deadline)) {  // the rows not bounded keep -inf..inf
-      late = true;
+    if (at > 0 && past(setup_.deadline)) {  // the rows not bounded keep -inf..inf
+      stats_.late = true;
       return;
     }
     const int64_t n = std::min(chunk, k - at);
@@ -288,15 +293,26 @@ void Engine::bound_chunk(int64_t id, const int64_t* elems, int64_t k, bool one_s
   }
 }
 
-void Engine::set_budget(int64_t bytes) {
-  const int64_t spares = std::min<int64_t>(int64_t{64} << 20, bytes / 4);
-  ws.max_kept_bytes = static_cast<size_t>(spares);
-  budget.bytes = bytes - spares;
+bool Engine::apply_splits(int64_t id, const std::vector<ReluSplit>& at_node) {
+  auto& b = boxes_[static_cast<size_t>(id)];
+  if (at_node.empty() || !b) return true;
+  bool feasible = true;
+  for (const ReluSplit& sp : at_node) {
+    double& l = b->lo[static_cast<size_t>(sp.elem)];
+    double& h = b->hi[static_cast<size_t>(sp.elem)];
+    if (sp.active ? h < -sp.margin : l > sp.margin) feasible = false;
+    if (sp.active)
+      l = std::max(l, -sp.margin);
+    else
+      h = std::min(h, sp.margin);
+  }
+  refresh_children(id);
+  return feasible;
 }
 
 void Engine::tighten(int64_t id, const std::vector<int64_t>& elems, const std::vector<double>& lo,
                      const std::vector<double>& hi, bool replace) {
-  auto& b = boxes[static_cast<size_t>(id)];
+  auto& b = boxes_[static_cast<size_t>(id)];
   if (!b) return;
   for (size_t r = 0; r < elems.size(); ++r) {
     const size_t j = static_cast<size_t>(elems[r]);
@@ -307,11 +323,11 @@ void Engine::tighten(int64_t id, const std::vector<int64_t>& elems, const std::v
 }
 
 void Engine::refresh_children(int64_t id, bool replace) {
-  const DoubleBox* b = boxes[static_cast<size_t>(id)] ? &*boxes[static_cast<size_t>(id)] : nullptr;
+  const DoubleBox* b = boxes_[static_cast<size_t>(id)] ? &*boxes_[static_cast<size_t>(id)] : nullptr;
   if (!b) return;
   for (int64_t child : relu_children_[static_cast<size_t>(id)]) {
-    if (!boxes[static_cast<size_t>(child)]) continue;
-    DoubleBox& y = *boxes[static_cast<size_t>(child)];
+    if (!boxes_[static_cast<size_t>(child)]) continue;
+    DoubleBox& y = *boxes_[static_cast<size_t>(child)];
     for (size_t j = 0; j < y.lo.size(); ++j) {
       const double l = std::max(b->lo[j], 0.0), h = std::max(b->hi[j], 0.0);
       y.lo[j] = replace ? l : std::max(y.lo[j], l);
@@ -322,16 +338,16 @@ void Engine::refresh_children(int64_t id, bool replace) {
 
 bool Engine::refresh_box(int64_t id) {
   const Node& n = g.nodes[static_cast<size_t>(id)];
-  auto& y = boxes[static_cast<size_t>(id)];
+  auto& y = boxes_[static_cast<size_t>(id)];
   if (!y || n.parents.empty()) return false;
   std::optional<DoubleBox> fresh;
   const DoubleBox* x = nullptr;
   if (keeps_order(n.op)) {
-    x = boxes[static_cast<size_t>(n.parents[0])] ? &*boxes[static_cast<size_t>(n.parents[0])] : nullptr;
-  } else if (prepared) {
+    x = boxes_[static_cast<size_t>(n.parents[0])] ? &*boxes_[static_cast<size_t>(n.parents[0])] : nullptr;
+  } else if (setup_.prepared) {
     std::vector<const DoubleBox*> parents;
-    for (int64_t p : n.parents) parents.push_back(boxes[static_cast<size_t>(p)] ? &*boxes[static_cast<size_t>(p)] : nullptr);
-    fresh = ibp_node_box(*prepared, n, parents);
+    for (int64_t p : n.parents) parents.push_back(boxes_[static_cast<size_t>(p)] ? &*boxes_[static_cast<size_t>(p)] : nullptr);
+    fresh = ibp_node_box(*setup_.prepared, n, parents);
     x = fresh ? &*fresh : nullptr;
   }
   if (!x || x->lo.size() != y->lo.size()) return false;

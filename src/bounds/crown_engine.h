@@ -51,9 +51,46 @@ struct Adam {
   std::vector<double> m, v;
 };
 
+// beta-CROWN: a subdomain's split constraint sign * v_node[elem] + margin >= 0. A pass with
+// multipliers beta subtracts beta_{r,t} (sign v + margin) from row r's bound at the node, which
+// lowers it nowhere on the subdomain; Engine::optimise then also ascends on the multipliers.
+struct BetaTerm {
+  int64_t node = -1, elem = -1;
+  double sign = 1, margin = 0;
+};
+
+// How an engine runs, fixed when it is made (run_crown's make_engine, or a test).
+struct EngineSetup {
+  EvalErr err;  // the evaluation's a-priori error model (f32 or f64)
+  // The model prepared for IBP (Subdomain::prepared), whose float copies of f32-exact weights halve the
+  // one-step boxes' memory traffic, and whose conv plans the engine borrows; null: none.
+  const IbpPrepared* prepared = nullptr;
+  // The coefficients' memory (bytes >= 1): a quarter of it, at most 64 MiB, for the workspace's
+  // spares, the rest for the rows of each pass. INT64_MAX: no budget.
+  int64_t max_bytes = INT64_MAX;
+  // bound_elements checks it between chunks of rows (Budget::pairs_per_chunk): past it, the
+  // remaining rows keep no bound and stats().late is set.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::vector<BetaTerm> beta_terms;  // the subdomain's relu splits (beta-CROWN)
+  // alpha-CROWN: a first linear layer fused with the input's concretisation makes its forward values
+  // in the pass (PassRows::vertex_values); false: the input's coefficients are stored and the
+  // forward rules run (the tests compare the two).
+  bool fuse_forward = true;
+  // Intermediate bounds of conv nodes on windowed rows (src/bounds/crown_patches.h); false: the dense
+  // rules only (the tests compare the two).
+  bool patches = true;
+};
+
+// What an engine did.
+struct EngineStats {
+  int64_t passes = 0, rows_total = 0, alpha_steps = 0;
+  int64_t patch_passes = 0;  // passes that ran on windowed rows
+  bool late = false;         // bound_elements stopped at the deadline
+};
+
 class Engine {
  public:
-  Engine(const Graph& g, const Payload<double>& p, EvalErr err, std::vector<std::optional<DoubleBox>> boxes);
+  Engine(const Graph& g, const Payload<double>& p, EngineSetup setup, std::vector<std::optional<DoubleBox>> boxes);
 
   // A backward pass from `start` with C (rows x numel(start)); PassOptions says what else it does.
   // C may be empty where PassOptions::unit_rows gives the rows (they are written out where needed).
@@ -84,47 +121,35 @@ class Engine {
                                const std::vector<double>* stop_above = nullptr,
                                std::vector<std::vector<double>>* scales = nullptr);
 
-  // beta-CROWN: the subdomain's split constraints sign * v_node[elem] + margin >= 0. A pass with
-  // multipliers beta subtracts beta_{r,t} (sign v + margin) from row r's bound at the node, which
-  // lowers it nowhere on the subdomain; optimise() then also ascends on the multipliers.
-  struct BetaTerm {
-    int64_t node = -1, elem = -1;
-    double sign = 1, margin = 0;
-  };
-  std::vector<BetaTerm> beta_terms;
+  // Node id's relu splits (all of node id) clamp its box (active: lo >= -margin; inactive: hi <= margin),
+  // which then goes to its relu children; false when a split contradicts the box (the subdomain is empty).
+  bool apply_splits(int64_t id, const std::vector<ReluSplit>& at_node);
 
+  // The model (read-only) and the setup.
   const Graph& g;
   const Payload<double>& payload;
-  EvalErr err;
-  std::vector<std::optional<DoubleBox>> boxes;
-  int64_t passes = 0, rows_total = 0, alpha_steps = 0;
-  Workspace ws;            // coefficient buffers reused by every pass of this engine
-  Budget budget;           // the coefficient rows' memory (set_budget)
-  // bound_elements checks it between chunks of rows (Budget::pairs_per_chunk): past it, the
-  // remaining rows keep no bound and `late` is set.
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  bool late = false;
-  ScaleCache scale_cache;  // linear error scales, reused while their parent box is unchanged
-  // The model prepared for IBP (CrownOptions::ibp), whose float copies of f32-exact weights halve the
-  // one-step boxes' memory traffic; null: none.
-  const IbpPrepared* prepared = nullptr;
-  // alpha-CROWN: a first linear layer fused with the input's concretisation makes its forward values
-  // in the pass (PassRows::vertex_values); false: the input's coefficients are stored and the
-  // forward rules run (the tests compare the two).
-  bool fuse_forward = true;
-  // Intermediate bounds of conv nodes on windowed rows (src/bounds/crown_patches.h); false: the dense
-  // rules only (the tests compare the two).
-  bool patches = true;
-  int64_t patch_passes = 0;  // passes that ran on windowed rows
-  // A memory budget for the coefficients (bytes >= 1): a quarter of it, at most 64 MiB, for the
-  // workspace's spares, the rest for the rows of each pass.
-  void set_budget(int64_t bytes);
+  const EngineSetup& setup() const { return setup_; }
+  const EvalErr& err() const { return setup_.err; }
+  // Every node's box (nullopt: none); the passes read them, tighten / refresh_* / apply_splits narrow them.
+  const std::optional<DoubleBox>& box(int64_t id) const { return boxes_[static_cast<size_t>(id)]; }
+  const std::vector<std::optional<DoubleBox>>& boxes() const { return boxes_; }
+  std::vector<std::optional<DoubleBox>> take_boxes() { return std::move(boxes_); }
+  const EngineStats& stats() const { return stats_; }
+  // The coefficient rows' memory: what fits, and the first refusal (its failure and node).
+  Budget& budget() { return budget_; }
   // Hands a pass's recorded coefficients back to the workspace.
   void recycle(std::vector<std::vector<double>>& vs) {
-    for (auto& v : vs) ws.give(std::move(v));
+    for (auto& v : vs) ws_.give(std::move(v));
   }
 
  private:
+  EngineSetup setup_;
+  std::vector<std::optional<DoubleBox>> boxes_;
+  EngineStats stats_;
+  Workspace ws_;            // coefficient buffers reused by every pass of this engine
+  Budget budget_;           // the coefficient rows' memory (setup_.max_bytes)
+  ScaleCache scale_cache_;  // linear error scales, reused while their parent box is unchanged
+
   std::vector<const DoubleBox*> ptrs() const;
   ConvPlans* conv_plans() const;  // the prepared model's, else this engine's own
   mutable std::unique_ptr<ConvPlans> own_plans_;

@@ -25,18 +25,8 @@ void SplitSet::check(int64_t id, const std::vector<int64_t>& elems, const std::v
 }
 
 void SplitSet::apply(Engine& eng, int64_t id) {
-  auto& b = eng.boxes[static_cast<size_t>(id)];
-  if (by_node.empty() || !b) return;
-  for (const auto& sp : by_node[static_cast<size_t>(id)]) {
-    double& l = b->lo[static_cast<size_t>(sp.elem)];
-    double& h = b->hi[static_cast<size_t>(sp.elem)];
-    if (sp.active ? h < -sp.margin : l > sp.margin) infeasible = true;
-    if (sp.active)
-      l = std::max(l, -sp.margin);
-    else
-      h = std::min(h, sp.margin);
-  }
-  eng.refresh_children(id);
+  if (by_node.empty()) return;
+  if (!eng.apply_splits(id, by_node[static_cast<size_t>(id)])) infeasible = true;
 }
 
 Result<SplitSet> split_set(const Graph& g, const std::vector<ReluSplit>& splits) {
@@ -103,9 +93,9 @@ std::vector<int64_t> cut_in_cone(const Graph& g, const Payload<double>& payload,
 void optimise_elements(Engine& eng, int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo,
                        std::vector<double>& hi, const CrownOptions& o) {
   const int64_t m = numel(eng.g.nodes[static_cast<size_t>(id)].out_shape);
-  const int64_t terms = static_cast<int64_t>(eng.beta_terms.size());
-  const int64_t fit = eng.budget.pairs_per_chunk(eng.g, id, PassKind::Alpha, terms);
-  if (fit < 1) return eng.budget.refuse(eng.g, id, PassKind::Alpha, terms, 2, "alpha-CROWN bound");
+  const int64_t terms = static_cast<int64_t>(eng.setup().beta_terms.size());
+  const int64_t fit = eng.budget().pairs_per_chunk(eng.g, id, PassKind::Alpha, terms);
+  if (fit < 1) return eng.budget().refuse(eng.g, id, PassKind::Alpha, terms, 2, "alpha-CROWN bound");
   for (size_t at = 0; at < elems.size(); at += static_cast<size_t>(fit)) {
     const size_t k = std::min(static_cast<size_t>(fit), elems.size() - at);
     std::vector<double> start(2 * k);
@@ -156,14 +146,14 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
   eng.tighten(n.id, all, lo, hi, lirpa);
   run.splits.apply(eng, n.id);
   std::vector<int64_t> elems;
-  const DoubleBox& b = *eng.boxes[static_cast<size_t>(n.id)];
+  const DoubleBox& b = *eng.box(n.id);
   for (int64_t j = 0; j < m; ++j)
     if (!relu_only || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0)) elems.push_back(j);
   if (first_layer(g, n))
     elems.clear();
   else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m))
     elems = all;
-  if (!elems.empty() && eng.budget.failure.empty()) {
+  if (!elems.empty() && eng.budget().failure.empty()) {
     eng.bound_elements(n.id, elems, false, lo, hi);
     if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate) optimise_elements(eng, n.id, elems, lo, hi, o);
     run.splits.check(n.id, elems, lo, hi);
@@ -202,15 +192,15 @@ Status intermediate_bounds(Run& run) {
     const size_t id = static_cast<size_t>(n.id);
     for (int64_t p : n.parents) moved[id] = moved[id] || moved[static_cast<size_t>(p)];
     if (!run.o.lirpa_compatible && moved[id] && !c.needed[id] && anc[id] && refreshes(run, c, n)) eng.refresh_box(n.id);
-    if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.boxes[id])
+    if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.box(id))
       return ok_status();
     if (past(run.o.deadline)) return late(n.id);
     bound_node(run, n, c.relu_only[id]);
     moved[id] = 1;
-    if (eng.late) return late(n.id);  // between chunks of one node's rows
-    if (!eng.budget.failure.empty())
-      return error_status(ErrorCode::kResource, eng.budget.failure)
-          .with_node(eng.budget.node, eng.budget.failure)
+    if (eng.stats().late) return late(n.id);  // between chunks of one node's rows
+    if (!eng.budget().failure.empty())
+      return error_status(ErrorCode::kResource, eng.budget().failure)
+          .with_node(eng.budget().node, eng.budget().failure)
           .with_field("max-memory");
     return ok_status();
   });
@@ -249,7 +239,7 @@ void keep_coefficients(const Run& run, PassResult& pr, int64_t k, CrownResult& r
 }  // namespace
 
 void box_rows(const Run& run, const FinalRows& f, std::vector<double>& lower) {
-  const auto& b = run.eng.boxes[static_cast<size_t>(run.output)];
+  const auto& b = run.eng.box(run.output);
   if (!b) return;
   for (int64_t r = 0; r < f.nr; ++r) {
     double s = 0, mag = 0;

@@ -49,7 +49,7 @@ struct SymCtx {
     err1 = CoefErr(1, sum_x), err2 = CoefErr(2, sum_x), err_w = CoefErr(static_cast<double>(X.size()), sum_x);
   }
   const DoubleBox* box(int64_t id) const {
-    const auto& b = eng.boxes[static_cast<size_t>(id)];
+    const auto& b = eng.box(id);
     return b ? &*b : nullptr;
   }
   // sum_k |row_k| X_k, rounded up (w nonnegative terms).
@@ -71,7 +71,7 @@ bool sym_const(SymCtx& c, const Node& n, std::span<const Sym* const>, Sym& out) 
   for (size_t j = 0; j < m; ++j) {
     const double v = rec->values[j];
     // The f32 evaluation reads the constant rounded to binary32.
-    const double r = c.eng.err.f32 ? static_cast<double>(static_cast<float>(v)) : v;
+    const double r = c.eng.err().f32 ? static_cast<double>(static_cast<float>(v)) : v;
     if (!std::isfinite(v) || !std::isfinite(r)) return false;
     out.lo[j * w + w - 1] = std::min(v, r);
     out.up[j * w + w - 1] = std::max(v, r);
@@ -106,7 +106,7 @@ bool sym_add_sub(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& o
       ou[k] = a.up[j * w + k] + s * bu[k];
     }
     const double y = std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j]));
-    const double e_eval = up(1.01 * c.eng.err.u * y + c.eng.err.tiny);
+    const double e_eval = up(1.01 * c.eng.err().u * y + c.eng.err().tiny);
     ol[w - 1] = dn(ol[w - 1] - up(c.err1(c.abs_x(ol)) + e_eval));
     ou[w - 1] = up(ou[w - 1] + up(c.err1(c.abs_x(ou)) + e_eval));
   }
@@ -136,7 +136,7 @@ bool sym_linear(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& ou
   const size_t lead = xb->lo.size() / in, K = (2 * w + 3 + 3) / 4 * 4;
   std::vector<double>&R = c.R, &S = c.S, &acc = c.acc;
   R.assign(in * K, 0.0), S.assign(in * K, 0.0), acc.resize(out_dim * K);
-  const double e_eval = c.eng.err.u * (static_cast<double>(in) + 3) * 1.01;
+  const double e_eval = c.eng.err().u * (static_cast<double>(in) + 3) * 1.01;
   const double terms = static_cast<double>(in) + 1;
   const UpSum sum_in(terms);
   const CoefErr err_in(terms, c.sum_x);
@@ -166,7 +166,7 @@ bool sym_linear(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& ou
       ol[w - 1] += b;
       ou[w - 1] += b;
       const double el = a[2 * w] + std::fabs(b), eu = a[2 * w + 1] + std::fabs(b), ev = a[2 * w + 2] + std::fabs(b);
-      const double eval = up(e_eval * sum_in(ev) + (static_cast<double>(in) + 4) * c.eng.err.tiny);
+      const double eval = up(e_eval * sum_in(ev) + (static_cast<double>(in) + 4) * c.eng.err().tiny);
       ol[w - 1] = dn(ol[w - 1] - up(err_in(sum_in(el)) + eval));
       ou[w - 1] = up(ou[w - 1] + up(err_in(sum_in(eu)) + eval));
     }
@@ -287,8 +287,8 @@ struct SymPass {
 
 bool symbolic_bounds(Engine& eng) {
   const std::vector<int64_t> ids = eng.g.input_ids();
-  if (ids.size() != 1 || !eng.boxes[static_cast<size_t>(ids[0])]) return false;
-  const DoubleBox& input = *eng.boxes[static_cast<size_t>(ids[0])];
+  if (ids.size() != 1 || !eng.box(ids[0])) return false;
+  const DoubleBox& input = *eng.box(ids[0]);
   const int64_t n = static_cast<int64_t>(input.lo.size());
   if (n <= 0 || n > kMaxSymbolicInputs || input.hi.size() != input.lo.size()) return false;
   SymCtx c{eng, n, input.lo, input.hi, std::vector<double>(static_cast<size_t>(n) + 1, 1.0), 0};

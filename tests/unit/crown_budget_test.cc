@@ -125,10 +125,9 @@ TEST(CrownBudget, AnEnginePassThatCannotFitOnePairLeavesNoBoundAndSaysWhy) {
   std::vector<DoubleBox> in = {input_box(0.05)};
   auto ibp = run_ibp_double(m.graph, m.payload, in, "f64");
   ASSERT_TRUE(ibp.ok()) << ibp.message();
-  crown::Engine eng(m.graph, m.payload, crown::EvalErr{}, ibp->boxes);
+  crown::Engine eng(m.graph, m.payload, crown::EngineSetup{.max_bytes = 1024}, ibp->boxes);
   const int64_t conv2 = 3;
   ASSERT_EQ(m.graph.nodes[conv2].op, Op::Conv);
-  eng.set_budget(1024);
   std::vector<double> lo, hi;
   eng.bound_elements(conv2, {0, 1, 2}, false, lo, hi);
   ASSERT_EQ(lo.size(), 3u);
@@ -136,8 +135,8 @@ TEST(CrownBudget, AnEnginePassThatCannotFitOnePairLeavesNoBoundAndSaysWhy) {
     EXPECT_EQ(lo[k], -INFINITY);
     EXPECT_EQ(hi[k], INFINITY);
   }
-  EXPECT_EQ(eng.budget.node, conv2);
-  EXPECT_NE(eng.budget.failure.find("intermediate bound from node 3"), std::string::npos) << eng.budget.failure;
+  EXPECT_EQ(eng.budget().node, conv2);
+  EXPECT_NE(eng.budget().failure.find("intermediate bound from node 3"), std::string::npos) << eng.budget().failure;
 }
 
 // A node whose rows take more than Budget::kChunkBytes is bounded in chunks, and the deadline is
@@ -155,21 +154,21 @@ TEST(CrownBudget, TheDeadlineIsCheckedBetweenChunksOfOneNode) {
   ASSERT_TRUE(ibp.ok()) << ibp.message();
   std::vector<int64_t> all(1296);
   for (int64_t j = 0; j < 1296; ++j) all[static_cast<size_t>(j)] = j;
-  crown::Engine eng(m->graph, m->payload, crown::EvalErr{}, ibp->boxes);
-  eng.deadline = std::chrono::steady_clock::now();
+  crown::Engine eng(m->graph, m->payload, crown::EngineSetup{.deadline = std::chrono::steady_clock::now()},
+                    ibp->boxes);
   std::vector<double> lo, hi;
   eng.bound_elements(cv, all, false, lo, hi);
-  EXPECT_TRUE(eng.late);
-  const size_t first = static_cast<size_t>(eng.budget.pairs_per_chunk(m->graph, cv, crown::PassKind::Full, 0));
+  EXPECT_TRUE(eng.stats().late);
+  const size_t first = static_cast<size_t>(eng.budget().pairs_per_chunk(m->graph, cv, crown::PassKind::Full, 0));
   ASSERT_LT(first, 1296u);
   ASSERT_EQ(lo.size(), 1296u);
   for (size_t j = 0; j < lo.size(); ++j) {
     EXPECT_EQ(std::isfinite(lo[j]), j < first) << j;
     EXPECT_EQ(std::isfinite(hi[j]), j < first) << j;
   }
-  crown::Engine timely(m->graph, m->payload, crown::EvalErr{}, ibp->boxes);
+  crown::Engine timely(m->graph, m->payload, crown::EngineSetup{}, ibp->boxes);
   timely.bound_elements(cv, all, false, lo, hi);
-  EXPECT_FALSE(timely.late);
+  EXPECT_FALSE(timely.stats().late);
   for (size_t j = 0; j < lo.size(); ++j) EXPECT_TRUE(std::isfinite(lo[j]) && std::isfinite(hi[j])) << j;
 }
 

@@ -134,8 +134,8 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
       auto ibp = run_ibp_double(m.graph, m.payload, in, arith);
       ASSERT_TRUE(ibp.ok()) << ibp.message();
       const crown::EvalErr err = std::string(arith) == "f32" ? crown::EvalErr{0x1p-24, 0x1p-149, true} : crown::EvalErr{};
-      crown::Engine win(m.graph, m.payload, err, ibp->boxes), dense(m.graph, m.payload, err, ibp->boxes);
-      dense.patches = false;
+      crown::Engine win(m.graph, m.payload, crown::EngineSetup{.err = err}, ibp->boxes);
+      crown::Engine dense(m.graph, m.payload, crown::EngineSetup{.err = err, .patches = false}, ibp->boxes);
       int convs = 0;
       for (const Node& n : m.graph.nodes) {
         if (n.op != Op::Conv) continue;
@@ -144,13 +144,13 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
         for (int64_t j = 0; j < k; j += 2) elems.push_back(j);
         for (bool one_step : {false, true}) {
           std::vector<double> lw, hw, ld, hd;
-          const int64_t before = win.patch_passes;
+          const int64_t before = win.stats().patch_passes;
           win.bound_elements(n.id, elems, one_step, lw, hw);
           dense.bound_elements(n.id, elems, one_step, ld, hd);
           const std::string at = std::string(net.name) + " " + arith + " node " + std::to_string(n.id) +
                                  (one_step ? " one-step" : "");
           ASSERT_EQ(lw.size(), elems.size()) << at;
-          if (net.windows) EXPECT_GT(win.patch_passes, before) << at;
+          if (net.windows) EXPECT_GT(win.stats().patch_passes, before) << at;
           for (size_t r = 0; r < elems.size(); ++r) {
             ASSERT_TRUE(std::isfinite(lw[r]) && std::isfinite(hw[r])) << at;
             EXPECT_LE(lw[r], hw[r]) << at;
@@ -163,8 +163,8 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
       int expected = 0;
       for (const Layer& l : net.layers) expected += l.proj > 0 ? 2 : 1;
       EXPECT_EQ(convs, expected);
-      EXPECT_EQ(dense.patch_passes, 0);
-      if (!net.windows) EXPECT_EQ(win.patch_passes, 0) << net.name << ": a 3x3 window is more than half a 4x4 image";
+      EXPECT_EQ(dense.stats().patch_passes, 0);
+      if (!net.windows) EXPECT_EQ(win.stats().patch_passes, 0) << net.name << ": a 3x3 window is more than half a 4x4 image";
     }
 }
 

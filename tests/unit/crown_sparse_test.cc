@@ -212,13 +212,14 @@ TEST(CrownSparse, StoredAndFusedInputCoefficientsAgreeOnMnistfc) {
   EXPECT_GE(cases, 1);
 }
 
-// alpha-CROWN with the first layer's forward values made in the fused pass (Engine::fuse_forward)
+// alpha-CROWN with the first layer's forward values made in the fused pass (EngineSetup::fuse_forward)
 // and with the input's coefficients stored and the forward rules run: the same slopes up to the
 // products' summation order, so the same bounds (the mnistfc goldens' nets and dead-relu nets).
 std::vector<double> alpha_rows(const Model& m, std::vector<std::optional<DoubleBox>> boxes, int64_t out,
                                const SpecMatrix& spec, bool fuse) {
-  crown::Engine eng(m.graph, m.payload, crown::EvalErr{0x1p-24, 0x1p-149, true}, std::move(boxes));
-  eng.fuse_forward = fuse;
+  crown::EngineSetup setup{.err = crown::EvalErr{0x1p-24, 0x1p-149, true}};
+  setup.fuse_forward = fuse;
+  crown::Engine eng(m.graph, m.payload, std::move(setup), std::move(boxes));
   std::vector<double> C;
   for (double sign : {1.0, -1.0})
     for (double v : spec.c) C.push_back(sign * v);
