@@ -117,6 +117,67 @@ bool sym_sub(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) 
   return sym_add_sub(c, n, p, out, -1);
 }
 
+// broadcast_to from one element (a normalisation's mean or std) or from as many elements (the same order).
+bool sym_broadcast(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) {
+  const size_t w = c.X.size(), pm = p[0]->lo.size() / w, m = static_cast<size_t>(numel(n.out_shape));
+  if (pm == m) return sym_same(c, n, p, out);
+  if (pm != 1) return false;
+  out.lo.resize(m * w);
+  out.up.resize(m * w);
+  for (size_t j = 0; j < m; ++j) {
+    std::copy(p[0]->lo.begin(), p[0]->lo.begin() + static_cast<std::ptrdiff_t>(w), out.lo.begin() + j * w);
+    std::copy(p[0]->up.begin(), p[0]->up.begin() + static_cast<std::ptrdiff_t>(w), out.up.begin() + j * w);
+  }
+  return true;
+}
+
+// Element j of s as one exact constant: its functions are one point v (no input coefficient), as a
+// constant node's are where the arithmetic holds its value exactly.
+bool exact_constant(const Sym& s, size_t j, size_t w, double& v) {
+  const double* l = s.lo.data() + j * w;
+  const double* u = s.up.data() + j * w;
+  for (size_t k = 0; k + 1 < w; ++k)
+    if (l[k] != 0 || u[k] != 0) return false;
+  v = l[w - 1];
+  return u[w - 1] == v && std::isfinite(v);
+}
+
+// y = a * k (either operand the constant) or a / k for an exact constant k per element, equal shapes
+// (a normalisation's scale). Each coefficient is one rounding (u of its magnitude: err1); the
+// evaluation's rounding is at most 1.01 u_eval |y| plus an underflow, as for add.
+bool sym_scale(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out, bool divide) {
+  const size_t w = c.X.size();
+  const DoubleBox* yb = c.box(n.id);
+  if (!yb || p[0]->lo.size() != p[1]->lo.size()) return false;
+  const size_t m = p[0]->lo.size() / w;
+  double k0 = 0;
+  const bool swap = !divide && exact_constant(*p[0], 0, w, k0) && !exact_constant(*p[1], 0, w, k0);
+  const Sym& a = swap ? *p[1] : *p[0];
+  const Sym& ks = swap ? *p[0] : *p[1];
+  out.lo.resize(a.lo.size());
+  out.up.resize(a.lo.size());
+  for (size_t j = 0; j < m; ++j) {
+    double k = 0;
+    if (!exact_constant(ks, j, w, k) || (divide && k == 0)) return false;
+    const double* al = (k >= 0 ? a.lo : a.up).data() + j * w;  // a negative scale swaps the functions
+    const double* au = (k >= 0 ? a.up : a.lo).data() + j * w;
+    double* ol = out.lo.data() + j * w;
+    double* ou = out.up.data() + j * w;
+    for (size_t t = 0; t < w; ++t) {
+      ol[t] = divide ? al[t] / k : al[t] * k;
+      ou[t] = divide ? au[t] / k : au[t] * k;
+      if (!std::isfinite(ol[t]) || !std::isfinite(ou[t])) return false;
+    }
+    const double y = std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j]));
+    const double e_eval = up(1.01 * c.eng.err().u * y + c.eng.err().tiny);
+    ol[w - 1] = dn(ol[w - 1] - up(c.err1(c.abs_x(ol)) + e_eval));
+    ou[w - 1] = up(ou[w - 1] + up(c.err1(c.abs_x(ou)) + e_eval));
+  }
+  return true;
+}
+bool sym_mul(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) { return sym_scale(c, n, p, out, false); }
+bool sym_div(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) { return sym_scale(c, n, p, out, true); }
+
 // y = W v + b on the last axis. Row o's lower function: sum_i W_oi (W_oi > 0 ? lo_i : up_i) + b_o;
 // each coefficient is a sum of in + 1 rounded terms, so its error is at most
 // gamma(in + 1) sum_i |W_oi| |coef_ik|; over the box that is gamma(in + 1) sum_i |W_oi| M_i with
@@ -223,6 +284,12 @@ template <>
 constexpr SymRule kSymRule<Op::Add> = &sym_add;
 template <>
 constexpr SymRule kSymRule<Op::Sub> = &sym_sub;
+template <>
+constexpr SymRule kSymRule<Op::MulElem> = &sym_mul;
+template <>
+constexpr SymRule kSymRule<Op::Div> = &sym_div;
+template <>
+constexpr SymRule kSymRule<Op::BroadcastTo> = &sym_broadcast;
 
 SymRule symbolic_rule(Op op) {
   static constexpr SymRule kRules[] = {

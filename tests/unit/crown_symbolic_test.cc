@@ -162,6 +162,78 @@ TEST(CrownForward, AcasXuSmallBoxesContainF32Values) {
   EXPECT_GT(checks, 100000);
 }
 
+// A normalised input, ((x - mean) / std) * k with mean and std one-element constants broadcast (eran's
+// form) and k per element of either sign, then linear 5 -> 7 -> relu -> linear 3 -> relu -> linear 2: the
+// scale steps keep the forward functions (the hidden linear 3's boxes narrower than IBP's, which they
+// would equal had the functions stopped at a scale step; the normalised node's box the exact range up
+// to rounding), and every box contains the f64 and f32 evaluations at sampled points.
+TEST(CrownForward, NormalisedInputsKeepTheForwardFunctions) {
+  ibp_test::Rng rng(0x5ca1e);
+  int narrower = 0;  // hidden elements whose forward box is narrower than IBP's
+  for (int t = 0; t < 10; ++t) {
+    GraphBuilder b;
+    const int64_t x = b.input({5});
+    const double mean = 0.25, std_dev = 0.5;  // binary32-exact: the f32 evaluation reads them exactly
+    std::vector<double> k(5), w1(35), b1(7), w2(21), b2(3);
+    for (int i = 0; i < 5; ++i) k[static_cast<size_t>(i)] = i % 2 ? -1.5 : 0.75;
+    for (double& v : w1) v = rng.real(-1, 1);
+    for (double& v : b1) v = rng.real(-1, 1);
+    for (double& v : w2) v = rng.real(-1, 1);
+    for (double& v : b2) v = rng.real(-1, 1);
+    auto spread = [&](double v) { return b.add(Op::BroadcastTo, {b.constant({1}, {v})}, BroadcastAttrs{{1}, {5}}); };
+    const int64_t centred = b.binary(Op::Sub, x, spread(mean));
+    const int64_t scaled = b.binary(Op::Div, centred, spread(std_dev));
+    const int64_t z = b.binary(Op::MulElem, b.constant({5}, k), scaled);
+    const int64_t h = b.linear(b.unary(Op::Relu, b.linear(z, 7, w1, b1)), 3, w2, b2);
+    const int64_t y = b.linear(b.unary(Op::Relu, h), 2, std::vector<double>(6, 0.5), std::vector<double>(2, 0.0));
+    auto m = b.build({y});
+    ASSERT_TRUE(m.ok()) << m.message();
+    DoubleBox box{{5}, {}, {}};
+    for (int i = 0; i < 5; ++i) {
+      const double mid = rng.real(-1, 1), r = rng.real(0.01, 0.3);
+      box.lo.push_back(mid - r), box.hi.push_back(mid + r);
+    }
+    const std::vector<DoubleBox> in = {box};
+    int64_t checks = 0;
+    for (const char* arith : {"f64", "f32"}) {
+      auto fw = run_crown(m->graph, m->payload, in, y, nullptr, forward_only(arith));
+      CrownOptions ibp_o;
+      ibp_o.method = BoundMethod::Ibp;
+      ibp_o.arith = *parse_arith_name(arith);
+      auto ibp = run_crown(m->graph, m->payload, in, y, nullptr, ibp_o);
+      ASSERT_TRUE(fw.ok() && ibp.ok()) << (fw.ok() ? ibp.message() : fw.message());
+      const DoubleBox &fh = *fw->boxes[static_cast<size_t>(h)], &ih = *ibp->boxes[static_cast<size_t>(h)];
+      for (size_t o = 0; o < 3; ++o) narrower += fh.hi[o] - fh.lo[o] < ih.hi[o] - ih.lo[o] - 1e-9;
+      // z is affine per element: its exact range is at the box's ends.
+      const DoubleBox& zb = *fw->boxes[static_cast<size_t>(z)];
+      for (size_t i = 0; i < 5; ++i) {
+        const long double a = (box.lo[i] - 0.25L) / 0.5L * k[i], c = (box.hi[i] - 0.25L) / 0.5L * k[i];
+        EXPECT_LE(zb.lo[i], std::min(a, c)) << arith << " element " << i;
+        EXPECT_GE(zb.hi[i], std::max(a, c)) << arith << " element " << i;
+        EXPECT_GT(zb.lo[i], std::min(a, c) - 1e-5) << arith << " element " << i;  // f32's rounding terms
+        EXPECT_LT(zb.hi[i], std::max(a, c) + 1e-5) << arith << " element " << i;
+      }
+      for (int j = 0; j < 32; ++j) {
+        const std::vector<double> pt = ibp_test::box_point(rng, box, j);
+        if (std::string(arith) == "f64") {
+          F64Context ctx;
+          auto table = ibp_test::eval_at(ctx, *m, pt);
+          ASSERT_TRUE(table.ok());
+          ibp_test::expect_inside(ctx, *table, DoubleIbp{fw->boxes, {}}, "f64", checks);
+        } else {
+          F32Context ctx;
+          auto table = ibp_test::eval_at(ctx, *m, pt);
+          ASSERT_TRUE(table.ok());
+          ibp_test::expect_inside(ctx, *table, DoubleIbp{fw->boxes, {}}, "f32", checks);
+        }
+        ASSERT_FALSE(HasFatalFailure()) << "trial " << t << " " << arith;
+      }
+    }
+    EXPECT_GT(checks, 500);
+  }
+  EXPECT_GT(narrower, 5);
+}
+
 // Graphs the forward bounds do not take (two inputs; an input of more than 64 elements) get exactly
 // the boxes of the run without them.
 TEST(CrownForward, NoChangeWhereTheyDoNotApply) {
