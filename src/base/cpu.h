@@ -16,16 +16,18 @@
 
 namespace denote {
 
+// __builtin_cpu_init first: a check made before libgcc's own constructor has run (a static
+// initialiser's call) would otherwise read an empty CPU model and cache "no" for the whole process.
 inline bool cpu_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
+  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
   return yes;
 }
 inline bool cpu_avx2_fma() {
-  static const bool yes = cpu_avx2() && __builtin_cpu_supports("fma");
+  static const bool yes = cpu_avx2() && (__builtin_cpu_init(), __builtin_cpu_supports("fma"));
   return yes;
 }
 inline bool cpu_avx512f() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
+  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f"));
   return yes;
 }
 // The CPU's best level: 2 with AVX-512F, 1 with AVX2, else 0.

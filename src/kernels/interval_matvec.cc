@@ -61,6 +61,25 @@ struct Avx2 {
   }
 };
 
+// The baseline's lanes: two doubles in GCC/Clang vector extensions (SSE2 on any x86-64, NEON or scalar
+// elsewhere), products and sums rounded apart (no fma). Level 0 runs the same blocked kernel with them:
+// a row at a time with one chain per sum is latency-bound (0.88 G multiply-adds/s on the Zen 5 VM,
+// 46x slower than AVX-512; docs/PERF.md "Kernels at every level").
+struct Base {
+  typedef double V __attribute__((vector_size(16)));
+  typedef int64_t Bits __attribute__((vector_size(16)));
+  static constexpr int kLanes = 2;
+  static inline V zero() { return V{0.0, 0.0}; }
+  static inline V load(const double* p) { return V{p[0], p[1]}; }
+  static inline V load(const float* p) { return V{static_cast<double>(p[0]), static_cast<double>(p[1])}; }
+  static inline V abs(V x) {
+    const Bits mask = {INT64_MAX, INT64_MAX};
+    return reinterpret_cast<V>(reinterpret_cast<Bits>(x) & mask);
+  }
+  static inline V fma(V a, V b, V c) { return a * b + c; }
+  static inline double sum(V v) { return v[0] + v[1]; }
+};
+
 // The kernel body (interval_matvec_kernel.inc), compiled once per target: each copy's functions
 // carry the target attribute themselves, so its vectors are never passed at the default target's
 // ABI (clang rejects that even for always-inlined helpers).
@@ -76,15 +95,12 @@ using Isa = Avx2;
 #include "kernels/interval_matvec_kernel.inc"
 #undef DENOTE_KT
 }  // namespace k256
-
-template <class W>
-void mv_base(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag, double* c,
-             double* r, double* m) {
-  for (int64_t o = 0; o < rows; ++o) {
-    c[o] = r[o] = m[o] = 0;
-    tail(w + o * n, n, 0, 1, mid, rad, mag, c + o, r + o, m + o);
-  }
-}
+namespace kbase {
+using Isa = Base;
+#define DENOTE_KT
+#include "kernels/interval_matvec_kernel.inc"
+#undef DENOTE_KT
+}  // namespace kbase
 
 template <class W>
 void dispatch(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag,
@@ -92,7 +108,7 @@ void dispatch(const W* w, int64_t rows, int64_t n, const double* mid, const doub
   switch (interval_matvec_level()) {
     case 2: return k512::mv(w, rows, n, mid, rad, mag, c, r, m);
     case 1: return k256::mv(w, rows, n, mid, rad, mag, c, r, m);
-    default: return mv_base(w, rows, n, mid, rad, mag, c, r, m);
+    default: return kbase::mv(w, rows, n, mid, rad, mag, c, r, m);
   }
 }
 

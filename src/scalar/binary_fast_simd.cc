@@ -356,7 +356,7 @@ bool have_f16c() {
 }
 
 int cpu_level() {
-  static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+  static const int level = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f")) && __builtin_cpu_supports("avx512bw") &&
                                    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
                                ? 2
                                : (__builtin_cpu_supports("avx2") && have_f16c() ? 1 : 0);
