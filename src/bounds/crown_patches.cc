@@ -348,18 +348,35 @@ struct Walk {
 
 }  // namespace
 
-bool patch_prefix(RuleCtx& c, int64_t start, bool one_step) {
-  const Node& n = c.g.nodes[static_cast<size_t>(start)];
-  if (!c.st.unit || c.st.unit_node != start || !c.st.uses || c.st.rows == 0) return false;
-  const auto v = conv2d(c, n);
-  if (!v || !c.box[static_cast<size_t>(n.parents[0])]) return false;
-  Patches p;
-  p.img = v->in, p.ph = span(1, *v, 0), p.pw = span(1, *v, 1);
-  if (!small(p, c, n.parents[0])) return false;
-  if (!start_rows(c, n, *v, p)) return true;  // the failure is in the pass's state
-  if (one_step) return concretize(c, n.parents[0], p);
+namespace {
+
+// The start rows +-e_o at a residual join (add / sub of two images, the input of a resnet block's relu):
+// a one-pixel window of every channel at o's pixel, +-1 at o's channel; the join's own step (the walk's
+// add_sub) then hands them to both branches, its rounding into the slack.
+bool join_start_rows(RuleCtx& c, const Node& n, Patches& p) {
+  const BoundKernel k = bound_kernel(n.op);
+  const auto img = image_of(n.out_shape);
+  if ((k != BoundKernel::Sum && k != BoundKernel::Difference) || !img || !c.box[static_cast<size_t>(n.id)])
+    return false;
+  p.img = *img, p.ph = 1, p.pw = 1;
+  if (!small(p, c, n.id)) return false;
+  const int64_t rows = c.st.rows, plane = img->h * img->w;
+  p.oy.resize(static_cast<size_t>(rows)), p.ox.resize(static_cast<size_t>(rows));
+  p.a = c.take(static_cast<size_t>(rows * p.vol()));
+  std::fill(p.a.begin(), p.a.end(), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const size_t ri = static_cast<size_t>(r);
+    const int64_t o = c.st.unit->col[ri], q = o % plane;
+    p.oy[ri] = q / img->w, p.ox[ri] = q % img->w;
+    p.a[static_cast<size_t>(r * p.vol() + o / plane)] = c.st.unit->sign[ri];
+  }
+  return true;
+}
+
+// The windowed rows p pending at node `first`, walked back until they end or go dense.
+bool walk_rows(RuleCtx& c, int64_t first, Patches&& p) {
   Walk w{c, {}};
-  w.pending.emplace(n.parents[0], std::move(p));
+  w.pending.emplace(first, std::move(p));
   while (!w.pending.empty() && c.st.failure.empty()) {
     const int64_t at = w.pending.begin()->first;
     Patches q = std::move(w.pending.begin()->second);
@@ -376,6 +393,25 @@ bool patch_prefix(RuleCtx& c, int64_t start, bool one_step) {
     return true;
   }
   return true;
+}
+
+}  // namespace
+
+bool patch_prefix(RuleCtx& c, int64_t start, bool one_step) {
+  const Node& n = c.g.nodes[static_cast<size_t>(start)];
+  if (!c.st.unit || c.st.unit_node != start || !c.st.uses || c.st.rows == 0) return false;
+  Patches p;
+  const auto v = conv2d(c, n);
+  if (!v) {  // a join's rows start at the join; one step there is the dense rule (its parents' boxes)
+    if (one_step || !join_start_rows(c, n, p)) return false;
+    return walk_rows(c, start, std::move(p));
+  }
+  if (!c.box[static_cast<size_t>(n.parents[0])]) return false;
+  p.img = v->in, p.ph = span(1, *v, 0), p.pw = span(1, *v, 1);
+  if (!small(p, c, n.parents[0])) return false;
+  if (!start_rows(c, n, *v, p)) return true;  // the failure is in the pass's state
+  if (one_step) return concretize(c, n.parents[0], p);
+  return walk_rows(c, n.parents[0], std::move(p));
 }
 
 }  // namespace denote::crown

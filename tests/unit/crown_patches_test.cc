@@ -1,5 +1,6 @@
-// Windowed rows for conv nodes' intermediate bounds (src/bounds/crown_patches.cc) against the dense
-// rules (crown_conv.cc, crown_rules.cc) on the same boxes: every conv node's CROWN and one-step bounds
+// Windowed rows for conv nodes' and residual joins' intermediate bounds (src/bounds/crown_patches.cc)
+// against the dense rules (crown_conv.cc, crown_rules.cc) on the same boxes: every conv node's and
+// join's CROWN and one-step bounds
 // equal up to the order of the sums, on strides, padding (also asymmetric), dilation, groups, a conv
 // fed by a conv, a sigmoid between, an image with no leading axis, residual blocks (add, sub, a 1x1
 // strided projection: two windows merged into their union); windows that would not stay small run
@@ -138,7 +139,8 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
       crown::Engine dense(m.graph, m.payload, crown::EngineSetup{.err = err, .patches = false}, ibp->boxes);
       int convs = 0;
       for (const Node& n : m.graph.nodes) {
-        if (n.op != Op::Conv) continue;
+        const bool join = n.op == Op::Add || n.op == Op::Sub;  // a residual join: windows from one pixel
+        if (n.op != Op::Conv && !join) continue;
         const int64_t k = numel(n.out_shape);
         std::vector<int64_t> elems;
         for (int64_t j = 0; j < k; j += 2) elems.push_back(j);
@@ -150,18 +152,23 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
           const std::string at = std::string(net.name) + " " + arith + " node " + std::to_string(n.id) +
                                  (one_step ? " one-step" : "");
           ASSERT_EQ(lw.size(), elems.size()) << at;
-          if (net.windows) EXPECT_GT(win.stats().patch_passes, before) << at;
+          if (net.windows && !(join && one_step)) EXPECT_GT(win.stats().patch_passes, before) << at;
           for (size_t r = 0; r < elems.size(); ++r) {
             ASSERT_TRUE(std::isfinite(lw[r]) && std::isfinite(hw[r])) << at;
             EXPECT_LE(lw[r], hw[r]) << at;
-            EXPECT_NEAR(lw[r], ld[r], 1e-12 * (1 + std::fabs(ld[r]))) << at << " element " << elems[r];
-            EXPECT_NEAR(hw[r], hd[r], 1e-12 * (1 + std::fabs(hd[r]))) << at << " element " << elems[r];
+            // The windows' sums bound their rounding by the window's term count, the dense rules' by the
+            // node's (up_sum(s, n) grows with n): the windows are never looser, by up to about 1e-12 after
+            // a residual block (every one of 2,371 differing elements here), equal up to that.
+            EXPECT_NEAR(lw[r], ld[r], 3e-12 * (1 + std::fabs(ld[r]))) << at << " element " << elems[r];
+            EXPECT_NEAR(hw[r], hd[r], 3e-12 * (1 + std::fabs(hd[r]))) << at << " element " << elems[r];
+            EXPECT_GE(lw[r], ld[r] - 1e-14 * (1 + std::fabs(ld[r]))) << at << " element " << elems[r];
+            EXPECT_LE(hw[r], hd[r] + 1e-14 * (1 + std::fabs(hd[r]))) << at << " element " << elems[r];
           }
         }
         ++convs;
       }
       int expected = 0;
-      for (const Layer& l : net.layers) expected += l.proj > 0 ? 2 : 1;
+      for (const Layer& l : net.layers) expected += (l.proj > 0 ? 2 : 1) + (l.skip >= 0 ? 1 : 0);
       EXPECT_EQ(convs, expected);
       EXPECT_EQ(dense.stats().patch_passes, 0);
       if (!net.windows) EXPECT_EQ(win.stats().patch_passes, 0) << net.name << ": a 3x3 window is more than half a 4x4 image";
