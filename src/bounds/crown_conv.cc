@@ -50,6 +50,23 @@ void plan_taps(const rules::Window& w, ConvBackward& cb) {
     }
     cb.run_start.push_back(static_cast<int64_t>(cb.runs.size()));
   }
+  cb.gap_start.assign(1, 0);  // per k, the output positions no run covers
+  for (int64_t k = 0; k < cb.k_vol; ++k) {
+    std::vector<char> covered(static_cast<size_t>(cb.out_vol), 0);
+    for (int64_t i = cb.run_start[static_cast<size_t>(k)]; i < cb.run_start[static_cast<size_t>(k) + 1]; ++i)
+      for (int64_t t = 0; t < cb.runs[static_cast<size_t>(i)].len; ++t)
+        covered[static_cast<size_t>(cb.runs[static_cast<size_t>(i)].p + t)] = 1;
+    for (int64_t p = 0; p < cb.out_vol;) {
+      if (covered[static_cast<size_t>(p)]) {
+        ++p;
+        continue;
+      }
+      ConvBackward::Gap gap{p, 0};
+      while (p < cb.out_vol && !covered[static_cast<size_t>(p)]) ++p, ++gap.len;
+      cb.gaps.push_back(gap);
+    }
+    cb.gap_start.push_back(static_cast<int64_t>(cb.gaps.size()));
+  }
   std::vector<std::vector<std::pair<int64_t, int64_t>>> by_in(static_cast<size_t>(cb.in_vol));
   for (int64_t q = 0; q + 1 < static_cast<int64_t>(cb.pos_start.size()); ++q)
     for (int64_t t = cb.pos_start[static_cast<size_t>(q)]; t < cb.pos_start[static_cast<size_t>(q) + 1]; ++t)
@@ -366,12 +383,13 @@ void conv_forward(const ConvBackward& cb, const double* x, int64_t batch, double
   for (int64_t b0 = 0; b0 < batch; b0 += chunk) {
     const int64_t bc = std::min(chunk, batch - b0), cols_n = bc * cb.out_vol;
     for (int64_t gi = 0; gi < cb.groups; ++gi) {
-      std::fill(cols.v.begin(), cols.v.end(), 0.0);  // im2col: padded taps stay 0
-      for (int64_t bi = 0; bi < bc; ++bi)
+      for (int64_t bi = 0; bi < bc; ++bi)  // im2col: every column entry written once, padded taps 0
         for (int64_t ic = 0; ic < cb.group_in; ++ic) {
           const double* src = x + ((b0 + bi) * cb.cin + gi * cb.group_in + ic) * cb.in_vol;
           for (int64_t k = 0; k < cb.k_vol; ++k) {
             double* dst = cols.v.data() + (ic * cb.k_vol + k) * cols_n + bi * cb.out_vol;
+            for (int64_t i = cb.gap_start[static_cast<size_t>(k)]; i < cb.gap_start[static_cast<size_t>(k) + 1]; ++i)
+              std::fill_n(dst + cb.gaps[static_cast<size_t>(i)].p, cb.gaps[static_cast<size_t>(i)].len, 0.0);
             for (int64_t i = cb.run_start[static_cast<size_t>(k)]; i < cb.run_start[static_cast<size_t>(k) + 1]; ++i) {
               const ConvBackward::Run& u = cb.runs[static_cast<size_t>(i)];
               for (int64_t t = 0; t < u.len; ++t) dst[u.p + t] = src[u.in + t * u.step];

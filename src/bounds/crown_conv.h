@@ -35,6 +35,13 @@ struct ConvBackward {
   };
   std::vector<int64_t> run_start;
   std::vector<Run> runs;
+  // The output positions kernel position k reads no input at (zero padding) as ranges [p, p + len):
+  // [gap_start[k], gap_start[k + 1]) of gaps (im2col writes their zeros, each column entry once).
+  struct Gap {
+    int64_t p, len;
+  };
+  std::vector<int64_t> gap_start;
+  std::vector<Gap> gaps;
   // The same taps by output position p: [pos_start[p], pos_start[p + 1]), kernel position and input offset.
   std::vector<int64_t> pos_start, pos_k, pos_in;
   // And by input offset i: [in_start[i], in_start[i + 1]), output position and kernel position.

@@ -356,8 +356,11 @@ namespace {
 bool join_start_rows(RuleCtx& c, const Node& n, Patches& p) {
   const BoundKernel k = bound_kernel(n.op);
   const auto img = image_of(n.out_shape);
-  if ((k != BoundKernel::Sum && k != BoundKernel::Difference) || !img || !c.box[static_cast<size_t>(n.id)])
+  if ((k != BoundKernel::Sum && k != BoundKernel::Difference) || !img || !c.box[static_cast<size_t>(n.id)] ||
+      n.parents.size() != 2 || n.parents[0] == n.parents[1])
     return false;
+  for (int64_t q : n.parents)  // as Walk::add_sub takes them: two images of the join's size, with boxes
+    if (c.numel_of(q) != c.numel_of(n.id) || !c.box[static_cast<size_t>(q)]) return false;
   p.img = *img, p.ph = 1, p.pw = 1;
   if (!small(p, c, n.id)) return false;
   const int64_t rows = c.st.rows, plane = img->h * img->w;
@@ -402,9 +405,13 @@ bool patch_prefix(RuleCtx& c, int64_t start, bool one_step) {
   if (!c.st.unit || c.st.unit_node != start || !c.st.uses || c.st.rows == 0) return false;
   Patches p;
   const auto v = conv2d(c, n);
-  if (!v) {  // a join's rows start at the join; one step there is the dense rule (its parents' boxes)
-    if (one_step || !join_start_rows(c, n, p)) return false;
-    return walk_rows(c, start, std::move(p));
+  if (!v) {  // a join's rows start at the join
+    if (!join_start_rows(c, n, p)) return false;
+    if (!one_step) return walk_rows(c, start, std::move(p));
+    Walk w{c, {}};  // one step: through the join to its two parents, concretised at their boxes
+    w.add_sub(n, p);
+    for (auto& [id, q] : w.pending) concretize(c, id, q);
+    return true;
   }
   if (!c.box[static_cast<size_t>(n.parents[0])]) return false;
   p.img = v->in, p.ph = span(1, *v, 0), p.pw = span(1, *v, 1);

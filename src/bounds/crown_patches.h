@@ -23,7 +23,7 @@ namespace denote::crown {
 // A backward pass's prefix on windowed rows, for a pass that starts at a conv node over a 2-d image
 // (one image: the dims before the channel are 1) whose rows are unit rows (PassRows::unit), or at a
 // residual join (add / sub of two images, a resnet block's relu input: one-pixel windows handed to
-// both branches, and merged where the branches meet again; not with one_step). It goes
+// both branches, and merged where the branches meet again). It goes
 // back through single-use relus (any op with elementwise lines), 2-d convs and same-order ops while
 // the windows stay smaller than half the image, and ends at the input (concretised as the fused
 // input rule does), at the start's parent when one_step (concretised at its box), or by expanding

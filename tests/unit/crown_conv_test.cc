@@ -40,6 +40,12 @@ std::vector<ConvCase> cases() {
       {"depthwise_stride", {3, 8, 8}, 0, 3, 3, {3, 3}, {2, 2}, {1, 1}, {}, {1, 1}},
       {"lead_axis_1d", {2, 2, 9}, 1, 3, 1, {3}, {2}, {1}, {}, {2}},
       {"conv3d_groups", {2, 4, 4, 3}, 0, 4, 2, {2, 2, 2}, {1, 2, 1}, {1, 0, 1}, {}, {}},
+      // Unit strides with dilation, asymmetric padding, groups, a lead axis, three dims, padding past
+      // the kernel's reach.
+      {"stride1_asym_pad_dilation", {2, 7, 6}, 0, 3, 1, {3, 2}, {1, 1}, {2, 0}, {0, 1}, {2, 1}},
+      {"stride1_lead_axis_1d", {2, 2, 9}, 1, 3, 1, {3}, {1}, {1}, {2}, {2}},
+      {"stride1_conv3d_groups", {4, 4, 4, 3}, 0, 6, 2, {2, 3, 2}, {1, 1, 1}, {1, 1, 0}, {0, 1, 1}, {}},
+      {"stride1_pad_beyond_reach", {2, 5, 5}, 0, 2, 1, {2, 2}, {1, 1}, {2, 2}, {}, {}},
   };
 }
 
