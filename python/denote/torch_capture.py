@@ -445,11 +445,22 @@ def _placeholder_value(ctx, n):
 
 def from_torch(module, example_inputs):
     """Capture ``module`` (a torch.nn.Module, traced by torch.fx on ``example_inputs``) as a
-    ``denote.Model`` with its payload; see ``capture_json``."""
+    ``denote.Model`` with its payload; see ``capture_json``. The model's ``arith`` is the capture's
+    dtype ("f32" for float32, "f64" for float64; one dtype throughout), which bounds() and verify()
+    then default to."""
+    import torch
+
     arrays = []
     text = _capture(module, example_inputs, arrays)
     from . import loads
-    return loads(text, arrays=arrays)
+    model = loads(text, arrays=arrays)
+    inputs = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
+    dtypes = {t.dtype for t in inputs if isinstance(t, torch.Tensor)}
+    if dtypes == {torch.float32}:
+        model.arith = "f32"
+    elif dtypes == {torch.float64}:
+        model.arith = "f64"
+    return model
 
 
 __all__ = ["CaptureError", "capture_json", "from_torch", "FORMAT"]

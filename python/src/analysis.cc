@@ -501,7 +501,14 @@ py::dict verify_result(const VerifyOutcome& r) {
   return d;
 }
 
-py::dict verify(const PyModel& self, const std::string& vnnlib_path, double timeout, const std::string& arith,
+// An arith argument: the caller's name, or (None) the model's own arithmetic (PyModel::native_arith), else
+// `fallback`.
+std::string resolve_arith(const PyModel& self, const py::object& arith, const std::string& fallback) {
+  if (!arith.is_none()) return arith.cast<std::string>();
+  return self.native_arith.empty() ? fallback : self.native_arith;
+}
+
+py::dict verify(const PyModel& self, const std::string& vnnlib_path, double timeout, const py::object& arith_arg,
                 uint64_t seed, int threads, const std::string& split, const std::optional<int64_t>& max_memory,
                 double witness_tolerance, const std::string& intermediate) {
   const auto mode = parse_split_mode(split);
@@ -514,6 +521,7 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   check(check_shapes(self.model().graph));
   VerifyOptions o;
   o.timeout_s = timeout;
+  const std::string arith = resolve_arith(self, arith_arg, o.arith.name);
   const Result<ArithSpec> parsed = parse_arith_name(arith, /*allow_real=*/false);
   if (!parsed.ok() || !(parsed->is_f32() || parsed->is_f64()))
     raise_invalid("verify: arith " + arith + ": expected f32 or f64", "arith");
@@ -555,25 +563,27 @@ void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
   cls.def(
       "bounds",
       [](const PyModel& self, const py::object& lo, const py::object& hi, const std::string& method,
-         const py::object& spec, const std::string& arith, bool all_nodes, int alpha_iters, bool lirpa_compatible,
+         const py::object& spec, const py::object& arith_arg, bool all_nodes, int alpha_iters, bool lirpa_compatible,
          const std::optional<int64_t>& max_memory, const std::string& intermediate, const py::object& eps,
          const py::object& norm, const py::object& C, bool bound_lower, bool bound_upper, bool return_A) {
         if (!C.is_none() && !spec.is_none()) raise_invalid("C and spec name the same matrix: give one", "C");
         std::optional<double> radius;  // eps as one number (an array: one per sample of a batch)
         if (!eps.is_none() && !py::hasattr(eps, "__len__")) radius = eps.cast<double>();
+        const std::string arith = resolve_arith(self, arith_arg, "f64");
         BoundArgs args{method, arith, all_nodes, lirpa_compatible, alpha_iters, intermediate, radius, eps, norm,
                        bound_lower, bound_upper, return_A};
         return bounds(self, lo, hi, C.is_none() ? spec : C, std::move(args), eval_options(max_memory));
       },
       py::arg("lo"), py::arg("hi") = py::none(), py::arg("method") = "ibp", py::arg("spec") = py::none(),
-      py::arg("arith") = "f64", py::arg("all_nodes") = false, py::arg("alpha_iters") = 20,
+      py::arg("arith") = py::none(), py::arg("all_nodes") = false, py::arg("alpha_iters") = 20,
       py::arg("lirpa_compatible") = false, py::arg("max_memory") = py::none(), py::arg("intermediate") = "crown",
       py::arg("eps") = py::none(), py::arg("norm") = py::none(), py::arg("C") = py::none(),
       py::arg("bound_lower") = true, py::arg("bound_upper") = true, py::arg("return_A") = false,
       R"doc(Sound bounds over the input box [lo, hi] (arrays for a one-input model, else one per input).
 
 method: "ibp" (default), "crown" or "alpha-crown" (any case; auto_LiRPA's "CROWN-Optimized" is alpha-crown). arith: the endpoint arithmetic (ibp: f64, f32 or a
-binary format; crown: f64 or f32). spec: a matrix C (rows x output elements): returns (lo, hi) of C y,
+binary format; crown: f64 or f32); None (default): the model's own (Model.arith: f32 for an ONNX file of
+FLOAT inputs or a float32 torch capture, so the bounds hold for its float32 outputs too), else f64. spec: a matrix C (rows x output elements): returns (lo, hi) of C y,
 one entry per row. Otherwise returns (lower, upper) arrays shaped like the output (a list of pairs for
 several outputs, {node_id: (lower, upper)} with all_nodes); a node without a sound box gets -inf..inf.
 intermediate (crown/alpha-crown): where the boxes inside come from, as the CLI's --intermediate: "crown"
@@ -627,7 +637,7 @@ kernels: "exact" (default) or "openblas" (f32/f64 linear nodes as gemm).)doc");
 or the report text (one line per node, as `denote plan`) with report=True.)doc");
   const VerifyOptions defaults;  // the library's defaults are Python's (and the CLI's)
   m.def("verify", &verify, py::arg("model"), py::arg("vnnlib_path"), py::arg("timeout") = defaults.timeout_s,
-        py::arg("arith") = defaults.arith.name, py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
+        py::arg("arith") = py::none(), py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
         py::arg("split") = "auto",
         py::arg("max_memory") = py::none(), py::arg("witness_tolerance") = defaults.witness_tolerance,
         py::arg("intermediate") = defaults.intermediate,
@@ -640,7 +650,7 @@ None, 'stats': {...}, 'note'}. Where the property pins an input to a decimal tha
 witness_tolerance: also accept a witness that far outside the box in the arithmetic alone (VNN-COMP scores
 with 1e-4; 0: exact). intermediate: the bound passes' intermediate bounds, "auto" (default: CROWN, forward bounds
 for a conjunction whose whole-box CROWN pass runs past a quarter of the time left or the memory budget), "crown",
-"forward", "forward+crown" or "ibp" (CROWN-IBP), as bounds(intermediate=...); stats['intermediate'] says which. arith: the network's arithmetic, "f32" (ONNX FLOAT, default) or "f64". threads: branch and bound
+"forward", "forward+crown" or "ibp" (CROWN-IBP), as bounds(intermediate=...); stats['intermediate'] says which. arith: the network's arithmetic, "f32" or "f64"; None (default): the model's own (Model.arith), else f32. threads: branch and bound
 threads (the answer does not depend on them). split: what branch and bound splits, "auto" (relu phases when more
 than 16 inputs are open), "input" or "relu". max_memory: the bound passes' memory budget in bytes (default: half
 the RAM). Ctrl-C stops the call (KeyboardInterrupt) at its next deadline check.)doc");

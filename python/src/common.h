@@ -45,6 +45,10 @@ struct PyModel {
   std::map<std::string, std::shared_ptr<CompiledHolder<double>>> compiled64;
   std::map<std::string, std::shared_ptr<CompiledHolder<float>>> compiled32;
   std::mutex cache_mutex;
+  // The arithmetic the model's own float inputs are in: "f32" (ONNX FLOAT inputs; a float32 torch
+  // capture), "f64" (DOUBLE; float64), empty where no file or capture says (JSON, GraphBuilder). bounds()
+  // and verify() default to it (else f64 and f32), so a float32 model's bounds hold for its float32 outputs.
+  std::string native_arith;
 
   const Model& model() const { return tm.model; }
   bool typed() const { return !tm.input_dtypes.empty() || !tm.consts.empty(); }

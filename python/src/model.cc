@@ -2,6 +2,8 @@
 // the node list, writing (JSON, ONNX), the listing and GraphViz text.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common.h"
 #include "denote/check/check.h"
 #include "denote/io/json.h"
@@ -52,19 +54,30 @@ ModelPtr loads(const std::string& text, bool checked, const py::object& arrays) 
   return m;
 }
 
+// "f32" when every input is ONNX FLOAT (1), "f64" when every one is DOUBLE (11), else empty.
+std::string arith_of_elem_types(const std::vector<int32_t>& types) {
+  const bool all_float = !types.empty() && std::all_of(types.begin(), types.end(), [](int32_t t) { return t == 1; });
+  const bool all_double = !types.empty() && std::all_of(types.begin(), types.end(), [](int32_t t) { return t == 11; });
+  return all_float ? "f32" : all_double ? "f64" : "";
+}
+
 ModelPtr load(const std::string& path, bool checked, bool unknown_dims_as_one) {
   ModelPtr m;
   if (ends_with(path, ".onnx")) {
     OnnxImportOptions o;
     o.unknown_dims_as_one = unknown_dims_as_one;
+    std::vector<int32_t> elem_types;
+    o.input_elem_types = &elem_types;
     const std::string bytes = unwrap(read_text_file(path), true);
     // The float import is the model; the typed import (integer and bool tensors, docs/ONNX.md) serves
     // run() with integer arrays, and is the model when only it reads the file.
     Result<Model> plain = read_model_onnx(bytes, o);
+    o.input_elem_types = nullptr;
     Result<TypedModel> typed = read_typed_model_onnx(bytes, o);
     if (!plain.ok() && !typed.ok()) raise_status(plain.status(), true);
     m = plain.ok() ? make_model(std::move(*plain)) : make_model(std::move(*typed));
     if (plain.ok() && typed.ok()) m->typed_onnx = std::make_shared<const TypedModel>(std::move(*typed));
+    m->native_arith = plain.ok() ? arith_of_elem_types(elem_types) : "";
   } else if (ends_with(path, ".json")) {
     m = make_model(unwrap(parse_typed_model_json(unwrap(read_text_file(path), true)), true));
   } else {
@@ -174,6 +187,20 @@ loads a broken graph for Model.diagnose(). Raises ParseError for a file that doe
   cls.def_property_readonly("output_shapes", [](const PyModel& self) { return shapes_of(self, self.model().output_ids); },
                             "Shapes of the outputs.");
   cls.def_property_readonly("typed", &PyModel::typed, "Whether inputs or constants carry dtypes (typed execution).");
+  cls.def_property(
+      "arith",
+      [](const PyModel& self) -> py::object {
+        return self.native_arith.empty() ? py::none() : py::object(py::str(self.native_arith));
+      },
+      [](PyModel& self, const py::object& v) {
+        const std::string a = v.is_none() ? "" : v.cast<std::string>();
+        if (!a.empty() && a != "f32" && a != "f64") raise_invalid("Model.arith: expected \"f32\", \"f64\" or None", "arith");
+        self.native_arith = a;
+      },
+      R"doc(The arithmetic of the model's own float inputs: "f32" (an ONNX file of FLOAT inputs, a float32
+torch capture), "f64" (DOUBLE, float64), or None where no file says (JSON, GraphBuilder). bounds() and
+verify() use it when no arith is given (else f64 and f32), so a float32 model's bounds also hold for its
+float32 evaluation. Settable.)doc");
   cls.def("to_json", &to_json, py::arg("path") = py::none(),
           "Writes torchlean.ir.v1 JSON to path, or returns it as a string when no path is given.");
   cls.def("to_onnx", &to_onnx, py::arg("path") = py::none(),

@@ -79,9 +79,13 @@ def test_bounds_spec_and_all_nodes(acas_path):
     spec = np.array([[1.0, -1, 0, 0, 0], [1, 0, -1, 0, 0]])
     slo, shi = m.bounds(LO, HI, method="alpha-crown", arith="f32", spec=spec)
     assert slo.shape == (2,) and np.all(slo <= shi)
-    boxes = m.bounds(LO, HI, all_nodes=True)
+    boxes = m.bounds(LO, HI, all_nodes=True, arith="f64")
     assert sorted(boxes) == list(range(17))
     np.testing.assert_array_equal(boxes[0][0], LO)
+    # The file's own arithmetic by default (FLOAT inputs: f32): the input box holds the binary32 roundings too.
+    boxes32 = m.bounds(LO, HI, all_nodes=True)
+    assert np.all(boxes32[0][0] <= LO) and np.all(boxes32[0][1] >= HI)
+    assert np.all(boxes32[0][0] <= np.float32(LO)) and np.all(boxes32[0][1] >= np.float32(HI))
 
 
 def test_grad_matches_torch_golden(root):
@@ -231,13 +235,13 @@ def test_bounds_on_an_linf_ball(cli, acas_path):
     (x +- eps rounded outward), next to the box x - eps, x + eps computed in numpy."""
     m = denote.load(acas_path)
     x, eps = (LO + HI) / 2, 0.01
-    for method in ("ibp", "crown"):
-        got = m.bounds(x, eps=eps, method=method)
+    for method in ("ibp", "crown"):  # f64, as the CLI's default (the model's own f32 is Python's)
+        got = m.bounds(x, eps=eps, method=method, arith="f64")
         want = cli_json(cli, "bounds", acas_path, "--center", json.dumps(x.tolist()), "--eps", str(eps),
                         "--method", method)["boxes"][0]
         np.testing.assert_array_equal(got[0].ravel(), want["lo"])
         np.testing.assert_array_equal(got[1].ravel(), want["hi"])
-        box = m.bounds(x - eps, x + eps, method=method)  # a box one rounding smaller
+        box = m.bounds(x - eps, x + eps, method=method, arith="f64")  # a box one rounding smaller
         np.testing.assert_allclose(got[0], box[0], rtol=1e-9)
         np.testing.assert_allclose(got[1], box[1], rtol=1e-9)
     assert m.bounds(x, eps=eps, norm=float("inf"))[0].shape == (1, 5)
@@ -286,3 +290,28 @@ def test_verify_pinned_decimal_witness_and_tolerance(cli, tmp_path):
     out = subprocess.run([cli, "verify", str(model), str(prop), "--timeout", "5"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("sat\n((X_0 0.1)\n"), out.stdout
+
+
+def test_bounds_default_to_the_models_own_arithmetic(acas_path, root):
+    """Issue 51: a float32 model's bounds hold for its float32 outputs without arith=: an ONNX file of FLOAT
+    inputs (and a float32 torch capture) defaults to f32; a JSON model, which names no arithmetic, to f64."""
+    m = denote.load(acas_path)
+    assert m.arith == "f32"
+    x = np.array([0.6, -0.5, -0.5, 0.45, -0.5]).reshape(LO.shape)
+    y32 = m.run(x.astype(np.float32), arith="f32")
+    for method in ("ibp", "crown"):
+        lo, hi = m.bounds(x, x, method=method)
+        np.testing.assert_array_equal(lo, m.bounds(x, x, method=method, arith="f32")[0])
+        assert np.all(lo <= y32) and np.all(y32 <= hi), method
+    f64_lo, f64_hi = m.bounds(x, x, method="crown", arith="f64")  # the exact network's range only
+    assert not (np.all(f64_lo <= y32) and np.all(y32 <= f64_hi))
+    m.arith = "f64"
+    np.testing.assert_array_equal(m.bounds(x, x, method="crown")[0], f64_lo)
+    with pytest.raises(denote.InvalidInputError, match="arith"):
+        m.arith = "binary16"
+    g = denote.load(os.path.join(root, "tests", "data", "golden", "composite_mlp_softmax", "model.json"))
+    assert g.arith is None
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(torch.nn.Linear(5, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    assert denote.from_torch(net, torch.zeros(1, 5)).arith == "f32"
+    assert denote.from_torch(net.double(), torch.zeros(1, 5, dtype=torch.float64)).arith == "f64"
