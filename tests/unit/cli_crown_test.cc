@@ -57,6 +57,29 @@ TEST(CliCrown, AcasXuPropertyTwoSpecFromNpyShapedJson) {
   EXPECT_GT(doc["spec"]["lo"][0].get<double>(), -616.49076);  // the default is at least as tight
 }
 
+// --arith auto: the file's own arithmetic, f32 for ACAS Xu's FLOAT inputs (the bounds then hold for its
+// float32 evaluation), f64 for a JSON model, which names none; IBP and CROWN alike.
+TEST(CliCrown, ArithAutoTakesTheFilesArithmetic) {
+  const std::string net = std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx";
+  const std::string box = "--box '[[[[0.6,-0.5,-0.5,0.45,-0.5]]]]' '[[[[0.61,-0.49,-0.49,0.46,-0.49]]]]' --json";
+  for (const char* method : {"ibp", "crown"}) {
+    CliRun a = run_cli("bounds " + net + " " + box + " --method " + method + " --arith auto");
+    CliRun f = run_cli("bounds " + net + " " + box + " --method " + method + " --arith f32");
+    CliRun d = run_cli("bounds " + net + " " + box + " --method " + method + " --arith f64");
+    ASSERT_EQ(a.code, 0) << a.err;
+    const auto ja = nlohmann::json::parse(a.out), jf = nlohmann::json::parse(f.out), jd = nlohmann::json::parse(d.out);
+    EXPECT_EQ(ja["arith"], "f32") << method;
+    EXPECT_EQ(ja["boxes"], jf["boxes"]) << method;
+    EXPECT_NE(ja["boxes"], jd["boxes"]) << method;
+  }
+  CliRun j = run_cli("bounds " + six() + " " + kCenter + " --arith auto --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["arith"], "f64");
+  CliRun bad = run_cli("bounds " + six() + " " + kCenter + " --arith autox");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("expected f64, f32, auto or a binary format"), std::string::npos) << bad.err;
+}
+
 // --intermediate: forward linear bounds alone (cheap, looser than CROWN's passes on property 2's
 // whole box, tighter than IBP), and before CROWN's passes (at least as tight as forward alone).
 TEST(CliCrown, AcasXuIntermediateChoices) {

@@ -22,7 +22,7 @@ struct BoxOptions {
   std::string norm = "inf";         // --norm inf|2|1: the ball around --center (2, 1: through its bounding box)
   double p = 0;                     // norm parsed by check_box_usage (infinity for inf)
   std::vector<std::string> box;     // --box LO HI, repeated per graph input
-  std::string arith = "f64";
+  std::string arith = "f64";        // or "auto": the file's own (load_box_model)
   std::string max_memory = "auto";  // --max-memory SIZE or auto
   bool json = false;
   bool all_nodes = false;           // bounds: every node, not only the outputs
@@ -49,6 +49,10 @@ void add_box_options(CLI::App* sub, BoxOptions& o);
 // --eps present with --center and a finite number >= 0 (stored in o.eps), --arith a known name,
 // --max-memory a SIZE. Returns the memory budget in bytes.
 Result<int64_t> check_box_usage(BoxOptions& o);
+
+// The model of o.path, checked; `--arith auto` becomes the file's own arithmetic there: f32 for an ONNX
+// file whose inputs are all FLOAT, f64 otherwise (DOUBLE inputs; JSON, which names none).
+Result<Model> load_box_model(BoxOptions& o);
 
 // The input boxes the options describe (after check_box_usage); every message names the option,
 // the corner (LO/HI) and the input node and element it concerns.

@@ -2,6 +2,7 @@
 // interval bound propagation (this file) and linear bounds (cmd_bounds_linear.cc); one box per node
 // (none where no sound rule applies).
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -26,7 +27,9 @@ void add_box_options(CLI::App* sub, BoxOptions& o) {
       ->expected(2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)  // repeated: one LO HI pair per input
       ->allow_extra_args(false);
-  sub->add_option("--arith", o.arith, "endpoint arithmetic: f64 (default), f32, or a binary format name / binary(E,F)");
+  sub->add_option("--arith", o.arith,
+                  "endpoint arithmetic: f64 (default), f32, auto (the ONNX file's: f32 for FLOAT inputs), or a binary "
+                  "format name / binary(E,F)");
   add_max_memory_option(sub, o.max_memory);
   sub->add_flag("--json", o.json, "one JSON document on stdout");
 }
@@ -76,9 +79,20 @@ Result<int64_t> check_box_usage(BoxOptions& o) {
   o.p = o.norm == "inf" ? INFINITY : o.norm == "2" ? 2.0 : 1.0;
   if (o.box.size() % 2 != 0) return error_status("--box takes two values, LO and HI");
   auto spec = parse_arith_name(o.arith, /*allow_real=*/false);
-  if (!spec.ok())
-    return error_status(fmt::format("--arith {}: expected f64, f32 or a binary format ({})", o.arith, spec.message()));
+  if (o.arith != "auto" && !spec.ok())
+    return error_status(
+        fmt::format("--arith {}: expected f64, f32, auto or a binary format ({})", o.arith, spec.message()));
   return max_memory_bytes(o.max_memory);
+}
+
+Result<Model> load_box_model(BoxOptions& o) {
+  std::vector<int32_t> types;
+  auto m = load_checked_model(o.path, &types);
+  if (m.ok() && o.arith == "auto") {
+    const bool all_float = !types.empty() && std::all_of(types.begin(), types.end(), [](int32_t t) { return t == 1; });
+    o.arith = all_float ? "f32" : "f64";  // ONNX FLOAT inputs; else DOUBLE, or a file that names none
+  }
+  return m;
 }
 
 Result<std::vector<DoubleBox>> parse_boxes(const Graph& g, const BoxOptions& o) {
@@ -165,7 +179,7 @@ int run_bounds(BoxOptions& o, const std::string& method, const LinearBoundOption
   if (lb.alpha_iters_given) return usage_error("--alpha-iters goes with --method alpha-crown");
   auto budget = check_box_usage(o);
   if (!budget.ok()) return usage_error(budget.message());
-  auto m = load_checked_model(o.path);
+  auto m = load_box_model(o);
   if (!m.ok()) return fail(m.message());
   auto boxes = parse_boxes(m->graph, o);
   if (!boxes.ok()) return fail(boxes.message());

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <iostream>
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "cli_bounds.h"
@@ -132,6 +134,9 @@ Status tighten_to_ball(const Model& m, const std::vector<DoubleBox>& boxes, cons
 int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOptions& lb) {
   auto budget = check_box_usage(o);
   if (!budget.ok()) return usage_error(budget.message());
+  std::optional<Result<Model>> loaded;  // with --arith auto, loaded first: the file says which arith
+  if (o.arith == "auto") loaded = load_box_model(o);
+  if (loaded && !loaded->ok()) return fail(loaded->message());
   const Result<ArithSpec> arith = parse_arith_name(o.arith, /*allow_real=*/false);
   if (method != BoundMethod::Ibp && (!arith.ok() || !(arith->is_f64() || arith->is_f32())))
     return usage_error("--arith " + o.arith + ": --method " + std::string(bound_method_name(method)) +
@@ -144,7 +149,7 @@ int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOption
   CrownOptions co;
   if (!set_intermediate(lb.intermediate, co))
     return usage_error("--intermediate " + lb.intermediate + ": expected crown, forward, forward+crown or ibp");
-  auto m = load_checked_model(o.path);
+  auto m = loaded ? std::move(*loaded) : load_box_model(o);
   if (!m.ok()) return fail(m.message());
   auto boxes = parse_boxes(m->graph, o);
   if (!boxes.ok()) return fail(boxes.message());

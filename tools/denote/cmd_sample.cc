@@ -172,7 +172,7 @@ int run_sample(SampleOptions& o) {
     return usage_error(fmt::format("--samples {}: expected 1 to {}", o.samples, kMaxSamples));
   auto budget = check_box_usage(o.box);
   if (!budget.ok()) return usage_error(budget.message());
-  auto m = load_checked_model(o.box.path);
+  auto m = load_box_model(o.box);
   if (!m.ok()) return fail(m.message());
   auto boxes = parse_boxes(m->graph, o.box);
   if (!boxes.ok()) return fail(boxes.message());
