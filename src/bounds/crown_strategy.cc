@@ -155,7 +155,11 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
     elems = all;
   if (!elems.empty() && eng.budget().failure.empty()) {
     eng.bound_elements(n.id, elems, false, lo, hi);
-    if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate) optimise_elements(eng, n.id, elems, lo, hi, o);
+    if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate && !past(o.alpha_intermediate_until)) {
+      CrownOptions until = o;  // the node's optimisation stops its steps at the intermediate budget too
+      until.deadline = std::min(o.deadline, o.alpha_intermediate_until);
+      optimise_elements(eng, n.id, elems, lo, hi, until);
+    }
     run.splits.check(n.id, elems, lo, hi);
     eng.tighten(n.id, elems, lo, hi, lirpa);
     run.splits.apply(eng, n.id);

@@ -68,6 +68,8 @@ struct Bounder {
   // of the time left: on cifar10_resnet's resnet_4b (CROWN 2.3 s) that optimisation took 142 s and
   // every 30 s instance timed out before branch and bound started.
   double crown_s = 0;
+  // The whole-box alpha-CROWN's intermediate slopes get 1 / kAlphaIntermediateShare of the time left.
+  static constexpr double kAlphaIntermediateShare = 3;
   // An IBP pass's seconds on the whole box (bound_roots measures it on inputs of at most kFewInputs
   // elements; 0: not measured).
   double ibp_s = 0;

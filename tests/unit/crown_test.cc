@@ -6,6 +6,7 @@
 
 #include <mpfr.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -138,6 +139,22 @@ TEST(Crown, AcasXuAndMnistfcAgainstAutoLirpa) {
     const auto& la = *lirpa_result(c, "alpha-CROWN");
     tighter(alpha, la["lo"].get<std::vector<double>>(), la["hi"].get<std::vector<double>>());
     EXPECT_GT(alpha.alpha_steps, 0);
+    // An intermediate budget already spent (CrownOptions::alpha_intermediate_until): the final rows'
+    // slopes alone, exactly as with alpha_intermediate off; an unlimited one: the default run.
+    auto alpha_with = [&](bool intermediate, std::chrono::steady_clock::time_point until) {
+      CrownOptions o = with(BoundMethod::AlphaCrown);
+      o.alpha_intermediate = intermediate, o.alpha_intermediate_until = until;
+      auto r = run_crown(m->graph, m->payload, in, m->output_ids[0], spec, o);
+      EXPECT_TRUE(r.ok()) << r.message();
+      return *r;
+    };
+    const auto forever = std::chrono::steady_clock::time_point::max();
+    const CrownResult spent = alpha_with(true, std::chrono::steady_clock::now());
+    const CrownResult off = alpha_with(false, forever);
+    EXPECT_EQ(spent.spec_lo, off.spec_lo);
+    EXPECT_EQ(spent.spec_hi, off.spec_hi);
+    EXPECT_LT(spent.alpha_steps, alpha.alpha_steps);
+    EXPECT_EQ(alpha_with(true, forever).spec_lo, alpha.spec_lo);
   }
 }
 

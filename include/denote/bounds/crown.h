@@ -87,6 +87,10 @@ struct CrownOptions {
   double alpha_lr = 0.5;
   double alpha_decay = 0.98;
   bool alpha_intermediate = true;
+  // With alpha_intermediate: no intermediate node starts its optimisation past this time (those nodes keep
+  // CROWN's bounds, and one under way stops its steps there), so the final rows keep the time after it
+  // (verify gives the whole-box pass a share of the instance's time this way). Default: none.
+  std::chrono::steady_clock::time_point alpha_intermediate_until = std::chrono::steady_clock::time_point::max();
   // With a spec: only the rows' lower bounds (spec_hi = +inf), half the final pass's rows.
   bool lower_only = false;
   // beta-CROWN (with splits): Adam's learning rate of the split constraints' multipliers, decayed
