@@ -85,7 +85,7 @@ TEST(CliHardening, EpsIsCheckedAndNamed) {
 TEST(CliHardening, UsageErrorsExitTwoInEveryCommand) {
   const std::string m = six(), box = " --box '[0,0,0,0]' '[1,1,1,1]'";
   expect_error(run_cli("run " + m + " --input '[0,0,0,0]' --arith foo"), 2, "--arith foo");
-  expect_error(run_cli("bounds " + m + box + " --arith foo"), 2, "--arith foo: expected f64, f32 or a binary format");
+  expect_error(run_cli("bounds " + m + box + " --arith foo"), 2, "--arith foo: expected f64, f32, auto or a binary format");
   expect_error(run_cli("sample " + m + box + " --arith foo"), 2, "--arith foo");
   expect_error(run_cli("bounds " + m), 2, "give either --center T --eps E or --box LO HI");
   expect_error(run_cli("run " + m + " --input '[0,0,0,0]' --provider bad"), 2, "--provider: provider policy `bad`");
