@@ -171,8 +171,10 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
   const Model& m = self.model();
   if (m.output_ids.size() != 1)
     raise_invalid("bound_lower, bound_upper and return_A need a model with one output", "bound_lower");
-  if (a.return_A && (co.method != BoundMethod::Crown || boxes.size() != 1))
-    raise_invalid("return_A: the linear bounds in the input come from method=\"crown\" on a one-input model", "return_A");
+  if (a.return_A && (co.method == BoundMethod::Ibp || boxes.size() != 1))
+    raise_invalid("return_A: the linear bounds in the input come from method=\"crown\" or \"alpha-crown\" on a "
+                  "one-input model",
+                  "return_A");
   const Shape& out_shape = m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape;
   const int64_t ny = numel(out_shape);
   const SpecMatrix C = spec_or_identity(spec ? &*spec : nullptr, ny);
@@ -597,7 +599,8 @@ box's bounds. A batch (auto_LiRPA's leading batch axis): lo (and hi) of shape [N
 eps a number or N numbers, C [rows, outputs] or [N, rows, outputs]; returns [N, ...] bounds, each sample's
 those of its own call (the model prepared once); with bound_lower / bound_upper / return_A each sample's
 results stacked (lA [N, rows, *input shape without its leading 1]). C: the spec, as auto_LiRPA names it. bound_lower / bound_upper (crown, alpha-crown; one output): only that
-side (the other is None), each side one lower-only pass (the upper through -C). return_A (crown, one input):
+side (the other is None), each side one lower-only pass (the upper through -C). return_A (crown or alpha-crown
+(each row's coefficients those of its best step), one input):
 also the linear bounds in the input, as a third result {"lA", "lbias", "uA", "ubias"}: lA x + lbias <= C y <=
 uA x + ubias for every x of the box (lA: [rows, *input shape]; rows are C's, or the output's elements); the
 constants are rounded so that this holds in exact arithmetic.)doc");

@@ -174,10 +174,31 @@ bool Engine::forward_values(int64_t start, int64_t rows, const std::vector<std::
   return ok;
 }
 
+namespace {
+
+// A pass's rows that beat the best so far, with their input coefficients (Engine::optimise's input_coef):
+// nothing from a pass cut at a node other than the input (its coefficients are not the whole function).
+void keep_best_rows(const PassResult& pr, int64_t x_id, int64_t rows, std::vector<double>& best,
+                    std::vector<double>& coef) {
+  const std::vector<double>& a = pr.A.size() > static_cast<size_t>(x_id) ? pr.A[static_cast<size_t>(x_id)]
+                                                                          : std::vector<double>{};
+  const size_t nx = rows > 0 ? coef.size() / static_cast<size_t>(rows) : 0;
+  if (pr.cut || a.size() != coef.size()) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    const size_t ri = static_cast<size_t>(r);
+    if (!(pr.lower[ri] > best[ri])) continue;
+    best[ri] = pr.lower[ri];
+    std::copy(a.begin() + static_cast<std::ptrdiff_t>(ri * nx), a.begin() + static_cast<std::ptrdiff_t>((ri + 1) * nx),
+              coef.begin() + static_cast<std::ptrdiff_t>(ri * nx));
+  }
+}
+
+}  // namespace
+
 std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                      std::vector<double> best, const CrownOptions& o,
                                      const std::vector<double>* stop_above,
-                                     std::vector<std::vector<double>>* kept_scales) {
+                                     std::vector<std::vector<double>>* kept_scales, std::vector<double>* input_coef) {
   std::vector<std::vector<double>> alpha(g.nodes.size());
   std::vector<Adam> adam(g.nodes.size());
   const bool any = init_slopes(g, boxes_, start, rows, alpha, adam);
@@ -202,7 +223,14 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     po.start_support = &sr.support;
     po.unit_rows = sr.unit ? &*sr.unit : nullptr;
   }
-  if (setup_.fuse_forward) {  // a fused first layer makes its forward values in the pass
+  const std::vector<int64_t> inputs = g.input_ids();
+  const int64_t x_id = inputs.size() == 1 ? inputs[0] : -1;
+  std::vector<char> record_only = forward_reads_;
+  if (input_coef) {  // the input's coefficients stored by every pass (then no fused first layer)
+    if (x_id < 0) return best;
+    record_only[static_cast<size_t>(x_id)] = 1;
+    po.record_only = &record_only;
+  } else if (setup_.fuse_forward) {  // a fused first layer makes its forward values in the pass
     po.vertex_need = &need;
     po.vertex_values = &V;
   }
@@ -214,8 +242,12 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     for (auto& v : V) v.clear();
     pr = pass(start, C, rows, po);
     if (!pr.failure.empty()) break;
-    for (int64_t r = 0; r < rows; ++r)
-      best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
+    if (input_coef) {
+      keep_best_rows(pr, x_id, rows, best, *input_coef);
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
+    }
     if (t + 1 == o.alpha_iters || above(best, stop_above)) break;
     if (!forward_values(start, rows, alpha, pr, need, V)) break;
     const double c1 = 1 - std::pow(b1, t + 1), c2 = 1 - std::pow(b2, t + 1);

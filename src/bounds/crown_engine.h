@@ -116,10 +116,14 @@ class Engine {
 
   // alpha-CROWN: projected Adam on the relu lower slopes (per row and neuron) for the rows of C from
   // `start`; returns per row the best lower bound seen, starting from `crown_lower`.
+  // input_coef (rows x numel of the graph's one input, or null): row r's input coefficients of the
+  // pass that gave its best bound, kept with it (on entry: those of crown_lower's pass); the passes then
+  // store the input's coefficients (no fused first layer) and a pass cut at another node improves nothing.
   std::vector<double> optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                std::vector<double> crown_lower, const CrownOptions& o,
                                const std::vector<double>* stop_above = nullptr,
-                               std::vector<std::vector<double>>* scales = nullptr);
+                               std::vector<std::vector<double>>* scales = nullptr,
+                               std::vector<double>* input_coef = nullptr);
 
   // Node id's relu splits (all of node id) clamp its box (active: lo >= -margin; inactive: hi <= margin),
   // which then goes to its relu children; false when a split contradicts the box (the subdomain is empty).

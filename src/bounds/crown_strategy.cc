@@ -235,8 +235,7 @@ void keep_coefficients(const Run& run, PassResult& pr, int64_t k, CrownResult& r
   const size_t nx = in_ids.empty() ? 0 : static_cast<size_t>(numel(g.nodes[static_cast<size_t>(in_ids[0])].out_shape));
   if (a && a->size() >= static_cast<size_t>(k) * nx)
     res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
-  res.input_linear = !res.input_coef.empty() && !pr.cut && in_ids.size() == 1 && res.has_spec &&
-                     run.o.method == BoundMethod::Crown;
+  res.input_linear = !res.input_coef.empty() && !pr.cut && in_ids.size() == 1 && res.has_spec;
   if (run.o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
 }
 
@@ -310,7 +309,10 @@ class AlphaCrownStrategy final : public CrownStrategy {
   std::vector<double> final_rows(Run& run, const FinalRows& f, CrownResult& res) const override {
     const std::vector<double> crown = CrownStrategy::final_rows(run, f, res);
     const std::vector<double>* stop = run.where.stop_above.empty() ? nullptr : &run.where.stop_above;
-    return run.eng.optimise(run.output, f.C, f.nr, crown, run.o, stop, &run.scales);
+    // The input coefficients of each row's best pass (return_A): every row's own (lower-only rows).
+    const bool keep = res.input_linear && f.nr == f.k;
+    res.input_linear = keep;
+    return run.eng.optimise(run.output, f.C, f.nr, crown, run.o, stop, &run.scales, keep ? &res.input_coef : nullptr);
   }
 };
 

@@ -169,7 +169,8 @@ struct CrownResult {
   std::vector<double> input_coef;
   // With input_coef: whether every row reached the (only) input as one linear function, so that for
   // every x in the input box (C y(x))_r >= a_r . x + beta_r with spec_lo[r] <= min over the box of
-  // a_r . x + beta_r (CROWN, not alpha-CROWN or IBP). False when some rows were cut at another node.
+  // a_r . x + beta_r (CROWN; alpha-CROWN with lower_only: each row's coefficients those of the pass
+  // that gave its best bound; not IBP). False when some rows were cut at another node.
   bool input_linear = false;
   // With CrownOptions::relu_coefficients: per node, rows x numel for the relu nodes the rows' pass
   // reached (empty otherwise).
