@@ -2,7 +2,6 @@
 // the node list, writing (JSON, ONNX), the listing and GraphViz text.
 #include <fmt/format.h>
 
-#include <algorithm>
 
 #include "common.h"
 #include "denote/check/check.h"
@@ -54,13 +53,6 @@ ModelPtr loads(const std::string& text, bool checked, const py::object& arrays) 
   return m;
 }
 
-// "f32" when every input is ONNX FLOAT (1), "f64" when every one is DOUBLE (11), else empty.
-std::string arith_of_elem_types(const std::vector<int32_t>& types) {
-  const bool all_float = !types.empty() && std::all_of(types.begin(), types.end(), [](int32_t t) { return t == 1; });
-  const bool all_double = !types.empty() && std::all_of(types.begin(), types.end(), [](int32_t t) { return t == 11; });
-  return all_float ? "f32" : all_double ? "f64" : "";
-}
-
 ModelPtr load(const std::string& path, bool checked, bool unknown_dims_as_one) {
   ModelPtr m;
   if (ends_with(path, ".onnx")) {
@@ -77,7 +69,8 @@ ModelPtr load(const std::string& path, bool checked, bool unknown_dims_as_one) {
     if (!plain.ok() && !typed.ok()) raise_status(plain.status(), true);
     m = plain.ok() ? make_model(std::move(*plain)) : make_model(std::move(*typed));
     if (plain.ok() && typed.ok()) m->typed_onnx = std::make_shared<const TypedModel>(std::move(*typed));
-    m->native_arith = plain.ok() ? arith_of_elem_types(elem_types) : "";
+    const std::optional<ArithSpec> own = plain.ok() ? arith_of_onnx_inputs(elem_types) : std::nullopt;
+    m->native_arith = own ? own->name : "";
   } else if (ends_with(path, ".json")) {
     m = make_model(unwrap(parse_typed_model_json(unwrap(read_text_file(path), true)), true));
   } else {

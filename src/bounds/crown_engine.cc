@@ -33,10 +33,14 @@ Engine::Engine(const Graph& g_, const Payload<double>& p, EngineSetup setup, std
   }
 }
 
+const DoubleBox* Engine::box_ptr(int64_t id) const {
+  const auto& b = boxes_[static_cast<size_t>(id)];
+  return b ? &*b : nullptr;
+}
+
 std::vector<const DoubleBox*> Engine::ptrs() const {
-  std::vector<const DoubleBox*> out(boxes_.size(), nullptr);
-  for (size_t i = 0; i < boxes_.size(); ++i)
-    if (boxes_[i]) out[i] = &*boxes_[i];
+  std::vector<const DoubleBox*> out(boxes_.size());
+  for (size_t i = 0; i < boxes_.size(); ++i) out[i] = box_ptr(static_cast<int64_t>(i));
   return out;
 }
 
@@ -323,7 +327,7 @@ void Engine::tighten(int64_t id, const std::vector<int64_t>& elems, const std::v
 }
 
 void Engine::refresh_children(int64_t id, bool replace) {
-  const DoubleBox* b = boxes_[static_cast<size_t>(id)] ? &*boxes_[static_cast<size_t>(id)] : nullptr;
+  const DoubleBox* b = box_ptr(id);
   if (!b) return;
   for (int64_t child : relu_children_[static_cast<size_t>(id)]) {
     if (!boxes_[static_cast<size_t>(child)]) continue;
@@ -343,10 +347,10 @@ bool Engine::refresh_box(int64_t id) {
   std::optional<DoubleBox> fresh;
   const DoubleBox* x = nullptr;
   if (keeps_order(n.op)) {
-    x = boxes_[static_cast<size_t>(n.parents[0])] ? &*boxes_[static_cast<size_t>(n.parents[0])] : nullptr;
+    x = box_ptr(n.parents[0]);
   } else if (setup_.prepared) {
     std::vector<const DoubleBox*> parents;
-    for (int64_t p : n.parents) parents.push_back(boxes_[static_cast<size_t>(p)] ? &*boxes_[static_cast<size_t>(p)] : nullptr);
+    for (int64_t p : n.parents) parents.push_back(box_ptr(p));
     fresh = ibp_node_box(*setup_.prepared, n, parents);
     x = fresh ? &*fresh : nullptr;
   }

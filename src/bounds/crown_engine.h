@@ -61,7 +61,7 @@ struct BetaTerm {
 
 // How an engine runs, fixed when it is made (run_crown's make_engine, or a test).
 struct EngineSetup {
-  EvalErr err;  // the evaluation's a-priori error model (f32 or f64)
+  EvalErr err{};  // the evaluation's a-priori error model (f32 or f64)
   // The model prepared for IBP (Subdomain::prepared), whose float copies of f32-exact weights halve the
   // one-step boxes' memory traffic, and whose conv plans the engine borrows; null: none.
   const IbpPrepared* prepared = nullptr;
@@ -71,7 +71,7 @@ struct EngineSetup {
   // bound_elements checks it between chunks of rows (Budget::pairs_per_chunk): past it, the
   // remaining rows keep no bound and stats().late is set.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  std::vector<BetaTerm> beta_terms;  // the subdomain's relu splits (beta-CROWN)
+  std::vector<BetaTerm> beta_terms{};  // the subdomain's relu splits (beta-CROWN)
   // alpha-CROWN: a first linear layer fused with the input's concretisation makes its forward values
   // in the pass (PassRows::vertex_values); false: the input's coefficients are stored and the
   // forward rules run (the tests compare the two).
@@ -154,6 +154,7 @@ class Engine {
   Budget budget_;           // the coefficient rows' memory (setup_.max_bytes)
   ScaleCache scale_cache_;  // linear error scales, reused while their parent box is unchanged
 
+  const DoubleBox* box_ptr(int64_t id) const;  // node id's box, or null
   std::vector<const DoubleBox*> ptrs() const;
   ConvPlans* conv_plans() const;  // the prepared model's, else this engine's own
   mutable std::unique_ptr<ConvPlans> own_plans_;

@@ -289,6 +289,13 @@ bool merge(RuleCtx& c, Pending& pending, int64_t id, Patches& q) {
   return true;
 }
 
+// Node n joins two different nodes of its own size and has a box: what the windows' add / sub step takes.
+bool joins_two(const RuleCtx& c, const Node& n) {
+  const int64_t m = c.numel_of(n.id);
+  return n.parents.size() == 2 && n.parents[0] != n.parents[1] && c.box[static_cast<size_t>(n.id)] &&
+         c.numel_of(n.parents[0]) == m && c.numel_of(n.parents[1]) == m;
+}
+
 // The windowed part of a pass: rows pending per node, walked from the largest id down.
 struct Walk {
   RuleCtx& c;
@@ -307,11 +314,7 @@ struct Walk {
   // add / sub of two variable nodes: the rows go to both (negated to sub's second), exact; the
   // evaluation's rounding, 1.01 u |y| per element, into the slack (crown_rules.cc's rule_add).
   bool add_sub(const Node& n, Patches& p) {
-    const DoubleBox* yb = c.box[static_cast<size_t>(n.id)];
-    const int64_t m = c.numel_of(n.id);
-    if (n.parents.size() != 2 || n.parents[0] == n.parents[1] || !yb || c.numel_of(n.parents[0]) != m ||
-        c.numel_of(n.parents[1]) != m)
-      return false;
+    if (!joins_two(c, n)) return false;
     const UpSum up_sum_v(static_cast<double>(p.vol()));
     for (int64_t r = 0; r < c.st.rows; ++r) {
       double s = 0;
@@ -356,11 +359,9 @@ namespace {
 bool join_start_rows(RuleCtx& c, const Node& n, Patches& p) {
   const BoundKernel k = bound_kernel(n.op);
   const auto img = image_of(n.out_shape);
-  if ((k != BoundKernel::Sum && k != BoundKernel::Difference) || !img || !c.box[static_cast<size_t>(n.id)] ||
-      n.parents.size() != 2 || n.parents[0] == n.parents[1])
-    return false;
-  for (int64_t q : n.parents)  // as Walk::add_sub takes them: two images of the join's size, with boxes
-    if (c.numel_of(q) != c.numel_of(n.id) || !c.box[static_cast<size_t>(q)]) return false;
+  if ((k != BoundKernel::Sum && k != BoundKernel::Difference) || !img || !joins_two(c, n)) return false;
+  for (int64_t q : n.parents)  // their boxes: a one-step pass concretises there
+    if (!c.box[static_cast<size_t>(q)]) return false;
   p.img = *img, p.ph = 1, p.pw = 1;
   if (!small(p, c, n.id)) return false;
   const int64_t rows = c.st.rows, plane = img->h * img->w;

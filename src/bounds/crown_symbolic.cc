@@ -39,10 +39,10 @@ struct SymCtx {
   std::vector<double> X;      // max |x_k| on the box, then 1 for the constant (w entries)
   double sum_x = 0;           // an upper bound of sum X (underflow terms)
   UpSum sum_w{1};             // up_sum of w terms
-  CoefErr err1, err2, err_w;  // one, two and w roundings
+  CoefErr err1{}, err2{}, err_w{};  // one, two and w roundings (init_errors)
   // Buffers reused node to node: the linear rule's parent rows and sums, concretised bounds, indices.
-  std::vector<double> R, S, acc, lo, hi;
-  std::vector<int64_t> all;
+  std::vector<double> R{}, S{}, acc{}, lo{}, hi{};
+  std::vector<int64_t> all{};
 
   void init_errors() {
     sum_w = UpSum(static_cast<double>(X.size()));
@@ -57,6 +57,16 @@ struct SymCtx {
     double s = 0;
     for (size_t k = 0; k < X.size(); ++k) s += std::fabs(row[k]) * X[k];
     return sum_w(s);
+  }
+  // Element j's functions (ol, ou: w coefficients each) of an op whose coefficients are one rounding each
+  // and whose evaluation rounds once: the constants moved out by the coefficients' error (err1) and the
+  // evaluation's, 1.01 u_eval |y| (y in the node's box yb) plus an underflow.
+  void widen_one_rounding(const DoubleBox& yb, size_t j, double* ol, double* ou) const {
+    const size_t w = X.size();
+    const double y = std::max(std::fabs(yb.lo[j]), std::fabs(yb.hi[j]));
+    const double e_eval = up(1.01 * eng.err().u * y + eng.err().tiny);
+    ol[w - 1] = dn(ol[w - 1] - up(err1(abs_x(ol)) + e_eval));
+    ou[w - 1] = up(ou[w - 1] + up(err1(abs_x(ou)) + e_eval));
   }
 };
 
@@ -105,10 +115,7 @@ bool sym_add_sub(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& o
       ol[k] = a.lo[j * w + k] + s * bl[k];
       ou[k] = a.up[j * w + k] + s * bu[k];
     }
-    const double y = std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j]));
-    const double e_eval = up(1.01 * c.eng.err().u * y + c.eng.err().tiny);
-    ol[w - 1] = dn(ol[w - 1] - up(c.err1(c.abs_x(ol)) + e_eval));
-    ou[w - 1] = up(ou[w - 1] + up(c.err1(c.abs_x(ou)) + e_eval));
+    c.widen_one_rounding(*yb, j, ol, ou);
   }
   return true;
 }
@@ -168,10 +175,7 @@ bool sym_scale(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out
       ou[t] = divide ? au[t] / k : au[t] * k;
       if (!std::isfinite(ol[t]) || !std::isfinite(ou[t])) return false;
     }
-    const double y = std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j]));
-    const double e_eval = up(1.01 * c.eng.err().u * y + c.eng.err().tiny);
-    ol[w - 1] = dn(ol[w - 1] - up(c.err1(c.abs_x(ol)) + e_eval));
-    ou[w - 1] = up(ou[w - 1] + up(c.err1(c.abs_x(ou)) + e_eval));
+    c.widen_one_rounding(*yb, j, ol, ou);
   }
   return true;
 }

@@ -466,6 +466,15 @@ Result<std::unique_ptr<Importer>> import_graph(std::string_view bytes, const Onn
 
 }  // namespace onnxio
 
+std::optional<ArithSpec> arith_of_onnx_inputs(const std::vector<int32_t>& types) {
+  auto all = [&](int32_t t) {
+    return !types.empty() && std::all_of(types.begin(), types.end(), [t](int32_t e) { return e == t; });
+  };
+  if (all(onnx::TensorProto::FLOAT)) return ArithSpec::f32();
+  if (all(onnx::TensorProto::DOUBLE)) return ArithSpec::f64();
+  return std::nullopt;
+}
+
 Result<Model> read_model_onnx(std::string_view bytes, const OnnxImportOptions& options) {
   DENOTE_ASSIGN_OR_RETURN(std::unique_ptr<Importer> im, onnxio::import_graph(bytes, options));
   return std::move(im->model());

@@ -47,15 +47,16 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const S* 
     cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, a, lda, b, ldb, beta, c, C);
 }
 
-// y[rows] = A[rows, cols] x + beta y, row-major.
+// y = op(A) x + beta y for A[rows, cols] row-major: y[rows] = A x, or (trans) y[cols] = A^T x.
 template <class S>
-void gemv(int64_t rows, int64_t cols, const S* a, const S* x, S* y, S beta) {
+void gemv(int64_t rows, int64_t cols, const S* a, const S* x, S* y, S beta, bool trans = false) {
+  const auto t = trans ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<S, double>)
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(rows), static_cast<int>(cols), 1.0, a,
-                static_cast<int>(cols), x, 1, beta, y, 1);
+    cblas_dgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0, a, static_cast<int>(cols), x,
+                1, beta, y, 1);
   else
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(rows), static_cast<int>(cols), 1.0f, a,
-                static_cast<int>(cols), x, 1, beta, y, 1);
+    cblas_sgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0f, a, static_cast<int>(cols), x,
+                1, beta, y, 1);
 }
 
 // y += alpha x over n values.

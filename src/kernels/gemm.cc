@@ -97,8 +97,22 @@ bool sparse(int64_t m, int64_t k, const double* a) {
   return nnz * 16 <= len;
 }
 
-// A row or two against a large B (mnistfc's 256 x 784): gemv reads B once, without dgemm's packing.
-bool few_rows(int64_t m, int64_t n, int64_t k) { return m <= 2 && n * k >= 16384 && blas_fits(m, n, k); }
+// A row or two against a large B (mnistfc's 256 x 784): C = A B (B [k, n]) or A B^T (B [n, k]) a row at a
+// time by gemv, which reads B once, without dgemm's packing; false (nothing done) otherwise.
+bool rows_by_gemv(bool trans_b, int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
+#ifdef DENOTE_HAVE_OPENBLAS
+  if (m > 2 || n * k < 16384 || !blas_fits(m, n, k)) return false;
+  for (int64_t i = 0; i < m; ++i)
+    if (trans_b)
+      blas::gemv(n, k, b, a + i * k, c + i * n, 0.0);
+    else
+      blas::gemv(k, n, b, a + i * k, c + i * n, 0.0, /*trans=*/true);
+  return true;
+#else
+  (void)trans_b, (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
+  return false;
+#endif
+}
 
 }  // namespace
 
@@ -118,27 +132,11 @@ template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*,
 
 void gemm_nn(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
   if (sparse(m, k, a)) return sparse_rows_nn(m, n, k, a, b, c);
-#ifdef DENOTE_HAVE_OPENBLAS
-  if (few_rows(m, n, k)) {
-    for (int64_t i = 0; i < m; ++i)
-      cblas_dgemv(CblasRowMajor, CblasTrans, static_cast<int>(k), static_cast<int>(n), 1.0, b, static_cast<int>(n),
-                  a + i * k, 1, 0.0, c + i * n, 1);
-    return;
-  }
-#endif
-  gemm<double>(false, false, m, n, k, a, b, 0.0, c, n);
+  if (!rows_by_gemv(false, m, n, k, a, b, c)) gemm<double>(false, false, m, n, k, a, b, 0.0, c, n);
 }
 
 void gemm_nt(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
-#ifdef DENOTE_HAVE_OPENBLAS
-  if (few_rows(m, n, k)) {
-    for (int64_t i = 0; i < m; ++i)
-      cblas_dgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(n), static_cast<int>(k), 1.0, b, static_cast<int>(k),
-                  a + i * k, 1, 0.0, c + i * n, 1);
-    return;
-  }
-#endif
-  gemm<double>(false, true, m, n, k, a, b, 0.0, c, n);
+  if (!rows_by_gemv(true, m, n, k, a, b, c)) gemm<double>(false, true, m, n, k, a, b, 0.0, c, n);
 }
 
 namespace {

@@ -152,7 +152,9 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
           const std::string at = std::string(net.name) + " " + arith + " node " + std::to_string(n.id) +
                                  (one_step ? " one-step" : "");
           ASSERT_EQ(lw.size(), elems.size()) << at;
-          if (net.windows) EXPECT_GT(win.stats().patch_passes, before) << at;
+          if (net.windows) {
+            EXPECT_GT(win.stats().patch_passes, before) << at;
+          }
           for (size_t r = 0; r < elems.size(); ++r) {
             ASSERT_TRUE(std::isfinite(lw[r]) && std::isfinite(hw[r])) << at;
             EXPECT_LE(lw[r], hw[r]) << at;
@@ -171,7 +173,9 @@ TEST(CrownPatches, EveryConvNodesBoundsEqualTheDenseRules) {
       for (const Layer& l : net.layers) expected += (l.proj > 0 ? 2 : 1) + (l.skip >= 0 ? 1 : 0);
       EXPECT_EQ(convs, expected);
       EXPECT_EQ(dense.stats().patch_passes, 0);
-      if (!net.windows) EXPECT_EQ(win.stats().patch_passes, 0) << net.name << ": a 3x3 window is more than half a 4x4 image";
+      if (!net.windows) {
+        EXPECT_EQ(win.stats().patch_passes, 0) << net.name << ": a 3x3 window is more than half a 4x4 image";
+      }
     }
 }
 

@@ -2,7 +2,6 @@
 // interval bound propagation (this file) and linear bounds (cmd_bounds_linear.cc); one box per node
 // (none where no sound rule applies).
 #include <charconv>
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -88,10 +87,7 @@ Result<int64_t> check_box_usage(BoxOptions& o) {
 Result<Model> load_box_model(BoxOptions& o) {
   std::vector<int32_t> types;
   auto m = load_checked_model(o.path, &types);
-  if (m.ok() && o.arith == "auto") {
-    const bool all_float = !types.empty() && std::all_of(types.begin(), types.end(), [](int32_t t) { return t == 1; });
-    o.arith = all_float ? "f32" : "f64";  // ONNX FLOAT inputs; else DOUBLE, or a file that names none
-  }
+  if (m.ok() && o.arith == "auto") o.arith = arith_of_onnx_inputs(types).value_or(ArithSpec::f64()).name;
   return m;
 }
 

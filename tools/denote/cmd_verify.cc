@@ -86,8 +86,7 @@ Result<LoadedInstance> load_instance(const std::string& model_path, const std::s
   limits.deadline = deadline;
   auto p = load_vnnlib_file(prop_path, limits);
   if (!p.ok()) return p.status();
-  const bool f64 = !types.empty() && std::all_of(types.begin(), types.end(), [](int32_t t) { return t == 11; });  // DOUBLE
-  return LoadedInstance{std::move(*m), std::move(*p), f64 ? ArithSpec::f64() : ArithSpec::f32()};
+  return LoadedInstance{std::move(*m), std::move(*p), arith_of_onnx_inputs(types).value_or(ArithSpec::f32())};
 }
 
 VerifyOptions verify_options(const VerifyCliOptions& o, double timeout, const LoadedInstance& in) {

@@ -14,12 +14,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "denote/base/status.h"
 #include "denote/ir/model.h"
+#include "denote/scalar/arith_spec.h"
 #include "denote/tensor/tensor.h"
 #include "denote/typed/interp.h"
 
@@ -46,6 +48,10 @@ struct OnnxImportOptions {
   // at most 2^24. Bounds the memory a small file can ask for (2^26 doubles: 512 MiB).
   int64_t max_synthesized_elements = int64_t{1} << 26;
 };
+
+// The arithmetic a file's inputs name (OnnxImportOptions::input_elem_types): f32 when every input is FLOAT,
+// f64 when every one is DOUBLE, nullopt otherwise (none, or mixed): each caller picks its own default there.
+std::optional<ArithSpec> arith_of_onnx_inputs(const std::vector<int32_t>& input_elem_types);
 
 Result<Model> read_model_onnx(std::string_view bytes, const OnnxImportOptions& options = {});
 Result<Model> load_model_onnx_file(const std::string& path, const OnnxImportOptions& options = {});
