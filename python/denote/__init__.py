@@ -29,6 +29,7 @@ from ._denote import (  # noqa: F401
     tune_allocator,
     format_op,
 )
+from ._mx import MxArray, mx_quantize, mx_dequantize, mx_matmul  # noqa: F401
 
 
 def from_torch(module, example_inputs, *args, **kwargs):
@@ -43,5 +44,6 @@ def from_torch(module, example_inputs, *args, **kwargs):
 __all__ = [
     "Error", "InvalidInputError", "ParseError", "CheckError", "StructureError", "ShapeError", "EvalError",
     "UnsupportedError", "ResourceError", "InternalError", "Model", "GraphBuilder", "load", "loads", "verify",
-    "tune_allocator", "format_op", "from_torch", "__version__",
+    "tune_allocator", "format_op", "from_torch", "__version__", "MxArray", "mx_quantize", "mx_dequantize",
+    "mx_matmul",
 ]

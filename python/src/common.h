@@ -120,6 +120,7 @@ void register_builder(py::module_& m);
 void register_run(py::module_& m, py::class_<PyModel, ModelPtr>& cls);
 void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls);
 void register_formats(py::module_& m);
+void register_mx(py::module_& m);
 py::class_<PyModel, ModelPtr>& model_class();
 
 // Python dicts of attrs records and back (attrs.cc).

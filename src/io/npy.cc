@@ -94,8 +94,12 @@ Result<NpyArray> parse_npy(std::string_view b) {
   } else if (descr == "'<f4'") {
     out.dtype = NpyDtype::F32;
     width = 4;
+  } else if (descr == "'|u1'" || descr == "'<u1'") {
+    out.dtype = NpyDtype::U8;
+    width = 1;
   } else {
-    return npy_error(header_start, "unsupported dtype " + descr + " (expected '<f8' or '<f4', little-endian float)");
+    return npy_error(header_start,
+                     "unsupported dtype " + descr + " (expected '<f8' or '<f4', little-endian float, or '|u1')");
   }
   if (fortran == "True") return npy_error(header_start, "Fortran-order arrays are not supported (expected C order)");
   if (fortran != "False")
@@ -116,6 +120,8 @@ Result<NpyArray> parse_npy(std::string_view b) {
   for (int64_t i = 0; i < count; ++i) {
     if (width == 8) {
       std::memcpy(&out.tensor.data[i], p + i * 8, 8);
+    } else if (width == 1) {
+      out.tensor.data[i] = static_cast<unsigned char>(p[i]);
     } else {
       float f;
       std::memcpy(&f, p + i * 4, 4);
@@ -130,7 +136,7 @@ std::string format_npy(const Tensor<double>& t, NpyDtype dtype) {
   for (size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 ? "," : (i + 1 < t.shape.size() ? ", " : ""));
   shape += ")";
   std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-                                 dtype == NpyDtype::F64 ? "<f8" : "<f4", shape);
+                                 dtype == NpyDtype::F64 ? "<f8" : dtype == NpyDtype::F32 ? "<f4" : "|u1", shape);
   // Pad with spaces so that data starts on a 64-byte boundary; the header ends with '\n'.
   size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
@@ -142,6 +148,8 @@ std::string format_npy(const Tensor<double>& t, NpyDtype dtype) {
   for (double v : t.data) {
     if (dtype == NpyDtype::F64) {
       out.append(reinterpret_cast<const char*>(&v), 8);
+    } else if (dtype == NpyDtype::U8) {
+      out += static_cast<char>(static_cast<uint8_t>(v));
     } else {
       float f = static_cast<float>(v);
       out.append(reinterpret_cast<const char*>(&f), 4);

@@ -119,12 +119,12 @@ TEST(Npy, RejectsWhatItDoesNotSupport) {
   // Every NumPy file here has a 118-byte header after the 10-byte preamble: data starts at 128.
   EXPECT_EQ(read_npy_file(data_path("f64_big_endian.npy")).message(),
             data_path("f64_big_endian.npy") +
-                ": .npy: at byte 10: unsupported dtype '>f8' (expected '<f8' or '<f4', little-endian float)");
+                ": .npy: at byte 10: unsupported dtype '>f8' (expected '<f8' or '<f4', little-endian float, or '|u1')");
   EXPECT_EQ(read_npy_file(data_path("f64_fortran.npy")).message(),
             data_path("f64_fortran.npy") + ": .npy: at byte 10: Fortran-order arrays are not supported (expected C order)");
   EXPECT_EQ(read_npy_file(data_path("i64_2x3.npy")).message(),
             data_path("i64_2x3.npy") +
-                ": .npy: at byte 10: unsupported dtype '<i8' (expected '<f8' or '<f4', little-endian float)");
+                ": .npy: at byte 10: unsupported dtype '<i8' (expected '<f8' or '<f4', little-endian float, or '|u1')");
   EXPECT_EQ(read_npy_file(data_path("f64_truncated.npy")).message(),
             data_path("f64_truncated.npy") + ": .npy: at byte 128: data holds 45 bytes, shape [2, 3] needs 48");
 }

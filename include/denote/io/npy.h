@@ -1,6 +1,7 @@
-// NumPy .npy tensors: float64 or float32, little-endian, C order (format versions 1.0-3.0).
-// Anything else (big-endian, Fortran order, other dtypes, truncated data) is a clear error with
-// the byte offset. float32 files are widened to double on read.
+// NumPy .npy tensors: float64, float32 or uint8 (MX codes), little-endian, C order (format versions
+// 1.0-3.0). Anything else (big-endian, Fortran order, other dtypes, truncated data) is a clear error
+// with the byte offset. float32 and uint8 files are widened to double on read; U8 writes each value
+// as the byte static_cast<uint8_t>(v) (callers pass codes 0..255).
 //
 //   Result<NpyArray> a = read_npy_file("x.npy");
 //   write_npy_file("y.npy", Tensor<double>{{2}, {1, 2}}, NpyDtype::F32);
@@ -14,7 +15,7 @@
 
 namespace denote {
 
-enum class NpyDtype { F64, F32 };
+enum class NpyDtype { F64, F32, U8 };
 
 struct NpyArray {
   NpyDtype dtype = NpyDtype::F64;
