@@ -86,6 +86,12 @@ def _finite_list(x):
 _ARRAY_MIN = 256  # from_torch: tensors of this many values or more bypass the JSON text
 
 
+def _FLOAT_FORMATS(torch):
+    """The float dtypes a capture takes, by denote's format names."""
+    return {torch.float32: "binary32", torch.float64: "binary64", torch.bfloat16: "bfloat16",
+            torch.float16: "binary16"}
+
+
 class Builder:
     """Appends torchlean.ir.v1 node records; helpers for consts, broadcasts and reshapes."""
 
@@ -94,6 +100,11 @@ class Builder:
         self.arrays = arrays  # a list: tensors of _ARRAY_MIN values or more go there, as {"array": k}
         self.nodes = []
         self.input_ids = []
+        # Per node: the binary format of the torch value it belongs to (bfloat16 under autocast for a
+        # Linear, ...), and whether it is that value (False: an interior piece of one torch call).
+        self.formats = []
+        self.materialized = set()
+        self.current_format = None
         self._scalar_cache = {}
         self._tensor_cache = {}
         self._bcast_cache = {}
@@ -104,6 +115,7 @@ class Builder:
                "shape": [int(s) for s in shape]}
         rec.update(fields)
         self.nodes.append(rec)
+        self.formats.append(self.current_format)
         return T(nid, shape)
 
     def values(self, tensor):
@@ -123,8 +135,9 @@ class Builder:
         hit = self._tensor_cache.get(key)
         if hit is not None and hit[0] is tensor:
             return hit[1]
-        if not (tensor.is_floating_point() and tensor.dtype in (self.torch.float32, self.torch.float64)):
-            raise Unsupported("a constant tensor of dtype {} (only float32/float64)".format(tensor.dtype))
+        if not (tensor.is_floating_point() and tensor.dtype in _FLOAT_FORMATS(self.torch)):
+            raise Unsupported("a constant tensor of dtype {} (only float32/float64/bfloat16/float16)".format(
+                tensor.dtype))
         shape = list(tensor.shape)
         t = self.add("const", [], shape, value_shape=shape, values=self.values(tensor))
         self._tensor_cache[key] = (tensor, t)
@@ -300,9 +313,12 @@ def capture_json(module, example_inputs):
     return _capture(module, example_inputs, None)
 
 
-def _capture(module, example_inputs, arrays):
+def _capture(module, example_inputs, arrays, precision=None):
     """capture_json's document; with a list `arrays`, the large tensors go there (denote.loads(text,
-    arrays=arrays) reads them: no JSON text for the parameters)."""
+    arrays=arrays) reads them: no JSON text for the parameters). A dict `precision` receives per node
+    "formats" (the format of the torch value it belongs to) and "materialized" (whether it is that
+    value, not an interior piece of one torch call): the precision policy of a bfloat16 or autocast
+    capture (docs/NUMERICS.md "Precision policies")."""
     import torch
     import torch.fx
     from . import _fx_ops
@@ -314,6 +330,7 @@ def _capture(module, example_inputs, arrays):
     tables = _fx_ops.tables(torch)
     b = Builder(torch, arrays)
     ctx = Context(torch, b)
+    formats = _FLOAT_FORMATS(torch)
     env = {}
     problems = []
     outputs = []
@@ -339,11 +356,13 @@ def _capture(module, example_inputs, arrays):
             continue
         if n.op == "placeholder":
             meta = n.meta["tensor_meta"]
-            if meta.dtype not in (torch.float32, torch.float64):
-                problems.append((n.name, "input of dtype {} (only float32/float64)".format(meta.dtype)))
+            if meta.dtype not in formats:
+                problems.append((n.name, "input of dtype {} (only float32/float64/bfloat16/float16)".format(meta.dtype)))
             ctx.dtypes.add(meta.dtype)
+            b.current_format = formats.get(meta.dtype)
             t = b.add("input", [], list(meta.shape))
             b.input_ids.append(t.id)
+            b.materialized.add(t.id)
             env[n.name] = t
             continue
         what = _describe_target(torch, n, gm)
@@ -355,9 +374,10 @@ def _capture(module, example_inputs, arrays):
                 raise Unsupported(tables.refused[type(gm.get_submodule(n.target))])
             metas = _result_metas(meta)  # one per tensor of the result (chunk/split/unbind: several)
             for mt in metas:
-                if mt.dtype not in (torch.float32, torch.float64):
-                    raise Unsupported("it produces a {} tensor (only float32/float64)".format(mt.dtype))
+                if mt.dtype not in formats:
+                    raise Unsupported("it produces a {} tensor (only float32/float64/bfloat16/float16)".format(mt.dtype))
                 ctx.dtypes.add(mt.dtype)
+            b.current_format = formats[metas[0].dtype]
             _check_inplace(n, gm)
             if n.op == "call_module":
                 mod = gm.get_submodule(n.target)
@@ -376,6 +396,8 @@ def _capture(module, example_inputs, arrays):
                     raise Unsupported(None)
                 res = handler(ctx, args, kwargs)
             _check_result(res, metas, isinstance(meta, (tuple, list)))
+            for r in (res if isinstance(res, (tuple, list)) else [res]):
+                b.materialized.add(r.id)
             env[n.name] = res
         except Unsupported as e:
             msg = e.args[0] if e.args else None
@@ -384,11 +406,15 @@ def _capture(module, example_inputs, arrays):
         except Exception as e:  # malformed call: still one listed problem, not a crash
             problems.append((n.name, "{} ({}: {})".format(what, type(e).__name__, e)))
             env[n.name] = _placeholder_value(ctx, n)
-    if len(ctx.dtypes) > 1:
-        problems.append(("<graph>", "tensors of several dtypes ({}); one of float32/float64 throughout".format(
-            ", ".join(sorted(str(d) for d in ctx.dtypes)))))
+    if len(ctx.dtypes) > 1 and torch.float64 in ctx.dtypes:
+        problems.append(("<graph>", "tensors of several dtypes ({}); float64 only throughout (bfloat16, float16 and "
+                         "float32 may mix, as under torch.autocast)".format(", ".join(sorted(str(d) for d in ctx.dtypes)))))
     if problems:
         raise _make_error(problems)
+    if precision is not None:
+        precision["formats"] = [f or "binary32" for f in b.formats]
+        precision["materialized"] = [k in b.materialized for k in range(len(b.nodes))]
+        precision["dtypes"] = {formats[d] for d in ctx.dtypes}
     return b.document(outputs)
 
 
@@ -447,19 +473,23 @@ def from_torch(module, example_inputs):
     """Capture ``module`` (a torch.nn.Module, traced by torch.fx on ``example_inputs``) as a
     ``denote.Model`` with its payload; see ``capture_json``. The model's ``arith`` is the capture's
     dtype ("f32" for float32, "f64" for float64; one dtype throughout), which bounds() and verify()
-    then default to."""
+    then default to. A bfloat16 or float16 module, or one captured under ``torch.autocast("cpu")``,
+    records its precision policy (``Model.precision``: each value's format, binary32 accumulation), and
+    ``run(x, arith="auto")`` computes what torch computes."""
     import torch
 
     arrays = []
-    text = _capture(module, example_inputs, arrays)
+    precision = {}
+    text = _capture(module, example_inputs, arrays, precision)
     from . import loads
     model = loads(text, arrays=arrays)
-    inputs = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
-    dtypes = {t.dtype for t in inputs if isinstance(t, torch.Tensor)}
-    if dtypes == {torch.float32}:
+    dtypes = precision["dtypes"]
+    if dtypes == {"binary32"}:
         model.arith = "f32"
-    elif dtypes == {torch.float64}:
+    elif dtypes == {"binary64"}:
         model.arith = "f64"
+    elif dtypes:  # bfloat16/float16, alone or with float32 (autocast): torch's opmath, binary32
+        model._set_precision(precision["formats"], precision["materialized"], "binary32")
     return model
 
 

@@ -20,6 +20,7 @@
 #include "denote/plan/executor.h"
 #include "denote/tensor/tensor.h"
 #include "denote/typed/interp.h"
+#include "denote/typed/policy.h"
 
 namespace py = pybind11;
 
@@ -44,6 +45,12 @@ struct PyModel {
   // Compiled plans by provider policy and memory budget, for f64 and f32 runs (outputs only).
   std::map<std::string, std::shared_ptr<CompiledHolder<double>>> compiled64;
   std::map<std::string, std::shared_ptr<CompiledHolder<float>>> compiled32;
+  // A bfloat16/float16 or autocast capture's precision (from_torch): each node's format, whether it is a
+  // torch value (not an interior piece of one call), and the accumulation format; empty otherwise.
+  std::vector<std::string> capture_formats;
+  std::vector<bool> capture_materialized;
+  std::string capture_accumulate;
+  std::map<std::string, std::shared_ptr<const LoweredPolicy>> policies;  // Model.run(accumulate=): by storage/accumulate/rounding
   std::mutex cache_mutex;
   // The arithmetic the model's own float inputs are in: "f32" (ONNX FLOAT inputs; a float32 torch
   // capture), "f64" (DOUBLE; float64), empty where no file or capture says (JSON, GraphBuilder). bounds()

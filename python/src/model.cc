@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 
+#include <set>
+
 #include "common.h"
 #include "denote/check/check.h"
 #include "denote/io/json.h"
@@ -180,6 +182,33 @@ loads a broken graph for Model.diagnose(). Raises ParseError for a file that doe
   cls.def_property_readonly("output_shapes", [](const PyModel& self) { return shapes_of(self, self.model().output_ids); },
                             "Shapes of the outputs.");
   cls.def_property_readonly("typed", &PyModel::typed, "Whether inputs or constants carry dtypes (typed execution).");
+  cls.def("_set_precision",
+          [](PyModel& self, std::vector<std::string> formats, std::vector<bool> materialized, std::string accumulate) {
+            if (formats.size() != self.model().graph.size() || materialized.size() != formats.size())
+              raise_invalid("_set_precision: one format and one flag per node", "formats");
+            PrecisionPolicy p = unwrap(make_policy(accumulate, accumulate));
+            check(set_node_storage(p, formats));
+            std::lock_guard<std::mutex> lock(self.cache_mutex);
+            self.capture_formats = std::move(formats);
+            self.capture_materialized = std::move(materialized);
+            self.capture_accumulate = std::move(accumulate);
+            self.policies.clear();
+          },
+          py::arg("formats"), py::arg("materialized"), py::arg("accumulate"),
+          "Records a capture's precision policy (from_torch does; docs/PYTHON.md).");
+  cls.def_property_readonly(
+      "precision",
+      [](const PyModel& self) -> py::object {
+        if (self.capture_formats.empty()) return py::none();
+        std::set<std::string> fs(self.capture_formats.begin(), self.capture_formats.end());
+        py::dict d;
+        d["formats"] = std::vector<std::string>(fs.begin(), fs.end());
+        d["accumulate"] = self.capture_accumulate;
+        return d;
+      },
+      R"doc(The precision policy a from_torch capture of a bfloat16/float16 module, or of one under
+torch.autocast("cpu"), recorded: {"formats": the formats its values are held in, "accumulate": the format
+every op computes in ("binary32", torch's opmath)}; None otherwise. run(x, arith="auto") follows it.)doc");
   cls.def_property(
       "arith",
       [](const PyModel& self) -> py::object {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common.h"
+#include "run_policy.h"
 #include "denote/plan/provider_check.h"
 #include "denote/eval/eval.h"
 #include "denote/plan/registry.h"
@@ -259,6 +260,7 @@ py::object run_compiled(PyModel& self, const py::args& inputs, const std::string
 
 struct RunArgs {
   std::string arith, rounding;
+  std::optional<std::string> accumulate;
   long precision = 256;
   std::optional<std::string> provider;
   bool all_nodes = false, return_flags = false;
@@ -300,7 +302,20 @@ py::object run_typed(PyModel& self, const py::args& inputs, const RunArgs& a) {
   return package(keep_ids, std::move(arrays), a.all_nodes, a.return_flags, run.flags);
 }
 
-py::object run(PyModel& self, const py::args& inputs, const RunArgs& a) {
+py::object run(PyModel& self, const py::args& inputs, RunArgs a) {
+  if (a.arith == "auto") {  // the model's own arithmetic: a capture's precision policy, else Model.arith
+    if (!self.capture_formats.empty() && !a.accumulate) {
+      a.arith.clear();
+      a.accumulate = self.capture_accumulate;
+    } else {
+      a.arith = self.native_arith.empty() ? "f64" : self.native_arith;
+    }
+  }
+  if (a.accumulate) {
+    if (a.provider) raise_invalid("provider: a precision policy (accumulate=) runs the typed interpreter", "provider");
+    PolicyRun r = run_policy(self, inputs, a.arith, *a.accumulate, a.rounding, a.all_nodes, a.options.max_bytes);
+    return package(std::move(r.ids), std::move(r.arrays), a.all_nodes, a.return_flags, r.flags);
+  }
   bool integral = self.typed();
   for (const auto& x : inputs) integral = integral || is_integral_array(x);
   if (integral) return run_typed(self, inputs, a);
@@ -351,22 +366,26 @@ void register_run(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
       "run",
       [](PyModel& self, const py::args& inputs, const std::string& arith, const std::string& rounding, long precision,
          const std::optional<std::string>& provider, bool all_nodes, bool return_flags,
-         const std::optional<int64_t>& max_memory) {
-        return run(self, inputs, RunArgs{arith, rounding, precision, provider, all_nodes, return_flags,
+         const std::optional<int64_t>& max_memory, const std::optional<std::string>& accumulate) {
+        return run(self, inputs, RunArgs{arith, rounding, accumulate, precision, provider, all_nodes, return_flags,
                                          eval_options(max_memory)});
       },
       py::arg("arith") = "f64", py::arg("rounding") = "nearest-even", py::arg("precision") = 256,
       py::arg("provider") = py::none(), py::arg("all_nodes") = false, py::arg("return_flags") = false,
-      py::arg("max_memory") = py::none(),
+      py::arg("max_memory") = py::none(), py::arg("accumulate") = py::none(),
       R"doc(Denotes the model at the given inputs (one array per input node, in Model.inputs order).
 
-arith: "f64" (default), "f32" (hardware), a binary format ("binary16", "bfloat16", "binary32", "binary64",
+arith: "f64" (default), "auto" (the model's own: Model.precision's policy, else Model.arith, else f64),
+"f32" (hardware), a binary format ("binary16", "bfloat16", "binary32", "binary64",
 "e4m3fn", ..., "binary(E,F)": exact software rounding) or "real" (MPFR at `precision` bits).
 rounding: nearest-even (default), toward-zero, upward, downward, nearest-away (binary formats).
 provider: run through a kernel plan: "auto", "prefer:openblas", "only:reference" (f64/f32 only).
 all_nodes: return {node_id: array} for every node. return_flags: also return the IEEE flags of a binary
 format as a dict (invalid, divide_by_zero, overflow, underflow, inexact, saturated, mapped_special).
 max_memory: the memory budget of the values alive at once, in bytes (default: half the RAM).
+accumulate: a precision policy, as hardware and PyTorch compute: arith names the storage format (inputs,
+parameters, every op's result), accumulate the format every op computes in ("binary32" for bfloat16 or
+binary16 as torch's CPU kernels do: exact products, binary32 sums, one rounding to storage per op).
 Integer or bool arrays (or a typed model) run the typed interpreter; results keep their dtypes.
 Returns one array (one output), a tuple (several) or a dict (all_nodes); float64 arrays, float32 for f32.)doc");
 }

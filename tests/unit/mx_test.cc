@@ -1,4 +1,4 @@
-// OCP MX formats (include/denote/scalar/mx.h) on hand-computed blocks: the shared scale, nearest-even
+// OCP MX formats (include/denote/typed/mx.h) on hand-computed blocks: the shared scale, nearest-even
 // element rounding, saturation, NaN and zero blocks, partial blocks along any axis, and dot products
 // whose exact block sums differ from a binary32 running sum. The exhaustive comparison with an
 // independent rational implementation of the spec is tests/python/test_mx_reference.py.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "denote/scalar/binary_format.h"
-#include "denote/scalar/mx.h"
+#include "denote/typed/mx.h"
 
 namespace denote {
 namespace {

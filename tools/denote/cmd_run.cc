@@ -13,6 +13,7 @@
 #include "denote/eval/eval.h"
 #include "denote/io/text.h"
 #include "denote/scalar/arith.h"
+#include "denote/typed/policy.h"
 #include "run_plan.h"
 
 namespace denote::cli {
@@ -31,6 +32,7 @@ struct RunOptions {
   std::string provider;  // run through a kernel plan (run_plan.cc) when provider_given
   bool provider_given = false;
   std::string max_memory = "auto";  // --max-memory SIZE or auto
+  std::string accumulate;           // a precision policy: --arith is its storage format
 };
 
 // The value table widened to double, and the flags the context raised (binary formats only).
@@ -102,7 +104,9 @@ void print_text(const Model& m, const Evaluated& e, const RunOptions& o) {
 }
 
 void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
-  std::string out = fmt::format("{{\"arith\": \"{}\", \"rounding\": \"{}\", \"outputs\": [", o.arith, o.rounding);
+  std::string out = fmt::format("{{\"arith\": \"{}\", ", o.arith);
+  if (!o.accumulate.empty()) out += fmt::format("\"accumulate\": \"{}\", ", o.accumulate);
+  out += fmt::format("\"rounding\": \"{}\", \"outputs\": [", o.rounding);
   for (size_t k = 0; k < m.output_ids.size(); ++k)
     out += (k ? ", " : "") + entry_json(m.output_ids[k], e.table[m.output_ids[k]]);
   out += "]";
@@ -118,9 +122,39 @@ void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
   std::cout << out << "\n";
 }
 
+// --arith STORAGE --accumulate FORMAT: the precision policy's typed graph (include/denote/typed/policy.h).
+int run_with_policy(const RunOptions& o, int64_t budget) {
+  const std::optional<Rounding> mode = parse_rounding(o.rounding);
+  if (!mode) return usage_error(fmt::format("--rounding {}: expected nearest-even, toward-zero, upward, downward or "
+                                            "nearest-away", o.rounding));
+  Result<PrecisionPolicy> p = make_policy(o.arith, o.accumulate, *mode);
+  if (!p.ok()) return usage_error(fmt::format("--{}: {}", p.status().field() == "storage" ? "arith" : "accumulate",
+                                              p.status().message()));
+  if (o.provider_given) return usage_error("--provider: a precision policy (--accumulate) runs the typed interpreter");
+  auto loaded = load_model_and_inputs(o.path, o.inputs);
+  if (!loaded.ok()) return fail(loaded.message());
+  const Model& m = loaded->model;
+  Result<LoweredPolicy> l = lower_policy(m, *p);
+  if (!l.ok()) return fail(l.message());
+  std::vector<int64_t> ids = m.output_ids;
+  if (o.trace)
+    for (const Node& n : m.graph.nodes) ids.push_back(n.id);
+  typed::TypedOptions options;
+  options.rounding = *mode;
+  options.max_bytes = budget;
+  Result<PolicyValues> v = run_policy(*l, loaded->inputs, ids, options);
+  if (!v.ok()) return fail(v.message());
+  Evaluated e{std::vector<Tensor<double>>(m.graph.size()), true, v->flags};
+  for (size_t k = 0; k < ids.size(); ++k) e.table[static_cast<size_t>(ids[k])] = std::move(v->values[k]);
+  if (o.json) print_json(m, e, o);
+  else print_text(m, e, o);
+  return kExitOk;
+}
+
 int run(const RunOptions& o) {
   auto budget = max_memory_bytes(o.max_memory);
   if (!budget.ok()) return usage_error(budget.message());
+  if (!o.accumulate.empty()) return run_with_policy(o, *budget);
   if (wants_typed_run(o.path, o.input_words))
     return run_typed({o.path, o.input_words, o.rounding, o.trace, o.json, *budget});
   // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
@@ -167,6 +201,10 @@ void add_run(CLI::App& app, Command& cmd) {
                   "rounding mode of a binary format: nearest-even (default), toward-zero, upward, downward, "
                   "nearest-away");
   sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
+  sub->add_option("--accumulate", o->accumulate,
+                  "a precision policy: every op computes in this format on operands in the --arith (storage) "
+                  "format and rounds once to it, e.g. --arith bfloat16 --accumulate binary32 as torch's CPU "
+                  "kernels do");
   sub->add_option("--provider", o->provider,
                   "run through a kernel plan: auto, prefer:P or only:P (P: reference, openblas, avx2); f64/f32 "
                   "only; compiled (denote/plan/compiled.h), or node by node with --trace")

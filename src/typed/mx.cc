@@ -1,7 +1,7 @@
-// OCP Microscaling (MX) v1.0: conversion, dequantization and block dot products (include/denote/scalar/mx.h).
+// OCP Microscaling (MX) v1.0: conversion, dequantization and block dot products (include/denote/typed/mx.h).
 // Every element goes through the binary layer's one rounding routine (round_pack) from the input's
 // exact significand and exponent, so no quotient V / X is ever formed in floating point.
-#include "denote/scalar/mx.h"
+#include "denote/typed/mx.h"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,70 @@
+// Mixed precision as hardware and PyTorch run it: a precision policy lowers a model to a typed graph
+// (include/denote/typed/interp.h) in which every op computes in the accumulation format on operands
+// held in the storage format, and its result is rounded once back to storage. For bfloat16 or
+// binary16 storage with binary32 accumulation this is what torch's CPU kernels (and autocast's
+// "opmath") do: a Linear's products are exact in binary32, its sums round in binary32 and the output
+// rounds once to bfloat16 (docs/NUMERICS.md, "Precision policies").
+//
+//   PrecisionPolicy p = *make_policy("bfloat16", "binary32");
+//   Result<LoweredPolicy> l = lower_policy(model, p);
+//   Result<PolicyValues> y = run_policy(*l, inputs, model.output_ids);
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "denote/base/status.h"
+#include "denote/ir/model.h"
+#include "denote/scalar/binary_format.h"
+#include "denote/typed/interp.h"
+
+namespace denote {
+
+struct PrecisionPolicy {
+  BinaryFormat storage;     // inputs, parameters and every op's result
+  BinaryFormat accumulate;  // every op computes in it; holds every storage value exactly
+  Rounding rounding = Rounding::NearestEven;
+  // Per node of the model, optional (empty: `storage` everywhere, every computing node's value
+  // rounded). node_storage[k]: node k's own storage format (torch.autocast: bfloat16 for a Linear,
+  // binary32 elsewhere); an operand held in a wider format is rounded to it first, as autocast casts
+  // a Linear's float32 input. materialized[k] false: node k is an interior piece of one source op (a
+  // torch call captured as several IR ops), whose value stays in the accumulation format.
+  std::vector<BinaryFormat> node_storage;
+  std::vector<bool> materialized;
+};
+
+// The accumulation format must hold every storage value (at least its precision and exponent
+// range, and its specials); errors name the field (storage, accumulate). set_node_storage checks
+// each node's format the same way (field node_storage).
+Result<PrecisionPolicy> make_policy(std::string_view storage, std::string_view accumulate,
+                                    Rounding rounding = Rounding::NearestEven);
+Status set_node_storage(PrecisionPolicy& p, std::span<const std::string> formats);
+
+// The typed model of `m` under `p`: each input node takes storage words and is cast to the
+// accumulation format; parameters are rounded to their node's storage format and constants to the
+// accumulation format (a Python scalar in torch's opmath); each computing node keeps its op, its
+// operands held in a wider format are rounded to its format first, and its value is followed by casts
+// to storage and back (unless it is not materialized); layout ops move values unchanged; every
+// output is a storage value. The output ids keep the order of m.output_ids. Errors name the node:
+// casts, integer, random and custom nodes have no policy meaning. node_of[k] is the id in the
+// lowered model of a node holding node k's value (a storage value, or the same value in the
+// accumulation format for constants and layout ops).
+struct LoweredPolicy {
+  PrecisionPolicy policy;
+  TypedModel tm;
+  std::vector<int64_t> node_of;
+};
+Result<LoweredPolicy> lower_policy(const Model& m, const PrecisionPolicy& p);
+
+// Runs a lowered model: float inputs rounded to storage (flags kept; a value storage cannot hold is
+// an error naming the input), the typed interpreter, and the exact values of the nodes `ids` of the
+// original model (values[k] for ids[k]).
+struct PolicyValues {
+  std::vector<Tensor<double>> values;
+  uint32_t flags = 0;
+};
+Result<PolicyValues> run_policy(const LoweredPolicy& l, std::span<const Tensor<double>> inputs,
+                                std::span<const int64_t> ids, const typed::TypedOptions& o = {});
+
+}  // namespace denote

@@ -1,0 +1,58 @@
+// Model.run under a precision policy (run_policy.h): the lowered model cached per policy, then
+// denote::run_policy (include/denote/typed/policy.h).
+#include "run_policy.h"
+
+#include <fmt/format.h>
+
+namespace denote::python {
+
+namespace {
+
+// storage empty: the capture's own formats (Model.precision).
+std::shared_ptr<const LoweredPolicy> lowered(PyModel& self, const std::string& storage, const std::string& accumulate,
+                                             Rounding mode) {
+  const std::string key = fmt::format("{}/{}/{}", storage.empty() ? "capture" : storage, accumulate, rounding_name(mode));
+  std::lock_guard<std::mutex> lock(self.cache_mutex);
+  auto it = self.policies.find(key);
+  if (it != self.policies.end()) return it->second;
+  Result<PrecisionPolicy> p = make_policy(storage.empty() ? accumulate : storage, accumulate, mode);
+  if (!p.ok()) raise_invalid(p.status().message(), p.status().field() == "storage" ? "arith" : "accumulate");
+  if (storage.empty()) check(set_node_storage(*p, self.capture_formats));
+  if (self.capture_materialized.size() == self.model().graph.size()) p->materialized = self.capture_materialized;
+  return self.policies[key] = std::make_shared<const LoweredPolicy>(unwrap(lower_policy(self.model(), *p)));
+}
+
+}  // namespace
+
+PolicyRun run_policy(PyModel& self, const py::args& inputs, const std::string& storage, const std::string& accumulate,
+                     const std::string& rounding, bool all_nodes, int64_t max_bytes) {
+  if (self.typed()) raise_invalid("accumulate: a typed model takes each value's dtype; leave accumulate unset",
+                                  "accumulate");
+  const std::optional<Rounding> mode = parse_rounding(rounding);
+  if (!mode) raise_invalid(fmt::format("rounding {}: expected nearest-even, toward-zero, upward, downward or "
+                                       "nearest-away", rounding), "rounding");
+  const std::shared_ptr<const LoweredPolicy> l = lowered(self, storage, accumulate, *mode);
+  const size_t n_inputs = self.model().graph.input_ids().size();
+  if (inputs.size() != n_inputs)
+    raise_invalid(fmt::format("run: the model has {} input(s), got {}", n_inputs, inputs.size()), "inputs");
+  std::vector<Tensor<double>> in;
+  for (size_t k = 0; k < inputs.size(); ++k) in.push_back(to_tensor(inputs[k], Label{"input", static_cast<int64_t>(k)}));
+  PolicyRun out;
+  out.ids = all_nodes ? std::vector<int64_t>() : self.model().output_ids;
+  if (all_nodes)
+    for (size_t id = 0; id < self.model().graph.size(); ++id) out.ids.push_back(static_cast<int64_t>(id));
+  typed::TypedOptions o;
+  o.rounding = *mode;
+  o.max_bytes = max_bytes;
+  Result<PolicyValues> r = Status::error(ErrorCode::kInternal, "internal: policy run did not run");
+  {
+    py::gil_scoped_release release;
+    r = denote::run_policy(*l, in, out.ids, o);
+  }
+  PolicyValues v = unwrap(std::move(r));
+  for (Tensor<double>& t : v.values) out.arrays.push_back(to_numpy(std::move(t)));
+  out.flags = v.flags;
+  return out;
+}
+
+}  // namespace denote::python

@@ -1,0 +1,237 @@
+// Precision policies lowered to typed graphs (include/denote/typed/policy.h): one pass over the node
+// array in id order, each node mapped to the node holding its value in the accumulation format.
+#include "denote/typed/policy.h"
+
+#include <fmt/format.h>
+
+#include "denote/scalar/binary_ops.h"
+#include "denote/typed/dtype.h"
+
+namespace denote {
+namespace {
+
+Status policy_error(const Node& n, const std::string& what) {
+  return Status::error(ErrorCode::kUnsupported, what)
+      .with_node(n.id, fmt::format("policy: node {}: {} ({})", n.id, what, summary(n)));
+}
+
+// Whether every value of `s` is a value of `a` (precision, both exponent ends, and its specials).
+bool holds(const BinaryFormat& a, const BinaryFormat& s) {
+  return a.precision() >= s.precision() && a.emax() >= s.emax() && a.emin() - a.frac_bits <= s.emin() - s.frac_bits &&
+         (a.has_inf() || !s.has_inf()) && (a.has_nan() || !s.has_nan()) && a.storage_bits() <= 64;
+}
+
+struct Lowering {
+  const Model& m;
+  const PrecisionPolicy& p;
+  TypedModel out;
+  std::vector<int64_t> value;   // old id -> new id of its value in the accumulation format
+  std::vector<int64_t> stored;  // old id -> new id of its storage-format value (-1: none made)
+  // old id -> the format its value is held in; nullptr: a one-element constant (torch's Python
+  // scalar) or an interior piece of a torch call, which no op rounds to its own format
+  std::vector<const BinaryFormat*> format;
+
+  typed::DType acc() const { return typed::DType::binary(p.accumulate); }
+  std::string rounding() const { return std::string(rounding_name(p.rounding)); }
+  const BinaryFormat& storage_of(const Node& n) const {
+    return p.node_storage.empty() ? p.storage : p.node_storage[static_cast<size_t>(n.id)];
+  }
+  bool materialized(const Node& n) const {
+    return p.materialized.empty() || p.materialized[static_cast<size_t>(n.id)];
+  }
+
+  int64_t add(Op op, std::vector<int64_t> parents, Attrs attrs, Shape shape) {
+    const auto id = static_cast<int64_t>(out.model.graph.nodes.size());
+    out.model.graph.nodes.push_back(Node{id, std::move(parents), op, std::move(attrs), std::move(shape)});
+    return id;
+  }
+  int64_t cast(int64_t from, const BinaryFormat& to) {
+    const Shape shape = out.model.graph.nodes[static_cast<size_t>(from)].out_shape;
+    return add(Op::Cast, {from}, CastAttrs{to.name, rounding()}, shape);
+  }
+  // A value of the accumulation format rounded to `f` and held in the accumulation format again.
+  std::pair<int64_t, int64_t> round_to(int64_t from, const BinaryFormat& f) {
+    const int64_t s = cast(from, f);
+    return {s, cast(s, p.accumulate)};
+  }
+  double rounded(double v, const BinaryFormat& f) const {
+    FpEnv env{p.rounding, 0, {}};
+    return word_to_double(f, fp_from_double(f, env, v, false));
+  }
+  void round_all(std::vector<double>& v, const BinaryFormat& f) const {
+    for (double& x : v) x = rounded(x, f);
+  }
+  void copy_payload(int64_t old_id, int64_t id, const BinaryFormat& f);
+  std::vector<int64_t> operands(const Node& n, const BinaryFormat& f);
+  void push(int64_t v, int64_t s, const BinaryFormat* f) {
+    value.push_back(v);
+    stored.push_back(s);
+    format.push_back(f);
+  }
+  Status lower(const Node& n);
+};
+
+void Lowering::copy_payload(int64_t old_id, int64_t id, const BinaryFormat& f) {
+  const Payload<double>& from = m.payload;
+  Payload<double>& to = out.model.payload;
+  if (auto* r = find_record(from.linear, old_id)) {
+    auto& c = to.linear[id] = *r;
+    round_all(c.weight, f), round_all(c.bias, f);
+  }
+  if (auto* r = find_record(from.conv, old_id)) {
+    auto& c = to.conv[id] = *r;
+    round_all(c.weight, f), round_all(c.bias, f);
+  }
+  if (auto* r = find_record(from.batch_norm, old_id)) {
+    auto& c = to.batch_norm[id] = *r;
+    round_all(c.gamma, f), round_all(c.beta, f), round_all(c.mean, f), round_all(c.var, f);
+  }
+  if (auto* r = find_record(from.layernorm, old_id)) {
+    auto& c = to.layernorm[id] = *r;
+    round_all(c.gamma, f), round_all(c.beta, f);
+  }
+}
+
+// The parents' values, each rounded to `f` first where it is held in a format `f` does not hold.
+std::vector<int64_t> Lowering::operands(const Node& n, const BinaryFormat& f) {
+  std::vector<int64_t> ids;
+  for (int64_t q : n.parents) {
+    const auto k = static_cast<size_t>(q);
+    ids.push_back(format[k] == nullptr || holds(f, *format[k]) ? value[k] : round_to(value[k], f).second);
+  }
+  return ids;
+}
+
+Status Lowering::lower(const Node& n) {
+  const BinaryFormat& f = storage_of(n);
+  if (n.op == Op::Input) {
+    const int64_t in = add(Op::Input, {}, n.attrs, n.out_shape);
+    out.input_dtypes[in] = typed::DType::binary(f);
+    push(cast(in, p.accumulate), in, &f);
+    return ok_status();
+  }
+  if (n.op == Op::Const) {
+    const ConstRecord<double>* r = find_record(m.payload.consts, n.id);
+    if (r == nullptr) return policy_error(n, "a const without a payload value");
+    const int64_t c = add(Op::Const, {}, n.attrs, n.out_shape);
+    typed::TypedTensor t{acc(), n.out_shape, {}};
+    for (double v : r->values) {
+      FpEnv env{p.rounding, 0, {}};
+      t.limbs.push_back(fp_from_double(p.accumulate, env, v, false));
+    }
+    // One element: a Python scalar in torch, kept in opmath by every op that reads it (nullptr).
+    push(c, -1, t.limbs.size() == 1 ? nullptr : &p.accumulate);
+    out.consts[c] = std::move(t);
+    return ok_status();
+  }
+  const OpInfo& info = op_info(n.op);
+  if (info.attr == AttrKind::Cast || info.attr == AttrKind::Custom || has_flag(n.op, kFlagRandom))
+    return policy_error(n, fmt::format("{} has no meaning under a precision policy", op_tag(n.op)));
+  if (has_flag(n.op, kFlagStorageOnly)) {  // moves values: their format is the parents'
+    std::vector<int64_t> ids;
+    const BinaryFormat* held = nullptr;  // the widest parent format; a moved scalar stays a scalar
+    for (int64_t q : n.parents) {
+      const BinaryFormat* pf = format[static_cast<size_t>(q)];
+      ids.push_back(value[static_cast<size_t>(q)]);
+      if (pf != nullptr && (held == nullptr || !holds(*held, *pf))) held = pf;
+    }
+    const int64_t id = add(n.op, ids, n.attrs, n.out_shape);
+    push(id, -1, held);
+    return ok_status();
+  }
+  const int64_t id = add(n.op, operands(n, f), n.attrs, n.out_shape);
+  copy_payload(n.id, id, f);
+  if (!materialized(n)) {  // not a torch value: no operand rule applies to it
+    push(id, -1, nullptr);
+    return ok_status();
+  }
+  auto [s, v] = round_to(id, f);
+  push(v, s, &f);
+  return ok_status();
+}
+
+}  // namespace
+
+Result<PrecisionPolicy> make_policy(std::string_view storage, std::string_view accumulate, Rounding rounding) {
+  PrecisionPolicy p;
+  p.rounding = rounding;
+  Result<BinaryFormat> s = parse_format(storage);
+  if (!s.ok()) return s.status().with_field("storage");
+  Result<BinaryFormat> a = parse_format(accumulate);
+  if (!a.ok()) return a.status().with_field("accumulate");
+  if (!holds(*a, *s))
+    return error_status(fmt::format("accumulation format {} does not hold every {} value (it needs at least its "
+                                    "precision, exponent range and specials)",
+                                    a->name, s->name))
+        .with_field("accumulate");
+  p.storage = *s;
+  p.accumulate = *a;
+  return p;
+}
+
+Status set_node_storage(PrecisionPolicy& p, std::span<const std::string> formats) {
+  p.node_storage.clear();
+  for (size_t k = 0; k < formats.size(); ++k) {
+    Result<BinaryFormat> f = parse_format(formats[k]);
+    if (!f.ok()) return error_status(fmt::format("node {}: {}", k, f.status().message())).with_field("node_storage");
+    if (!holds(p.accumulate, *f))
+      return error_status(fmt::format("node {}: accumulation format {} does not hold every {} value", k,
+                                      p.accumulate.name, f->name))
+          .with_field("node_storage");
+    p.node_storage.push_back(*f);
+  }
+  return ok_status();
+}
+
+Result<LoweredPolicy> lower_policy(const Model& m, const PrecisionPolicy& p) {
+  const size_t n = m.graph.size();
+  if ((!p.node_storage.empty() && p.node_storage.size() != n) || (!p.materialized.empty() && p.materialized.size() != n))
+    return error_status(fmt::format("policy: {} node formats and {} materialized flags for a model of {} nodes",
+                                    p.node_storage.size(), p.materialized.size(), n))
+        .with_field("node_storage");
+  Lowering l{m, p, {}, {}, {}, {}};
+  for (const Node& node : m.graph.nodes) DENOTE_RETURN_IF_ERROR(l.lower(node));
+  for (int64_t o : m.output_ids) {
+    const auto k = static_cast<size_t>(o);
+    int64_t& s = l.stored[k];
+    if (s < 0) s = l.cast(l.value[k], l.storage_of(m.graph.nodes[k]));
+    l.out.model.output_ids.push_back(s);
+  }
+  LoweredPolicy out{p, std::move(l.out), {}};
+  for (size_t k = 0; k < l.value.size(); ++k) out.node_of.push_back(l.stored[k] >= 0 ? l.stored[k] : l.value[k]);
+  return out;
+}
+
+Result<PolicyValues> run_policy(const LoweredPolicy& l, std::span<const Tensor<double>> inputs,
+                                std::span<const int64_t> ids, const typed::TypedOptions& o) {
+  PolicyValues out;
+  std::vector<typed::TypedTensor> in;
+  const std::vector<int64_t> ids_in = l.tm.model.graph.input_ids();
+  if (ids_in.size() != inputs.size())
+    return error_status(fmt::format("the model has {} input(s), got {}", ids_in.size(), inputs.size()))
+        .with_field("input");
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    FpEnv env{l.policy.rounding, 0, {}};
+    const typed::DType& t_in = l.tm.input_dtypes.at(ids_in[k]);
+    typed::TypedTensor t{t_in, inputs[k].shape, {}};
+    t.limbs.reserve(inputs[k].data.size());
+    for (double v : inputs[k].data) t.limbs.push_back(fp_from_double(t_in.format, env, v, false));
+    if (!env.error.empty()) return error_status(fmt::format("input {}: {}", k, env.error)).with_field("input");
+    out.flags |= env.flags;
+    in.push_back(std::move(t));
+  }
+  DENOTE_ASSIGN_OR_RETURN(typed::TypedRun run, typed::eval_typed(l.tm, in, o));
+  out.flags |= run.flags;
+  for (int64_t id : ids) {
+    if (id < 0 || static_cast<size_t>(id) >= l.node_of.size())
+      return error_status(ErrorCode::kInternal, fmt::format("internal: run_policy: node {} is not in the model", id));
+    const typed::TypedTensor& t = run.table[static_cast<size_t>(l.node_of[static_cast<size_t>(id)])];
+    std::vector<double> v;
+    v.reserve(t.limbs.size());
+    for (uint64_t w : t.limbs) v.push_back(word_to_double(t.dtype.format, w));
+    out.values.emplace_back(t.shape, std::move(v));
+  }
+  return out;
+}
+
+}  // namespace denote

@@ -1,0 +1,141 @@
+"""Precision policies (Model.run(arith=STORAGE, accumulate=FORMAT), denote run --accumulate) against
+PyTorch's bfloat16 CPU kernels: bit for bit on the committed golden outputs of
+tests/golden/gen_torch_bf16_golden.py (no torch needed), and on fresh random networks where torch is
+installed. docs/NUMERICS.md "Precision policies" states where torch differs (its bfloat16 layer_norm)."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import denote
+
+NAMES = ["mlp", "cnn", "act", "bn_pool", "softmax"]
+
+
+def golden(data_dir, name):
+    d = os.path.join(data_dir, "golden_bf16")
+    return (denote.load(os.path.join(d, name + ".json")), np.load(os.path.join(d, name + ".x.npy")),
+            np.load(os.path.join(d, name + ".torch_bf16.npy")))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bfloat16_with_binary32_accumulation_is_torchs_bits(data_dir, name):
+    m, x, want = golden(data_dir, name)
+    y, flags = m.run(x, arith="bfloat16", accumulate="binary32", return_flags=True)
+    np.testing.assert_array_equal(y, want.astype(np.float64))
+    assert flags["inexact"]
+    if name in ("mlp", "cnn"):
+        # bfloat16 throughout (every product and sum rounded to bfloat16) is not what torch computes.
+        assert np.count_nonzero(m.run(x, arith="bfloat16") != want) > want.size // 4
+
+
+def test_cli_accumulate(cli, data_dir):
+    m, x, want = golden(data_dir, "mlp")
+    path = os.path.join(data_dir, "golden_bf16", "mlp.json")
+    r = subprocess.run([cli, "run", path, "--input", "@" + os.path.join(data_dir, "golden_bf16", "mlp.x.npy"),
+                        "--arith", "bfloat16", "--accumulate", "binary32", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["accumulate"] == "binary32" and "inexact" in doc["flags"]
+    np.testing.assert_array_equal(np.array(doc["outputs"][0]["values"]).reshape(want.shape), want)
+    r = subprocess.run([cli, "run", path, "--input", "@" + os.path.join(data_dir, "golden_bf16", "mlp.x.npy"),
+                        "--arith", "binary32", "--accumulate", "bfloat16"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--accumulate" in r.stderr, r.stderr
+
+
+def test_trace_and_errors(data_dir):
+    m, x, _ = golden(data_dir, "act")
+    every = m.run(x, arith="bfloat16", accumulate="binary32", all_nodes=True)
+    assert sorted(every) == list(range(len(m)))
+    for v in every.values():  # every node's value is a bfloat16 value
+        bits = v.astype(np.float32).view(np.uint32)
+        assert not np.any(bits & 0xFFFF)
+    with pytest.raises(denote.InvalidInputError) as e:
+        m.run(x, arith="binary32", accumulate="bfloat16")
+    assert e.value.field == "accumulate"
+    with pytest.raises(denote.InvalidInputError) as e:
+        m.run(x, arith="bfloat16", accumulate="binary32", provider="auto")
+    assert e.value.field == "provider"
+
+
+def torch_nets(torch):
+    nn = torch.nn
+    yield nn.Sequential(nn.Linear(96, 128), nn.ReLU(), nn.Linear(128, 10)), (32, 96)
+    yield nn.Sequential(nn.Conv2d(2, 5, 3, padding=1, stride=2), nn.ReLU(), nn.Conv2d(5, 6, 3, groups=1),
+                        nn.Flatten(), nn.Linear(6 * 2 * 2, 4)), (8, 2, 8, 8)
+    # Captured as several IR ops each (ELU, Hardswish, LeakyReLU, Hardsigmoid): torch rounds once per call.
+    yield nn.Sequential(nn.Linear(40, 40), nn.ELU(), nn.Linear(40, 40), nn.Hardswish(), nn.Linear(40, 40),
+                        nn.LeakyReLU(0.1), nn.Linear(40, 40), nn.Hardsigmoid(), nn.Linear(40, 40), nn.Softplus(),
+                        nn.Linear(40, 40), nn.ReLU6(), nn.Linear(40, 3), nn.Sigmoid()), (64, 40)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bfloat16_captures_compute_what_torch_computes(seed):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(seed)
+    for net, shape in torch_nets(torch):
+        net = net.eval().to(torch.bfloat16)
+        x = (torch.randn(*shape) * 3).to(torch.bfloat16)
+        m = denote.from_torch(net, (x,))
+        assert m.precision == {"formats": ["bfloat16"], "accumulate": "binary32"}
+        with torch.no_grad():
+            want = net(x).float().numpy()
+        y = m.run(x.float().numpy(), arith="auto")
+        np.testing.assert_array_equal(y, want.astype(np.float64), err_msg=str(net))
+
+
+def test_autocast_capture():
+    # Under torch.autocast("cpu", bfloat16) a Linear rounds its float32 operands to bfloat16 and returns
+    # bfloat16; the rest keeps its inputs' dtype and promotes a mix (bfloat16 + float32: float32). The
+    # capture records each value's format.
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
+
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1, self.l2, self.l3 = nn.Linear(40, 40), nn.Linear(40, 40), nn.Linear(40, 10)
+
+        def forward(self, x):
+            h = self.l2(torch.nn.functional.gelu(self.l1(x))) + x  # bfloat16 + float32: a float32 sum
+            return torch.softmax(self.l3(h), -1)
+
+    torch.manual_seed(5)
+    net = Residual().eval()
+    x = torch.randn(64, 40)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        m = denote.from_torch(net, (x,))
+        with torch.no_grad():
+            want = net(x).float().numpy()
+            h = (net.l2(torch.nn.functional.gelu(net.l1(x))) + x)
+    assert h.dtype == torch.float32
+    assert m.precision["formats"] == ["bfloat16", "binary32"]
+    np.testing.assert_array_equal(m.run(x.numpy(), arith="auto"), want.astype(np.float64))
+    # bfloat16 throughout would also round x and the residual sum.
+    every = m.run(x.numpy(), arith="auto", all_nodes=True)
+    uniform = m.run(x.numpy(), arith="bfloat16", accumulate="binary32", all_nodes=True)
+    add = max(k for k in every if np.shape(every[k]) == (64, 40))
+    np.testing.assert_array_equal(every[add], h.numpy().astype(np.float64))
+    assert np.count_nonzero(uniform[add] != every[add]) > 0
+
+
+def test_layer_norm_is_binary32_layer_norm_rounded_once():
+    # torch 1.13's bfloat16 CPU layer_norm is not "compute in float, round once": denote's policy is,
+    # and lies closer to the exact value (docs/NUMERICS.md).
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(3)
+    net = torch.nn.Sequential(torch.nn.Linear(20, 32), torch.nn.LayerNorm(32)).eval()
+    x = torch.randn(16, 20)
+    m = denote.from_torch(net, (x,))
+    y = m.run(x.numpy(), arith="bfloat16", accumulate="binary32")
+    nb = net.to(torch.bfloat16)
+    with torch.no_grad():
+        h = nb[0](x.to(torch.bfloat16)).float()
+        ln = nb[1]
+        want = torch.nn.functional.layer_norm(h, (32,), ln.weight.float(), ln.bias.float()).to(torch.bfloat16)
+        theirs = nb(x.to(torch.bfloat16)).float().numpy()
+    np.testing.assert_array_equal(y, want.float().numpy().astype(np.float64))
+    exact = m.run(x.numpy())
+    assert np.abs(y - exact).max() <= np.abs(theirs - exact).max()
