@@ -3,22 +3,16 @@
 // (include/denote/typed/mx.h, docs/NUMERICS.md "MX block formats").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
-#include "denote/scalar/binary_ops.h"
-#include "denote/typed/mx.h"
 #include "scalar/binary_round.h"
+#include "typed/mx_dot.h"
 
 namespace denote {
-namespace {
+namespace mx_detail {
 
 using i128 = __int128;
-
-// A finite element as an integer multiple of 2^quantum (the element format's smallest step).
-struct Fixed {
-  int64_t value = 0;    // signed
-  bool special = false;  // NaN or infinity (FP8 encodings only)
-};
 
 int64_t quantum_exp(const MxFormat& f) { return f.kind == MxKind::Int8 ? -6 : min_quantum_exp(f.element); }
 
@@ -30,13 +24,14 @@ Fixed fixed_of(const MxFormat& f, uint8_t code) {
   return {d.neg ? -mag : mag, false};
 }
 
-// The operands laid out for the products: a row-major [M, K], b transposed to [N, K].
-struct Operand {
-  std::vector<Fixed> fixed;          // [rows, K]
-  std::vector<uint8_t> scales;       // [rows, blocks]
-  std::vector<uint8_t> codes;        // [rows, K], for blocks with specials
-  int64_t rows = 0, k = 0, blocks = 0;
-};
+int64_t max_fixed(const MxFormat& f) {
+  int64_t m = 0;
+  for (unsigned c = 0; c < (1u << f.bits); ++c) {
+    const Fixed x = fixed_of(f, static_cast<uint8_t>(c));
+    if (!x.special) m = std::max(m, x.value < 0 ? -x.value : x.value);
+  }
+  return m;
+}
 
 Operand operand_of(const MxTensor& t, bool transposed) {
   Operand o;
@@ -59,12 +54,7 @@ Operand operand_of(const MxTensor& t, bool transposed) {
   return o;
 }
 
-struct DotSetup {
-  const MxTensor& a;
-  const MxTensor& b;
-  const BinaryFormat& acc;
-  int64_t block = 32;
-};
+namespace {
 
 double scaled_element(const MxFormat& f, uint8_t code, uint8_t scale) {
   const double x = scale == kMxScaleNan ? std::nan("") : std::ldexp(1.0, scale - kMxScaleBias);
@@ -85,6 +75,8 @@ uint64_t special_block(const DotSetup& s, const Operand& a, const Operand& b, in
   return fp_from_double(s.acc, env, v);
 }
 
+}  // namespace
+
 uint64_t block_dot(const DotSetup& s, const Operand& a, const Operand& b, int64_t ra, int64_t rb, int64_t bk,
                    FpEnv& env) {
   const uint8_t xa = a.scales[static_cast<size_t>(ra * a.blocks + bk)];
@@ -102,6 +94,8 @@ uint64_t block_dot(const DotSetup& s, const Operand& a, const Operand& b, int64_
   const bool neg = sum < 0;
   return round_pack_wide(s.acc, env, neg, static_cast<u128>(neg ? -sum : sum), exp, false, false);
 }
+
+namespace {
 
 Status check_operands(const MxTensor& a, const MxTensor& b, const BinaryFormat& acc) {
   DENOTE_RETURN_IF_ERROR(check_mx(a).with_field("a"));
@@ -125,12 +119,15 @@ Status check_operands(const MxTensor& a, const MxTensor& b, const BinaryFormat& 
 }
 
 }  // namespace
+}  // namespace mx_detail
 
 Result<MxMatmulResult> mx_matmul(const MxTensor& a, const MxTensor& b, const BinaryFormat& accumulate) {
+  using namespace mx_detail;
   DENOTE_RETURN_IF_ERROR(check_operands(a, b, accumulate));
   const Operand oa = operand_of(a, false), ob = operand_of(b, true);
   const DotSetup s{a, b, accumulate, a.block};
   MxMatmulResult r;
+  if (mx_matmul_binary32(s, oa, ob, r)) return r;
   r.y = Tensor<double>::filled({oa.rows, ob.rows}, 0.0);
   FpEnv env;
   for (int64_t m = 0; m < oa.rows; ++m)

@@ -6,10 +6,13 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "denote/scalar/binary_format.h"
+#include "denote/scalar/binary_ops.h"
 #include "denote/typed/mx.h"
+#include "typed/mx_dot.h"
 
 namespace denote {
 namespace {
@@ -129,6 +132,20 @@ TEST(Mx, DotProductSumsEachBlockExactly) {
   EXPECT_EQ(r->y.data, std::vector<double>({0x1p-16}));
 }
 
+// Exact blocks whose binary32 sum is not: 2^24 + 1 raises inexact from the block sum alone.
+TEST(Mx, BlockSumRaisesItsOwnFlags) {
+  MxTensor a = blocked("mxfp8_e4m3", {1, 2}, {0x1p24, 1}, 1, 1);
+  MxTensor b = blocked("mxfp8_e4m3", {2, 1}, {1, 1}, 0, 1);
+  Result<MxMatmulResult> r = mx_matmul(a, b, binary32_format());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->y.data, std::vector<double>({0x1p24}));
+  EXPECT_EQ(r->flags, kFpInexact);
+  a = blocked("mxfp8_e4m3", {1, 2}, {0x1p127, 0x1p127}, 1, 1);
+  r = mx_matmul(a, b, binary32_format());
+  EXPECT_TRUE(std::isinf(r->y.data[0]));
+  EXPECT_EQ(r->flags, kFpOverflow | kFpInexact);
+}
+
 TEST(Mx, DotProductShapesAndSpecials) {
   MxTensor a = blocked("mxint8", {2, 2}, {1, 2, 3, 4}, 1, 2);
   MxTensor b = blocked("mxfp4_e2m1", {2, 2}, {1, 0.5, 3, 6}, 0, 2);
@@ -140,6 +157,46 @@ TEST(Mx, DotProductShapesAndSpecials) {
   MxTensor n = blocked("mxfp8_e4m3", {1, 2}, {std::nan(""), 1}, 1, 2);
   MxTensor one = blocked("mxfp8_e4m3", {2, 1}, {1, 1}, 0, 2);
   EXPECT_TRUE(std::isnan(mx_matmul(n, one, binary32_format())->y.data[0]));
+}
+
+}  // namespace
+}  // namespace denote
+
+namespace denote {
+namespace {
+
+// The gemm path (mx_matmul_binary32) against the word-by-word block sums on random operands with
+// specials and extreme scales: the same values and flags.
+TEST(Mx, FastBinary32ProductIsTheWordByWordOne) {
+  std::mt19937_64 rng(11);
+  for (const auto& [fa, fb] : std::vector<std::pair<const char*, const char*>>{
+           {"mxfp8_e4m3", "mxfp8_e4m3"}, {"mxfp4_e2m1", "mxint8"}, {"mxfp6_e3m2", "mxfp6_e2m3"}, {"mxint8", "mxint8"}}) {
+    const int64_t M = 7, K = 75, N = 9, block = 16;
+    MxTensor a{*parse_mx_format(fa), block, 1, {M, K}, {}, {}};
+    MxTensor b{*parse_mx_format(fb), block, 0, {K, N}, {}, {}};
+    for (MxTensor* t : {&a, &b}) {
+      for (int64_t i = 0; i < M * K + K * N; ++i)
+        if (static_cast<int64_t>(t->elements.size()) < numel(t->shape))
+          t->elements.push_back(static_cast<uint8_t>(rng() % (1u << t->format.bits)));
+      t->scales.resize(static_cast<size_t>(numel(mx_scale_shape(t->shape, t->axis, block))));
+      for (uint8_t& s : t->scales) s = static_cast<uint8_t>(rng() % 8 == 0 ? rng() % 256 : 100 + rng() % 40);
+    }
+    Result<MxMatmulResult> fast = mx_matmul(a, b, binary32_format());
+    ASSERT_TRUE(fast.ok()) << fast.status().message();
+    const mx_detail::Operand oa = mx_detail::operand_of(a, false), ob = mx_detail::operand_of(b, true);
+    const BinaryFormat acc = binary32_format();
+    const mx_detail::DotSetup s{a, b, acc, block};
+    FpEnv env;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        uint64_t w = mx_detail::block_dot(s, oa, ob, m, n, 0, env);
+        for (int64_t bk = 1; bk < oa.blocks; ++bk) w = fp_add(acc, env, w, mx_detail::block_dot(s, oa, ob, m, n, bk, env));
+        const double want = word_to_double(acc, w), got = fast->y.data[static_cast<size_t>(m * N + n)];
+        EXPECT_TRUE(want == got || (std::isnan(want) && std::isnan(got))) << fa << " x " << fb << " at " << m << ","
+                                                                         << n << ": " << got << " vs " << want;
+      }
+    EXPECT_EQ(fast->flags, env.flags) << fa << " x " << fb;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,50 @@
+// Internal: the MX dot products' operands and block sums (src/typed/mx_dot.cc), shared with the fast
+// path over the kernels layer's gemm (src/typed/mx_dot_fast.cc).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "denote/scalar/binary_ops.h"
+#include "denote/typed/mx.h"
+
+namespace denote::mx_detail {
+
+// A finite element as an integer multiple of 2^quantum (the element format's smallest step).
+struct Fixed {
+  int64_t value = 0;     // signed
+  bool special = false;  // NaN or infinity (FP8 encodings only)
+};
+
+int64_t quantum_exp(const MxFormat& f);
+Fixed fixed_of(const MxFormat& f, uint8_t code);
+// The largest |Fixed::value| of the format's finite codes.
+int64_t max_fixed(const MxFormat& f);
+
+// The operands laid out for the products: a row-major [M, K], b transposed to [N, K].
+struct Operand {
+  std::vector<Fixed> fixed;     // [rows, K]
+  std::vector<uint8_t> scales;  // [rows, blocks]
+  std::vector<uint8_t> codes;   // [rows, K], for blocks with specials
+  int64_t rows = 0, k = 0, blocks = 0;
+};
+Operand operand_of(const MxTensor& t, bool transposed);
+
+struct DotSetup {
+  const MxTensor& a;
+  const MxTensor& b;
+  const BinaryFormat& acc;
+  int64_t block = 32;
+};
+
+// Row ra of a times row rb of b over block bk: exact, rounded once to s.acc (a word of it).
+uint64_t block_dot(const DotSetup& s, const Operand& a, const Operand& b, int64_t ra, int64_t rb, int64_t bk,
+                   FpEnv& env);
+
+// The binary32 product when every block sum is exact in a double (max_fixed(a) max_fixed(b) block <=
+// 2^53: every format pair but E5M2 with E5M2 or E4M3): each block's integer products through the
+// kernels layer's gemm, scaled, rounded to binary32 and summed in block order, with the same values
+// and flags as the word-by-word path. False (nothing written) where it does not apply.
+bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, MxMatmulResult& r);
+
+}  // namespace denote::mx_detail

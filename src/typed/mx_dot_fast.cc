@@ -1,0 +1,103 @@
+// MX matrix products with binary32 accumulation on the kernels layer (src/typed/mx_dot.h): where
+// every block sum of integer element products stays below 2^53, a double gemm forms it exactly in any
+// summation order, so each block's exact dot product is one gemm entry times a power of two. The
+// roundings to binary32 and the block-order sums then run in hardware binary32 (nearest even, MXCSR
+// in its default state), with the flags the word-by-word path raises.
+#include <cmath>
+#include <cstring>
+
+#include "denote/scalar/binary_format.h"
+#include "kernels/gemm.h"
+#include "scalar/binary_fast_simd.h"
+#include "typed/mx_dot.h"
+
+namespace denote::mx_detail {
+namespace {
+
+float float_of_word(uint64_t w) {
+  const auto bits = static_cast<uint32_t>(w);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// v (an exact block dot product) rounded to binary32; near the subnormal range the one rounding
+// routine decides tininess as everywhere else.
+float to_binary32(double v, uint32_t& flags) {
+  const auto f = static_cast<float>(v);
+  if (static_cast<double>(f) == v || std::isnan(v)) return f;
+  if (std::fabs(v) < 0x1p-124) {
+    FpEnv env;
+    const uint64_t w = fp_from_double(binary32_format(), env, v);
+    flags |= env.flags;
+    return float_of_word(w);
+  }
+  flags |= kFpInexact | (std::isinf(f) ? kFpOverflow : 0u);
+  return f;
+}
+
+// acc + x rounded to binary32, inexact from the exact error of the sum (TwoSum).
+float add_binary32(float acc, float x, uint32_t& flags) {
+  const float s = acc + x;
+  if (std::isnan(s)) {
+    if (!std::isnan(acc) && !std::isnan(x)) flags |= kFpInvalid;
+    return s;
+  }
+  if (std::isinf(s)) {
+    if (std::isfinite(acc) && std::isfinite(x)) flags |= kFpOverflow | kFpInexact;
+    return s;
+  }
+  const float bb = s - acc;
+  if ((acc - (s - bb)) + (x - bb) != 0) flags |= kFpInexact;
+  return s;
+}
+
+// One block's integer elements as doubles, rows x width, and whether a row holds a NaN or infinity.
+void pack_block(const Operand& o, int64_t bk, int64_t block, std::vector<double>& out, std::vector<char>& special) {
+  const int64_t lo = bk * block, width = std::min(o.k, lo + block) - lo;
+  out.resize(static_cast<size_t>(o.rows * width));
+  special.assign(static_cast<size_t>(o.rows), 0);
+  for (int64_t r = 0; r < o.rows; ++r)
+    for (int64_t i = 0; i < width; ++i) {
+      const Fixed& x = o.fixed[static_cast<size_t>(r * o.k + lo + i)];
+      out[static_cast<size_t>(r * width + i)] = static_cast<double>(x.value);
+      special[static_cast<size_t>(r)] |= x.special ? 1 : 0;
+    }
+}
+
+}  // namespace
+
+bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, MxMatmulResult& r) {
+  const double bound = static_cast<double>(max_fixed(s.a.format)) * static_cast<double>(max_fixed(s.b.format)) *
+                       static_cast<double>(s.block);
+  if (!(s.acc == binary32_format()) || bound > 0x1p53 || !fastsimd::mxcsr_is_default()) return false;
+  const int64_t M = a.rows, N = b.rows;
+  const int q = static_cast<int>(quantum_exp(s.a.format) + quantum_exp(s.b.format)) - 2 * kMxScaleBias;
+  std::vector<float> acc(static_cast<size_t>(M * N), 0.0f);
+  std::vector<double> pa, pb, c(static_cast<size_t>(M * N));
+  std::vector<char> sa, sb;
+  FpEnv env;
+  uint32_t flags = 0;
+  for (int64_t bk = 0; bk < a.blocks; ++bk) {
+    pack_block(a, bk, s.block, pa, sa);
+    pack_block(b, bk, s.block, pb, sb);
+    const int64_t width = std::min(a.k, (bk + 1) * s.block) - bk * s.block;
+    kernels::gemm<double>(false, true, M, N, width, pa.data(), pb.data(), 0.0, c.data(), N);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        const uint8_t xa = a.scales[static_cast<size_t>(m * a.blocks + bk)];
+        const uint8_t xb = b.scales[static_cast<size_t>(n * b.blocks + bk)];
+        const size_t k = static_cast<size_t>(m * N + n);
+        const float v = (sa[static_cast<size_t>(m)] || sb[static_cast<size_t>(n)] || xa == kMxScaleNan ||
+                         xb == kMxScaleNan)
+                            ? float_of_word(block_dot(s, a, b, m, n, bk, env))
+                            : to_binary32(std::ldexp(c[k], q + xa + xb), flags);
+        acc[k] = bk == 0 ? v : add_binary32(acc[k], v, flags);
+      }
+  }
+  r.y = Tensor<double>({M, N}, std::vector<double>(acc.begin(), acc.end()));
+  r.flags = flags | env.flags;
+  return true;
+}
+
+}  // namespace denote::mx_detail
