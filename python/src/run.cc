@@ -311,9 +311,10 @@ py::object run(PyModel& self, const py::args& inputs, RunArgs a) {
       a.arith = self.native_arith.empty() ? "f64" : self.native_arith;
     }
   }
-  if (a.accumulate) {
+  if (a.accumulate || is_mx_spec(a.arith)) {
     if (a.provider) raise_invalid("provider: a precision policy (accumulate=) runs the typed interpreter", "provider");
-    PolicyRun r = run_policy(self, inputs, a.arith, *a.accumulate, a.rounding, a.all_nodes, a.options.max_bytes);
+    PolicyRun r = run_policy(self, inputs, a.arith, a.accumulate.value_or(""), a.rounding, a.all_nodes,
+                             a.options.max_bytes);
     return package(std::move(r.ids), std::move(r.arrays), a.all_nodes, a.return_flags, r.flags);
   }
   bool integral = self.typed();
@@ -386,6 +387,9 @@ max_memory: the memory budget of the values alive at once, in bytes (default: ha
 accumulate: a precision policy, as hardware and PyTorch compute: arith names the storage format (inputs,
 parameters, every op's result), accumulate the format every op computes in ("binary32" for bfloat16 or
 binary16 as torch's CPU kernels do: exact products, binary32 sums, one rounding to storage per op).
+An MX arith ("mxfp8_e4m3", "mxfp4_e2m1,weights=mxfp8_e4m3,block=32", ...): linear layers on OCP MX
+operands (weights quantized once, activations at each call; exact block sums, binary32 accumulation), the
+rest in binary32.
 Integer or bool arrays (or a typed model) run the typed interpreter; results keep their dtypes.
 Returns one array (one output), a tuple (several) or a dict (all_nodes); float64 arrays, float32 for f32.)doc");
 }

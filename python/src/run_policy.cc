@@ -22,6 +22,20 @@ std::shared_ptr<const LoweredPolicy> lowered(PyModel& self, const std::string& s
   return self.policies[key] = std::make_shared<const LoweredPolicy>(unwrap(lower_policy(self.model(), *p)));
 }
 
+std::shared_ptr<const MxRunner> mx_runner(PyModel& self, const std::string& spec, const std::string& accumulate,
+                                          Rounding mode) {
+  if (!accumulate.empty() && accumulate != "binary32")
+    raise_invalid(fmt::format("accumulate {}: an MX arithmetic accumulates in binary32", accumulate), "accumulate");
+  const std::string key = fmt::format("{}/{}", spec, rounding_name(mode));
+  std::lock_guard<std::mutex> lock(self.cache_mutex);
+  auto it = self.mx_runners.find(key);
+  if (it != self.mx_runners.end()) return it->second;
+  Result<MxPolicy> p = parse_mx_policy(spec);
+  if (!p.ok()) raise_invalid(p.status().message(), p.status().field());
+  p->rounding = mode;
+  return self.mx_runners[key] = std::make_shared<const MxRunner>(unwrap(MxRunner::prepare(self.model(), *p)));
+}
+
 }  // namespace
 
 PolicyRun run_policy(PyModel& self, const py::args& inputs, const std::string& storage, const std::string& accumulate,
@@ -31,7 +45,9 @@ PolicyRun run_policy(PyModel& self, const py::args& inputs, const std::string& s
   const std::optional<Rounding> mode = parse_rounding(rounding);
   if (!mode) raise_invalid(fmt::format("rounding {}: expected nearest-even, toward-zero, upward, downward or "
                                        "nearest-away", rounding), "rounding");
-  const std::shared_ptr<const LoweredPolicy> l = lowered(self, storage, accumulate, *mode);
+  const bool mx = is_mx_spec(storage);
+  const std::shared_ptr<const LoweredPolicy> l = mx ? nullptr : lowered(self, storage, accumulate, *mode);
+  const std::shared_ptr<const MxRunner> runner = mx ? mx_runner(self, storage, accumulate, *mode) : nullptr;
   const size_t n_inputs = self.model().graph.input_ids().size();
   if (inputs.size() != n_inputs)
     raise_invalid(fmt::format("run: the model has {} input(s), got {}", n_inputs, inputs.size()), "inputs");
@@ -47,7 +63,8 @@ PolicyRun run_policy(PyModel& self, const py::args& inputs, const std::string& s
   Result<PolicyValues> r = Status::error(ErrorCode::kInternal, "internal: policy run did not run");
   {
     py::gil_scoped_release release;
-    r = denote::run_policy(*l, in, out.ids, o);
+    if (runner) r = runner->run(in, out.ids, EvalOptions{o.max_elements, o.max_bytes});
+    else r = denote::run_policy(*l, in, out.ids, o);
   }
   PolicyValues v = unwrap(std::move(r));
   for (Tensor<double>& t : v.values) out.arrays.push_back(to_numpy(std::move(t)));

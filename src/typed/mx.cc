@@ -9,7 +9,9 @@
 #include <array>
 #include <cmath>
 
+#include "scalar/binary_fast_simd.h"
 #include "scalar/binary_round.h"
+#include "typed/mx_codes.h"
 
 namespace denote {
 namespace {
@@ -42,31 +44,6 @@ Lines lines_of(const Shape& shape, int64_t axis, int64_t block) {
   return l;
 }
 
-// INT8 element: round-half-even(|V| / X * 64) from |V| = sig * 2^exp and X = 2^e, at most 127.
-uint8_t int8_code(bool neg, uint64_t sig, int64_t exp, int64_t e, uint32_t& flags) {
-  const int64_t shift = exp - e + 6;  // the value is sig * 2^shift
-  uint64_t q = 128;                   // anything above 127 saturates
-  bool inexact = false;
-  if (shift < 0) q = round_to_integer(sig, -shift, Rounding::NearestEven, neg, inexact);
-  else if (bit_length(sig) + shift <= 8) q = sig << shift;
-  if (inexact) flags |= kFpInexact;
-  if (q > 127) {
-    q = 127;
-    flags |= kFpOverflow | kFpInexact | kFpSaturated;
-  }
-  return static_cast<uint8_t>(neg ? (256 - q) & 0xFF : q);
-}
-
-uint8_t element_code(const MxFormat& f, double v, int64_t e, FpEnv& env) {
-  bool neg = false;
-  uint64_t sig = 0;
-  int64_t exp = 0;
-  decode_double(v, neg, sig, exp);
-  if (f.kind == MxKind::Int8) return sig == 0 ? 0 : int8_code(neg, sig, exp, e, env.flags);
-  if (sig == 0) return static_cast<uint8_t>(zero_word(f.element, neg));
-  return static_cast<uint8_t>(round_pack(f.element, env, neg, sig, exp - e, false, /*saturate=*/true));
-}
-
 // The block's shared exponent, or nullopt when it holds a NaN or an infinity.
 std::optional<int64_t> shared_exponent(const MxFormat& f, const double* x, const Lines& l, int64_t o, int64_t j,
                                        int64_t lo, int64_t hi) {
@@ -80,15 +57,25 @@ std::optional<int64_t> shared_exponent(const MxFormat& f, const double* x, const
   return std::clamp<int64_t>(std::ilogb(amax) - f.emax, -kMxScaleBias, kMxScaleBias);
 }
 
-void quantize_block(const MxFormat& f, const double* x, const Lines& l, int64_t o, int64_t b, int64_t j,
-                    int64_t block, MxQuantized& out, FpEnv& env) {
+struct Converter {
+  const MxFormat& f;
+  mx_detail::ElementParams params;
+  bool fast = false;  // the thread's MXCSR is in its default state
+  uint8_t code(double v, int64_t e, uint32_t& flags) const {
+    return fast ? mx_detail::element_code_fast(params, v, e, flags) : mx_detail::element_code_exact(f, v, e, flags);
+  }
+};
+
+void quantize_block(const Converter& c, const double* x, const Lines& l, int64_t o, int64_t b, int64_t j,
+                    int64_t block, MxQuantized& out) {
+  const MxFormat& f = c.f;
   const int64_t lo = b * block, hi = std::min(l.n, lo + block);
   const std::optional<int64_t> e = shared_exponent(f, x, l, o, j, lo, hi);
   out.q.scales[static_cast<size_t>(l.scale(o, b, j))] = e ? static_cast<uint8_t>(*e + kMxScaleBias) : kMxScaleNan;
   if (!e) out.flags |= kFpMappedSpecial;
   for (int64_t i = lo; i < hi; ++i) {
     const int64_t k = l.element(o, i, j);
-    out.q.elements[static_cast<size_t>(k)] = e ? element_code(f, x[k], *e, env) : 0;
+    out.q.elements[static_cast<size_t>(k)] = e ? c.code(x[k], *e, out.flags) : 0;
   }
 }
 
@@ -97,6 +84,90 @@ double scale_value(uint8_t code) {
 }
 
 }  // namespace
+
+namespace mx_detail {
+
+ElementParams element_params(const MxFormat& f) {
+  ElementParams p;
+  p.int8 = f.kind == MxKind::Int8;
+  if (p.int8) return p;
+  p.frac = f.element.frac_bits;
+  p.bias = f.element.bias;
+  p.emin = 1 - p.bias;
+  p.qmin = p.emin - p.frac;
+  p.sign_shift = f.bits - 1;
+  p.max_code = static_cast<uint8_t>(max_finite(f.element, false));
+  p.max_value = word_to_double(f.element, p.max_code);
+  // Tiny after rounding (IEEE 754-2019 7.5, as round_pack): below the midpoint between 2^emin and
+  // the largest (frac + 1)-bit value under it.
+  p.tiny = std::ldexp(1.0 - std::ldexp(1.0, -(p.frac + 2)), p.emin);
+  return p;
+}
+
+uint8_t element_code_exact(const MxFormat& f, double v, int64_t e, uint32_t& flags) {
+  bool neg = false;
+  uint64_t sig = 0;
+  int64_t exp = 0;
+  decode_double(v, neg, sig, exp);
+  if (f.kind == MxKind::Int8) {  // round-half-even(|V| / X * 64) = sig * 2^shift, at most 127
+    if (sig == 0) return 0;
+    const int64_t shift = exp - e + 6;
+    uint64_t q = 128;  // anything above 127 saturates
+    bool inexact = false;
+    if (shift < 0) q = round_to_integer(sig, -shift, Rounding::NearestEven, neg, inexact);
+    else if (bit_length(sig) + shift <= 8) q = sig << shift;
+    if (inexact) flags |= kFpInexact;
+    if (q > 127) q = 127, flags |= kFpOverflow | kFpInexact | kFpSaturated;
+    return static_cast<uint8_t>(neg ? (256 - q) & 0xFF : q);
+  }
+  if (sig == 0) return static_cast<uint8_t>(zero_word(f.element, neg));
+  FpEnv env;
+  const auto code = static_cast<uint8_t>(round_pack(f.element, env, neg, sig, exp - e, false, /*saturate=*/true));
+  flags |= env.flags;
+  return code;
+}
+
+namespace {
+
+uint8_t int8_fast(double v, int64_t e, uint32_t& flags) {
+  const double s = std::ldexp(v, static_cast<int>(6 - e));
+  if (s == 0) {
+    if (v != 0) flags |= kFpInexact;  // below double's range after scaling: rounds to 0
+    return 0;
+  }
+  double q = std::nearbyint(s);
+  if (q != s) flags |= kFpInexact;
+  if (std::fabs(q) > 127) q = std::copysign(127.0, q), flags |= kFpOverflow | kFpInexact | kFpSaturated;
+  return static_cast<uint8_t>(static_cast<int>(q) & 0xFF);
+}
+
+}  // namespace
+
+uint8_t element_code_fast(const ElementParams& p, double v, int64_t e, uint32_t& flags) {
+  if (p.int8) return int8_fast(v, e, flags);
+  const uint8_t sign = std::signbit(v) ? static_cast<uint8_t>(1u << p.sign_shift) : 0;
+  const double a = std::ldexp(std::fabs(v), static_cast<int>(-e));
+  if (a < 0x1p-1000) {  // zero, or far below the smallest subnormal (the scaling may have underflowed)
+    if (v != 0) flags |= kFpInexact | kFpUnderflow;
+    return sign;
+  }
+  const int q = std::max(std::ilogb(a) - p.frac, p.qmin);
+  const double scaled = std::ldexp(a, -q), r = std::nearbyint(scaled);
+  const double value = std::ldexp(r, q);
+  if (r != scaled) flags |= kFpInexact | (a < p.tiny ? kFpUnderflow : 0u);
+  if (value > p.max_value) {
+    flags |= kFpOverflow | kFpInexact | kFpSaturated;
+    return sign | p.max_code;
+  }
+  if (value == 0) return sign;
+  const int e2 = std::ilogb(value);
+  const int field = e2 < p.emin ? 0 : e2 + p.bias;
+  const auto mant = static_cast<unsigned>(std::ldexp(value, e2 < p.emin ? -p.qmin : p.frac - e2)) &
+                    ((1u << p.frac) - 1);
+  return static_cast<uint8_t>(sign | (field << p.frac) | mant);
+}
+
+}  // namespace mx_detail
 
 Result<MxFormat> parse_mx_format(std::string_view name) {
   for (const MxName& n : kMxNames) {
@@ -171,11 +242,10 @@ Result<MxQuantized> mx_quantize(const MxFormat& f, const Tensor<double>& x, int6
   out.q = MxTensor{f, block, ax, x.shape, std::vector<uint8_t>(x.data.size()), {}};
   out.q.scales.assign(static_cast<size_t>(numel(mx_scale_shape(x.shape, ax, block))), 0);
   const Lines l = lines_of(x.shape, ax, block);
-  FpEnv env;
+  const Converter c{f, mx_detail::element_params(f), fastsimd::mxcsr_is_default()};
   for (int64_t o = 0; o < l.outer; ++o)
     for (int64_t b = 0; b < l.blocks; ++b)
-      for (int64_t j = 0; j < l.inner; ++j) quantize_block(f, x.data.data(), l, o, b, j, block, out, env);
-  out.flags |= env.flags;
+      for (int64_t j = 0; j < l.inner; ++j) quantize_block(c, x.data.data(), l, o, b, j, block, out);
   return out;
 }
 

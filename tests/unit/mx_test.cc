@@ -12,6 +12,7 @@
 #include "denote/scalar/binary_format.h"
 #include "denote/scalar/binary_ops.h"
 #include "denote/typed/mx.h"
+#include "typed/mx_codes.h"
 #include "typed/mx_dot.h"
 
 namespace denote {
@@ -196,6 +197,40 @@ TEST(Mx, FastBinary32ProductIsTheWordByWordOne) {
                                                                          << n << ": " << got << " vs " << want;
       }
     EXPECT_EQ(fast->flags, env.flags) << fa << " x " << fb;
+  }
+}
+
+}  // namespace
+}  // namespace denote
+
+namespace denote {
+namespace {
+
+// The double-arithmetic conversion against the one rounding routine: every code and flag, on values
+// around every binade of every format (ties, saturation, subnormals, underflow's tininess boundary).
+TEST(Mx, FastElementConversionIsTheExactOne) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (const char* name : {"mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4_e2m1", "mxint8"}) {
+    const MxFormat f = *parse_mx_format(name);
+    const mx_detail::ElementParams p = mx_detail::element_params(f);
+    std::vector<double> values;
+    for (int ex = -40; ex <= 20; ++ex)
+      for (int i = 0; i < 200; ++i) values.push_back(std::ldexp(unit(rng), ex));
+    for (unsigned c = 0; c < (1u << f.bits); ++c) {  // every code, its neighbours and the midpoints
+      const double v = mx_element_value(f, static_cast<uint8_t>(c));
+      if (!std::isfinite(v)) continue;
+      for (double d : {0.0, 1e-9, -1e-9, 0x1p-4, -0x1p-4, 0x1p-5}) values.push_back(v * (1 + d) + d * 0x1p-12);
+    }
+    values.push_back(0.0), values.push_back(-0.0), values.push_back(1e-300), values.push_back(-5e-324);
+    for (double v : values)
+      for (int64_t e : {-127, -40, -3, 0, 1, 5, 127}) {
+        uint32_t fe = 0, ff = 0;
+        const uint8_t want = mx_detail::element_code_exact(f, v * std::ldexp(1.0, static_cast<int>(e)), e, fe);
+        const uint8_t got = mx_detail::element_code_fast(p, v * std::ldexp(1.0, static_cast<int>(e)), e, ff);
+        ASSERT_EQ(got, want) << name << " v=" << v << " e=" << e;
+        ASSERT_EQ(ff, fe) << name << " v=" << v << " e=" << e;
+      }
   }
 }
 

@@ -17,7 +17,9 @@
 #include "denote/base/status.h"
 #include "denote/ir/model.h"
 #include "denote/scalar/binary_format.h"
+#include "denote/base/eval_options.h"
 #include "denote/typed/interp.h"
+#include "denote/typed/mx.h"
 
 namespace denote {
 
@@ -66,5 +68,33 @@ struct PolicyValues {
 };
 Result<PolicyValues> run_policy(const LoweredPolicy& l, std::span<const Tensor<double>> inputs,
                                 std::span<const int64_t> ids, const typed::TypedOptions& o = {});
+
+// An MX policy (OCP MX v1.0): every linear node's weights are quantized once along their input axis
+// and its input along its last axis at run time, in blocks of `block`; its product is mx_matmul's
+// (exact block sums, binary32 block-order sums) plus the bias in binary32. Every other op, and a
+// matmul of two activations, computes in binary32 (IEEE flags; the conversions' flags join them).
+struct MxPolicy {
+  MxFormat activations, weights;
+  int64_t block = 32;
+  Rounding rounding = Rounding::NearestEven;  // of the binary32 operations (conversions round to nearest even)
+};
+// Names as mx_quantize's; `weights` empty: the activations' format.
+Result<MxPolicy> make_mx_policy(std::string_view activations, std::string_view weights = {}, int64_t block = 32);
+// "mxfp8_e4m3", "mxfp8_e4m3,weights=mxfp4_e2m1,block=16" (run's --arith / arith=); is_mx_spec: the
+// text names an MX format (starts with "mx").
+Result<MxPolicy> parse_mx_policy(std::string_view spec);
+bool is_mx_spec(std::string_view spec);
+// Quantizes the weights once (errors name the node); then run() evaluates at float inputs.
+class MxRunner {
+ public:
+  static Result<MxRunner> prepare(const Model& m, const MxPolicy& p);
+  Result<PolicyValues> run(std::span<const Tensor<double>> inputs, std::span<const int64_t> ids,
+                           const EvalOptions& o = {}) const;
+
+ private:
+  const Model* model_ = nullptr;
+  MxPolicy policy_;
+  std::vector<std::pair<int64_t, MxTensor>> weights_;  // by node id: [in, out] blocked along axis 0
+};
 
 }  // namespace denote

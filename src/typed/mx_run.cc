@@ -1,0 +1,145 @@
+// Whole networks under an MX policy (include/denote/typed/policy.h, MxRunner): the evaluator's walk in
+// binary32 with linear nodes replaced by MX products on quantized operands.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "denote/typed/policy.h"
+#include "eval/evaluator_impl.h"
+
+namespace denote {
+namespace {
+
+// A [rows, cols] MX tensor blocked along axis 1 as [cols, rows] blocked along axis 0.
+MxTensor transposed(const MxTensor& w) {
+  const int64_t rows = w.shape[0], cols = w.shape[1], blocks = (cols + w.block - 1) / w.block;
+  MxTensor t{w.format, w.block, 0, {cols, rows}, std::vector<uint8_t>(w.elements.size()),
+             std::vector<uint8_t>(w.scales.size())};
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c)
+      t.elements[static_cast<size_t>(c * rows + r)] = w.elements[static_cast<size_t>(r * cols + c)];
+    for (int64_t b = 0; b < blocks; ++b)
+      t.scales[static_cast<size_t>(b * rows + r)] = w.scales[static_cast<size_t>(r * blocks + b)];
+  }
+  return t;
+}
+
+struct MxRule {
+  const MxPolicy& p;
+  const std::vector<std::pair<int64_t, MxTensor>>& weights;
+  uint32_t& flags;
+
+  Result<Tensor<FpWord>> linear(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a, const MxTensor& w) const {
+    const Tensor<FpWord>& x = a.in();
+    const int64_t in = w.shape[0], out = w.shape[1], rows = x.size() / std::max<int64_t>(in, 1);
+    Tensor<double> xd({rows, in}, std::vector<double>(x.data.size()));
+    for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = ctx.to_double(x.data[i]);
+    DENOTE_ASSIGN_OR_RETURN(MxQuantized q, mx_quantize(p.activations, xd, 1, p.block));
+    DENOTE_ASSIGN_OR_RETURN(MxMatmulResult y, mx_matmul(q.q, w, binary32_format()));
+    flags |= q.flags | y.flags;
+    const LinearRecord<FpWord>* r = find_record(a.payload.linear, a.node.id);
+    Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(y.y.data.size()));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t o = 0; o < out; ++o) {
+        const size_t k = static_cast<size_t>(i * out + o);
+        const FpWord v = ctx.from_double(y.y.data[k]);  // a binary32 value: exact
+        out_t.data[k] = r->bias.empty() ? v : ctx.add(v, r->bias[static_cast<size_t>(o)]);
+      }
+    return out_t;
+  }
+
+  Result<Tensor<FpWord>> operator()(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a) const {
+    auto it = std::lower_bound(weights.begin(), weights.end(), a.node.id,
+                               [](const auto& e, int64_t id) { return e.first < id; });
+    if (it != weights.end() && it->first == a.node.id) return linear(ctx, a, it->second);
+    return detail::node_rule<BinaryContext>(a.node.op)(ctx, a);
+  }
+};
+
+}  // namespace
+
+Result<MxPolicy> make_mx_policy(std::string_view activations, std::string_view weights, int64_t block) {
+  MxPolicy p;
+  Result<MxFormat> fa = parse_mx_format(activations);
+  if (!fa.ok()) return fa.status().with_field("arith");
+  Result<MxFormat> fw = parse_mx_format(weights.empty() ? activations : weights);
+  if (!fw.ok()) return fw.status().with_field("weights");
+  if (block < 1 || block > kMxMaxBlock)
+    return error_status(fmt::format("MX: block {} is outside [1, {}]", block, kMxMaxBlock)).with_field("block");
+  p.activations = *fa;
+  p.weights = *fw;
+  p.block = block;
+  return p;
+}
+
+Result<MxPolicy> parse_mx_policy(std::string_view spec) {
+  std::string_view head = spec.substr(0, spec.find(','));
+  std::string weights;
+  int64_t block = 32;
+  for (size_t at = head.size(); at < spec.size();) {
+    const size_t next = std::min(spec.find(',', at + 1), spec.size());
+    const std::string_view item = spec.substr(at + 1, next - at - 1);
+    if (item.rfind("weights=", 0) == 0) {
+      weights = std::string(item.substr(8));
+    } else if (item.rfind("block=", 0) == 0 && item.size() > 6 && item.size() < 15 &&
+               item.find_first_not_of("0123456789", 6) == std::string_view::npos) {
+      block = std::stoll(std::string(item.substr(6)));
+    } else {
+      return error_status(fmt::format("MX arithmetic '{}': unknown part '{}'; expected FORMAT[,weights=FORMAT][,block=N]",
+                                      spec, item))
+          .with_field("arith");
+    }
+    at = next;
+  }
+  return make_mx_policy(head, weights, block);
+}
+
+bool is_mx_spec(std::string_view spec) { return spec.rfind("mx", 0) == 0; }
+
+Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
+  MxRunner r;
+  r.model_ = &m;
+  r.policy_ = p;
+  for (const auto& [id, rec] : m.payload.linear) {
+    Result<MxQuantized> q = mx_quantize(p.weights, Tensor<double>({rec.out_dim, rec.in_dim}, rec.weight), 1, p.block);
+    if (!q.ok()) return q.status().with_node(id, fmt::format("MX: node {}: weights: {}", id, q.status().message()));
+    r.weights_.emplace_back(id, transposed(q->q));
+  }
+  return r;
+}
+
+Result<PolicyValues> MxRunner::run(std::span<const Tensor<double>> inputs, std::span<const int64_t> ids,
+                                   const EvalOptions& o) const {
+  BinaryContext ctx(binary32_format(), policy_.rounding);
+  std::vector<Tensor<FpWord>> in;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::vector<FpWord> d;
+    d.reserve(inputs[k].data.size());
+    for (double v : inputs[k].data) d.push_back(ctx.from_double(v));
+    in.emplace_back(inputs[k].shape, std::move(d));
+  }
+  // Parameters are data: reading them into binary32 raises no flag (their own context).
+  const BinaryContext param_ctx(binary32_format(), policy_.rounding);
+  const Payload<FpWord> payload =
+      convert_payload<FpWord>(model_->payload, [&](double v) { return param_ctx.from_double(v); });
+  PolicyValues out;
+  uint32_t mx_flags = 0;
+  MxRule rule{policy_, weights_, mx_flags};
+  detail::EvalPass<BinaryContext, MxRule> pass{ctx, payload, o, rule, nullptr};
+  walk::Config cfg;
+  cfg.options = o;
+  ValueTable<FpWord> table;
+  std::vector<bool> present;
+  DENOTE_RETURN_IF_ERROR(walk::forward(model_->graph, pass, std::span<const Tensor<FpWord>>(in), cfg, table, present));
+  for (int64_t id : ids) {
+    const Tensor<FpWord>& t = table[static_cast<size_t>(id)];
+    std::vector<double> v;
+    v.reserve(t.data.size());
+    for (const FpWord& w : t.data) v.push_back(ctx.to_double(w));
+    out.values.emplace_back(t.shape, std::move(v));
+  }
+  out.flags = ctx.flags() | mx_flags;
+  return out;
+}
+
+}  // namespace denote
