@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 
 #include "scalar/binary_fast_simd.h"
@@ -129,8 +130,11 @@ uint8_t element_code_exact(const MxFormat& f, double v, int64_t e, uint32_t& fla
 
 namespace {
 
+// 2^k for a k of double's normal range, built from its bits.
+double pow2(int k) { return std::bit_cast<double>(static_cast<uint64_t>(k + 1023) << 52); }
+
 uint8_t int8_fast(double v, int64_t e, uint32_t& flags) {
-  const double s = std::ldexp(v, static_cast<int>(6 - e));
+  const double s = v * pow2(static_cast<int>(6 - e));
   if (s == 0) {
     if (v != 0) flags |= kFpInexact;  // below double's range after scaling: rounds to 0
     return 0;
@@ -146,14 +150,14 @@ uint8_t int8_fast(double v, int64_t e, uint32_t& flags) {
 uint8_t element_code_fast(const ElementParams& p, double v, int64_t e, uint32_t& flags) {
   if (p.int8) return int8_fast(v, e, flags);
   const uint8_t sign = std::signbit(v) ? static_cast<uint8_t>(1u << p.sign_shift) : 0;
-  const double a = std::ldexp(std::fabs(v), static_cast<int>(-e));
+  const double a = std::fabs(v) * pow2(static_cast<int>(-e));  // exact unless it underflows
   if (a < 0x1p-1000) {  // zero, or far below the smallest subnormal (the scaling may have underflowed)
     if (v != 0) flags |= kFpInexact | kFpUnderflow;
     return sign;
   }
   const int q = std::max(std::ilogb(a) - p.frac, p.qmin);
-  const double scaled = std::ldexp(a, -q), r = std::nearbyint(scaled);
-  const double value = std::ldexp(r, q);
+  const double scaled = a * pow2(-q), r = std::nearbyint(scaled);
+  const double value = r * pow2(q);
   if (r != scaled) flags |= kFpInexact | (a < p.tiny ? kFpUnderflow : 0u);
   if (value > p.max_value) {
     flags |= kFpOverflow | kFpInexact | kFpSaturated;

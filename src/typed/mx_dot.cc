@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "scalar/binary_round.h"
@@ -34,6 +35,8 @@ int64_t max_fixed(const MxFormat& f) {
 }
 
 Operand operand_of(const MxTensor& t, bool transposed) {
+  std::array<Fixed, 256> table{};
+  for (unsigned c = 0; c < (1u << t.format.bits); ++c) table[c] = fixed_of(t.format, static_cast<uint8_t>(c));
   Operand o;
   o.rows = t.shape[transposed ? 1 : 0];
   o.k = t.shape[transposed ? 0 : 1];
@@ -43,9 +46,9 @@ Operand operand_of(const MxTensor& t, bool transposed) {
   o.scales.resize(static_cast<size_t>(o.rows * o.blocks));
   for (int64_t r = 0; r < o.rows; ++r) {
     for (int64_t i = 0; i < o.k; ++i) {
-      const size_t src = static_cast<size_t>(transposed ? i * o.rows + r : r * o.k + i);
-      o.codes[static_cast<size_t>(r * o.k + i)] = t.elements[src];
-      o.fixed[static_cast<size_t>(r * o.k + i)] = fixed_of(t.format, t.elements[src]);
+      const uint8_t code = t.elements[static_cast<size_t>(transposed ? i * o.rows + r : r * o.k + i)];
+      o.codes[static_cast<size_t>(r * o.k + i)] = code;
+      o.fixed[static_cast<size_t>(r * o.k + i)] = table[code];
     }
     for (int64_t b = 0; b < o.blocks; ++b)
       o.scales[static_cast<size_t>(r * o.blocks + b)] =
@@ -121,23 +124,29 @@ Status check_operands(const MxTensor& a, const MxTensor& b, const BinaryFormat& 
 }  // namespace
 }  // namespace mx_detail
 
-Result<MxMatmulResult> mx_matmul(const MxTensor& a, const MxTensor& b, const BinaryFormat& accumulate) {
-  using namespace mx_detail;
-  DENOTE_RETURN_IF_ERROR(check_operands(a, b, accumulate));
-  const Operand oa = operand_of(a, false), ob = operand_of(b, true);
-  const DotSetup s{a, b, accumulate, a.block};
+namespace mx_detail {
+
+MxMatmulResult multiply(const DotSetup& s, const Operand& oa, const Operand& ob) {
   MxMatmulResult r;
   if (mx_matmul_binary32(s, oa, ob, r)) return r;
   r.y = Tensor<double>::filled({oa.rows, ob.rows}, 0.0);
   FpEnv env;
   for (int64_t m = 0; m < oa.rows; ++m)
     for (int64_t n = 0; n < ob.rows; ++n) {
-      uint64_t acc = oa.blocks == 0 ? zero_word(accumulate, false) : block_dot(s, oa, ob, m, n, 0, env);
-      for (int64_t bk = 1; bk < oa.blocks; ++bk) acc = fp_add(accumulate, env, acc, block_dot(s, oa, ob, m, n, bk, env));
-      r.y.data[static_cast<size_t>(m * ob.rows + n)] = word_to_double(accumulate, acc);
+      uint64_t acc = oa.blocks == 0 ? zero_word(s.acc, false) : block_dot(s, oa, ob, m, n, 0, env);
+      for (int64_t bk = 1; bk < oa.blocks; ++bk) acc = fp_add(s.acc, env, acc, block_dot(s, oa, ob, m, n, bk, env));
+      r.y.data[static_cast<size_t>(m * ob.rows + n)] = word_to_double(s.acc, acc);
     }
   r.flags = env.flags;
   return r;
+}
+
+}  // namespace mx_detail
+
+Result<MxMatmulResult> mx_matmul(const MxTensor& a, const MxTensor& b, const BinaryFormat& accumulate) {
+  using namespace mx_detail;
+  DENOTE_RETURN_IF_ERROR(check_operands(a, b, accumulate));
+  return multiply(DotSetup{a, b, accumulate, a.block}, operand_of(a, false), operand_of(b, true));
 }
 
 }  // namespace denote

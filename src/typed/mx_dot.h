@@ -41,6 +41,15 @@ struct DotSetup {
 uint64_t block_dot(const DotSetup& s, const Operand& a, const Operand& b, int64_t ra, int64_t rb, int64_t bk,
                    FpEnv& env);
 
+// Hardware binary32 with the binary layer's flags (callers check the MXCSR): a binary32 word's
+// value; v rounded to nearest even; acc + x.
+float float_of_word(uint64_t w);
+float to_binary32(double v, uint32_t& flags);
+float add_binary32(float acc, float x, uint32_t& flags);
+
+// The product of prepared operands (mx_matmul after its checks).
+MxMatmulResult multiply(const DotSetup& s, const Operand& a, const Operand& b);
+
 // The binary32 product when every block sum is exact in a double (max_fixed(a) max_fixed(b) block <=
 // 2^53: every format pair but E5M2 with E5M2 or E4M3): each block's integer products through the
 // kernels layer's gemm, scaled, rounded to binary32 and summed in block order, with the same values

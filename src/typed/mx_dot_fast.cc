@@ -3,6 +3,7 @@
 // summation order, so each block's exact dot product is one gemm entry times a power of two. The
 // roundings to binary32 and the block-order sums then run in hardware binary32 (nearest even, MXCSR
 // in its default state), with the flags the word-by-word path raises.
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -12,7 +13,6 @@
 #include "typed/mx_dot.h"
 
 namespace denote::mx_detail {
-namespace {
 
 float float_of_word(uint64_t w) {
   const auto bits = static_cast<uint32_t>(w);
@@ -52,6 +52,8 @@ float add_binary32(float acc, float x, uint32_t& flags) {
   return s;
 }
 
+namespace {
+
 // One block's integer elements as doubles, rows x width, and whether a row holds a NaN or infinity.
 void pack_block(const Operand& o, int64_t bk, int64_t block, std::vector<double>& out, std::vector<char>& special) {
   const int64_t lo = bk * block, width = std::min(o.k, lo + block) - lo;
@@ -74,6 +76,8 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
   const int64_t M = a.rows, N = b.rows;
   const int q = static_cast<int>(quantum_exp(s.a.format) + quantum_exp(s.b.format)) - 2 * kMxScaleBias;
   std::vector<float> acc(static_cast<size_t>(M * N), 0.0f);
+  std::array<double, 2 * 255 + 1> pow2{};  // 2^(q + xa + xb) for every pair of scale codes: exact
+  for (size_t x = 0; x < pow2.size(); ++x) pow2[x] = std::ldexp(1.0, q + static_cast<int>(x));
   std::vector<double> pa, pb, c(static_cast<size_t>(M * N));
   std::vector<char> sa, sb;
   FpEnv env;
@@ -91,7 +95,7 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
         const float v = (sa[static_cast<size_t>(m)] || sb[static_cast<size_t>(n)] || xa == kMxScaleNan ||
                          xb == kMxScaleNan)
                             ? float_of_word(block_dot(s, a, b, m, n, bk, env))
-                            : to_binary32(std::ldexp(c[k], q + xa + xb), flags);
+                            : to_binary32(c[k] * pow2[xa + xb], flags);
         acc[k] = bk == 0 ? v : add_binary32(acc[k], v, flags);
       }
   }

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "denote/typed/policy.h"
 #include "eval/evaluator_impl.h"
+#include "scalar/binary_fast_simd.h"
+#include "typed/mx_dot.h"
 
 namespace denote {
 namespace {
@@ -24,34 +27,53 @@ MxTensor transposed(const MxTensor& w) {
   return t;
 }
 
+// A linear node's weights as mx_matmul's b ([in, out] blocked along axis 0) and its operand.
+struct MxWeight {
+  int64_t id = 0;
+  MxTensor b;
+  mx_detail::Operand operand;
+};
+
+FpWord word_of(float f) { return FpWord{std::bit_cast<uint32_t>(f)}; }
+
 struct MxRule {
   const MxPolicy& p;
-  const std::vector<std::pair<int64_t, MxTensor>>& weights;
+  const std::vector<MxWeight>& weights;
   uint32_t& flags;
+  bool fast = false;  // hardware binary32 (nearest even, the MXCSR in its default state)
 
-  Result<Tensor<FpWord>> linear(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a, const MxTensor& w) const {
+  Result<Tensor<FpWord>> linear(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a, const MxWeight& w) const {
     const Tensor<FpWord>& x = a.in();
-    const int64_t in = w.shape[0], out = w.shape[1], rows = x.size() / std::max<int64_t>(in, 1);
+    const int64_t in = w.b.shape[0], out = w.b.shape[1], rows = x.size() / std::max<int64_t>(in, 1);
     Tensor<double> xd({rows, in}, std::vector<double>(x.data.size()));
     for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = ctx.to_double(x.data[i]);
     DENOTE_ASSIGN_OR_RETURN(MxQuantized q, mx_quantize(p.activations, xd, 1, p.block));
-    DENOTE_ASSIGN_OR_RETURN(MxMatmulResult y, mx_matmul(q.q, w, binary32_format()));
+    const BinaryFormat acc = binary32_format();
+    const MxMatmulResult y =
+        mx_detail::multiply(mx_detail::DotSetup{q.q, w.b, acc, p.block}, mx_detail::operand_of(q.q, false), w.operand);
     flags |= q.flags | y.flags;
     const LinearRecord<FpWord>* r = find_record(a.payload.linear, a.node.id);
     Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(y.y.data.size()));
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t o = 0; o < out; ++o) {
         const size_t k = static_cast<size_t>(i * out + o);
-        const FpWord v = ctx.from_double(y.y.data[k]);  // a binary32 value: exact
-        out_t.data[k] = r->bias.empty() ? v : ctx.add(v, r->bias[static_cast<size_t>(o)]);
+        const auto v = static_cast<float>(y.y.data[k]);  // a binary32 value: exact
+        if (r->bias.empty()) {
+          out_t.data[k] = word_of(v);
+        } else if (fast) {
+          out_t.data[k] = word_of(mx_detail::add_binary32(v, mx_detail::float_of_word(r->bias[static_cast<size_t>(o)].bits),
+                                                          flags));
+        } else {
+          out_t.data[k] = ctx.add(word_of(v), r->bias[static_cast<size_t>(o)]);
+        }
       }
     return out_t;
   }
 
   Result<Tensor<FpWord>> operator()(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a) const {
     auto it = std::lower_bound(weights.begin(), weights.end(), a.node.id,
-                               [](const auto& e, int64_t id) { return e.first < id; });
-    if (it != weights.end() && it->first == a.node.id) return linear(ctx, a, it->second);
+                               [](const MxWeight& w, int64_t id) { return w.id < id; });
+    if (it != weights.end() && it->id == a.node.id) return linear(ctx, a, *it);
     return detail::node_rule<BinaryContext>(a.node.op)(ctx, a);
   }
 };
@@ -96,35 +118,44 @@ Result<MxPolicy> parse_mx_policy(std::string_view spec) {
 
 bool is_mx_spec(std::string_view spec) { return spec.rfind("mx", 0) == 0; }
 
+struct MxRunner::Prepared {
+  std::vector<MxWeight> weights;  // by node id
+  Payload<FpWord> payload;        // in binary32 (parameters are data: reading them raises no flag)
+};
+
 Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
-  MxRunner r;
-  r.model_ = &m;
-  r.policy_ = p;
+  auto prep = std::make_shared<Prepared>();
   for (const auto& [id, rec] : m.payload.linear) {
     Result<MxQuantized> q = mx_quantize(p.weights, Tensor<double>({rec.out_dim, rec.in_dim}, rec.weight), 1, p.block);
     if (!q.ok()) return q.status().with_node(id, fmt::format("MX: node {}: weights: {}", id, q.status().message()));
-    r.weights_.emplace_back(id, transposed(q->q));
+    MxWeight w{id, transposed(q->q), {}};
+    w.operand = mx_detail::operand_of(w.b, true);
+    prep->weights.push_back(std::move(w));
   }
+  const BinaryContext ctx(binary32_format(), p.rounding);
+  prep->payload = convert_payload<FpWord>(m.payload, [&](double v) { return ctx.from_double(v); });
+  MxRunner r;
+  r.model_ = &m;
+  r.policy_ = p;
+  r.prepared_ = std::move(prep);
   return r;
 }
 
 Result<PolicyValues> MxRunner::run(std::span<const Tensor<double>> inputs, std::span<const int64_t> ids,
                                    const EvalOptions& o) const {
   BinaryContext ctx(binary32_format(), policy_.rounding);
+  const bool fast = policy_.rounding == Rounding::NearestEven && fastsimd::mxcsr_is_default();
+  uint32_t mx_flags = 0;
   std::vector<Tensor<FpWord>> in;
   for (size_t k = 0; k < inputs.size(); ++k) {
     std::vector<FpWord> d;
     d.reserve(inputs[k].data.size());
-    for (double v : inputs[k].data) d.push_back(ctx.from_double(v));
+    for (double v : inputs[k].data) d.push_back(fast ? word_of(mx_detail::to_binary32(v, mx_flags)) : ctx.from_double(v));
     in.emplace_back(inputs[k].shape, std::move(d));
   }
-  // Parameters are data: reading them into binary32 raises no flag (their own context).
-  const BinaryContext param_ctx(binary32_format(), policy_.rounding);
-  const Payload<FpWord> payload =
-      convert_payload<FpWord>(model_->payload, [&](double v) { return param_ctx.from_double(v); });
+  const Payload<FpWord>& payload = prepared_->payload;
   PolicyValues out;
-  uint32_t mx_flags = 0;
-  MxRule rule{policy_, weights_, mx_flags};
+  MxRule rule{policy_, prepared_->weights, mx_flags, fast};
   detail::EvalPass<BinaryContext, MxRule> pass{ctx, payload, o, rule, nullptr};
   walk::Config cfg;
   cfg.options = o;

@@ -123,26 +123,46 @@ void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
 }
 
 // --arith STORAGE --accumulate FORMAT: the precision policy's typed graph (include/denote/typed/policy.h).
+// --arith mxFORMAT[,weights=FORMAT][,block=N]: linear layers on MX operands (MxRunner).
+Result<PolicyValues> run_mx(const Model& m, const std::vector<Tensor<double>>& inputs, const MxPolicy& p,
+                            std::span<const int64_t> ids, int64_t budget) {
+  DENOTE_ASSIGN_OR_RETURN(MxRunner r, MxRunner::prepare(m, p));
+  EvalOptions options;
+  options.max_bytes = budget;
+  return r.run(inputs, ids, options);
+}
+
 int run_with_policy(const RunOptions& o, int64_t budget) {
   const std::optional<Rounding> mode = parse_rounding(o.rounding);
   if (!mode) return usage_error(fmt::format("--rounding {}: expected nearest-even, toward-zero, upward, downward or "
                                             "nearest-away", o.rounding));
-  Result<PrecisionPolicy> p = make_policy(o.arith, o.accumulate, *mode);
+  const bool mx = is_mx_spec(o.arith);
+  Result<MxPolicy> mxp = mx ? parse_mx_policy(o.arith) : Result<MxPolicy>(MxPolicy{});
+  if (!mxp.ok()) return usage_error("--arith: " + mxp.status().message());
+  if (mx && !o.accumulate.empty() && o.accumulate != "binary32")
+    return usage_error("--accumulate: an MX arithmetic accumulates in binary32");
+  mxp->rounding = *mode;
+  Result<PrecisionPolicy> p = mx ? make_policy("binary32", "binary32", *mode) : make_policy(o.arith, o.accumulate, *mode);
   if (!p.ok()) return usage_error(fmt::format("--{}: {}", p.status().field() == "storage" ? "arith" : "accumulate",
                                               p.status().message()));
   if (o.provider_given) return usage_error("--provider: a precision policy (--accumulate) runs the typed interpreter");
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
-  Result<LoweredPolicy> l = lower_policy(m, *p);
-  if (!l.ok()) return fail(l.message());
   std::vector<int64_t> ids = m.output_ids;
   if (o.trace)
     for (const Node& n : m.graph.nodes) ids.push_back(n.id);
-  typed::TypedOptions options;
-  options.rounding = *mode;
-  options.max_bytes = budget;
-  Result<PolicyValues> v = run_policy(*l, loaded->inputs, ids, options);
+  Result<PolicyValues> v = error_status("unreachable");
+  if (mx) {
+    v = run_mx(m, loaded->inputs, *mxp, ids, budget);
+  } else {
+    Result<LoweredPolicy> l = lower_policy(m, *p);
+    if (!l.ok()) return fail(l.message());
+    typed::TypedOptions options;
+    options.rounding = *mode;
+    options.max_bytes = budget;
+    v = run_policy(*l, loaded->inputs, ids, options);
+  }
   if (!v.ok()) return fail(v.message());
   Evaluated e{std::vector<Tensor<double>>(m.graph.size()), true, v->flags};
   for (size_t k = 0; k < ids.size(); ++k) e.table[static_cast<size_t>(ids[k])] = std::move(v->values[k]);
@@ -154,7 +174,7 @@ int run_with_policy(const RunOptions& o, int64_t budget) {
 int run(const RunOptions& o) {
   auto budget = max_memory_bytes(o.max_memory);
   if (!budget.ok()) return usage_error(budget.message());
-  if (!o.accumulate.empty()) return run_with_policy(o, *budget);
+  if (!o.accumulate.empty() || is_mx_spec(o.arith)) return run_with_policy(o, *budget);
   if (wants_typed_run(o.path, o.input_words))
     return run_typed({o.path, o.input_words, o.rounding, o.trace, o.json, *budget});
   // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
@@ -196,7 +216,8 @@ void add_run(CLI::App& app, Command& cmd) {
   sub->add_option("--arith", o->arith,
                   "scalar interpretation: f64 (default), f32 (hardware), binary16, bfloat16, binary32, binary64, "
                   "e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e3m2fn, e2m3fn, e2m1fn, e8m0fnu, binary(E,F) (software, "
-                  "exactly rounded), real (MPFR)");
+                  "exactly rounded), real (MPFR); an OCP MX format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, "
+                  "mxfp4_e2m1, mxint8[,weights=FORMAT][,block=N]): linear layers on MX operands, the rest binary32");
   sub->add_option("--rounding", o->rounding,
                   "rounding mode of a binary format: nearest-even (default), toward-zero, upward, downward, "
                   "nearest-away");

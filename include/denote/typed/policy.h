@@ -10,6 +10,7 @@
 //   Result<PolicyValues> y = run_policy(*l, inputs, model.output_ids);
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -92,9 +93,10 @@ class MxRunner {
                            const EvalOptions& o = {}) const;
 
  private:
+  struct Prepared;  // the quantized weights and the binary32 parameters (src/typed/mx_run.cc)
   const Model* model_ = nullptr;
   MxPolicy policy_;
-  std::vector<std::pair<int64_t, MxTensor>> weights_;  // by node id: [in, out] blocked along axis 0
+  std::shared_ptr<const Prepared> prepared_;
 };
 
 }  // namespace denote

@@ -1,0 +1,80 @@
+"""Whole networks under an MX arithmetic (Model.run(arith="mxfp8_e4m3"), denote run --arith): each
+linear layer's product is bit for bit the one emulated here from denote.mx_quantize's codes (tested
+against the spec in test_mx_reference.py): exact block dot products in float64 (exact for these formats),
+rounded to float32, summed over blocks in float32 in order, plus the bias in float32; relu in float32."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import denote
+
+
+def mlp(rng, sizes, batch):
+    b = denote.GraphBuilder()
+    x = b.input([batch, sizes[0]])
+    params = []
+    h = x
+    for k, (i, o) in enumerate(zip(sizes, sizes[1:])):
+        W, bias = rng.standard_normal((o, i)) * 0.1, rng.standard_normal(o) * 0.1
+        params.append((W, bias))
+        h = b.linear(h, W, bias)
+        if k + 2 < len(sizes):
+            h = b.op("relu", h)
+    return b.build(h), params
+
+
+def emulate_layer(a32, W, bias, act, wfmt, block):
+    qa = denote.mx_quantize(a32.astype(np.float64), act, block, -1)
+    qw = denote.mx_quantize(W, wfmt, block, -1)
+    va, vw = denote.mx_dequantize(qa), denote.mx_dequantize(qw)
+    K = W.shape[1]
+    acc = None
+    for lo in range(0, K, block):
+        blk = (va[:, lo:lo + block] @ vw[:, lo:lo + block].T).astype(np.float32)  # exact sum, one rounding
+        acc = blk if acc is None else (acc + blk).astype(np.float32)
+    return (acc + bias.astype(np.float32)).astype(np.float32)
+
+
+@pytest.mark.parametrize("act,wfmt,block", [("mxfp8_e4m3", "mxfp8_e4m3", 32), ("mxint8", "mxint8", 32),
+                                            ("mxfp4_e2m1", "mxfp4_e2m1", 32), ("mxfp4_e2m1", "mxfp8_e4m3", 16),
+                                            ("mxfp6_e3m2", "mxfp6_e2m3", 8)])
+def test_mlp_is_the_emulated_mx_product(act, wfmt, block):
+    rng = np.random.default_rng(4)
+    m, params = mlp(rng, [70, 48, 33, 10], 12)
+    x = rng.standard_normal((12, 70))
+    spec = act if act == wfmt and block == 32 else f"{act},weights={wfmt},block={block}"
+    y, flags = m.run(x, arith=spec, return_flags=True)
+    h = x.astype(np.float32)
+    for k, (W, bias) in enumerate(params):
+        h = emulate_layer(h, W, bias, act, wfmt, block)
+        if k + 1 < len(params):
+            h = np.maximum(h, np.float32(0))
+    np.testing.assert_array_equal(y, h.astype(np.float64))
+    assert flags["inexact"]
+    # The MX network differs from the float64 one by the formats' quantization, not by a bug's scale.
+    exact = m.run(x)
+    assert 0 < np.abs(y - exact).max() < 0.5 * np.abs(exact).max()
+
+
+def test_cli_and_errors(cli, tmp_path):
+    rng = np.random.default_rng(1)
+    m, _ = mlp(rng, [8, 6, 3], 2)
+    path = tmp_path / "m.json"
+    m.to_json(str(path))
+    x = rng.standard_normal((2, 8))
+    r = subprocess.run([cli, "run", str(path), "--input", json.dumps(x.tolist()), "--arith", "mxint8,block=4",
+                        "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.array(json.loads(r.stdout)["outputs"][0]["values"]).reshape(2, 3),
+                                  m.run(x, arith="mxint8,block=4"))
+    r = subprocess.run([cli, "run", str(path), "--input", json.dumps(x.tolist()), "--arith", "mxint8,blocks=4"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown part 'blocks=4'" in r.stderr, r.stderr
+    with pytest.raises(denote.InvalidInputError) as e:
+        m.run(x, arith="mxfp7")
+    assert e.value.field == "arith"
+    with pytest.raises(denote.InvalidInputError) as e:
+        m.run(x, arith="mxint8", accumulate="binary64")
+    assert e.value.field == "accumulate"
