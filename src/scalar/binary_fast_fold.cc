@@ -9,12 +9,15 @@
 // fast_matmul / fast_linear of bfloat16 and binary16 in nearest-even go first to the binary32 lanes
 // of fastsimd::rne_fold (AVX-512 or AVX2 + F16C), which hands back the blocks where a step overflowed.
 #include <algorithm>
+#include <cfenv>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "denote/scalar/binary_fast.h"
+#include "kernels/exact_linear.h"
 #include "scalar/binary_fast_fold.h"
 #include "scalar/binary_fast_kernel.h"
 #include "scalar/binary_fast_simd.h"
@@ -250,7 +253,39 @@ void fold_lanes(const FastFormat& ff, FpEnv& env, const FoldInput& in, int64_t i
 // Every output (i, j), i < m, j < n, into out[i * n + j]: bfloat16/binary16 in nearest-even by the
 // binary32 lanes of fastsimd::rne_fold (a block it hands back, by the double lanes), else by the
 // double lanes.
+// binary32 in nearest-even: the hardware's own binary32 operations in the fold's order (the kernels
+// layer's fixed-order rows, kernels::axpy_rows_simd: acc = +0, then acc + A(i, r) B(r, j) for r in
+// turn, each rounded), the flags read from the floating-point environment (the caller's flags
+// restored). False, with nothing written, where the CPU lacks the lanes or an operation was invalid
+// (the hardware's default NaN is not the format's canonical one: the double lanes redo it).
+bool fold_binary32(const FastFormat& ff, FpEnv& env, const FoldInput& in, int64_t m, FpWord* out) {
+  if (!(ff.format == binary32_format()) || env.rounding != Rounding::NearestEven || fastsimd::simd_level() < 1 ||
+      !fastsimd::mxcsr_is_default() || m <= 0 || in.n <= 0)
+    return false;
+  std::vector<float> a(static_cast<size_t>(m * in.k)), b(static_cast<size_t>(in.k * in.n)), acc(static_cast<size_t>(in.n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(in.ad[i]);  // binary32 values: exact
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(in.bd[i]);
+  std::vector<uint32_t> words(static_cast<size_t>(m * in.n));
+  fexcept_t saved;
+  fegetexceptflag(&saved, FE_ALL_EXCEPT);
+  feclearexcept(FE_ALL_EXCEPT);
+  bool ok = true;
+  for (int64_t i = 0; ok && i < m; ++i) {
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    ok = kernels::axpy_rows_simd(acc.data(), a.data() + i * in.k, b.data(), in.k, in.n, in.n);
+    std::memcpy(words.data() + i * in.n, acc.data(), acc.size() * sizeof(float));
+  }
+  const int raised = fetestexcept(FE_ALL_EXCEPT);
+  fesetexceptflag(&saved, FE_ALL_EXCEPT);
+  if (!ok || (raised & FE_INVALID) != 0) return false;
+  for (size_t i = 0; i < words.size(); ++i) out[i].bits = words[i];
+  env.flags |= ((raised & FE_INEXACT) ? kFpInexact : 0u) | ((raised & FE_OVERFLOW) ? kFpOverflow : 0u) |
+               ((raised & FE_UNDERFLOW) ? kFpUnderflow : 0u);
+  return true;
+}
+
 void fold_all(const FastFormat& ff, FpEnv& env, const FoldInput& in, int64_t m, FpWord* out) {
+  if (fold_binary32(ff, env, in, m, out)) return;
   uint32_t flags = 0;
   if (fastsimd::rne_fold(ff, env.rounding, in.ad, in.bd, m, in.k, in.n, out, flags, [&](int64_t i, int64_t j0) {
         fold_lanes(ff, env, in, i, i + 1, j0, j0 + kLanes, out);
