@@ -66,8 +66,8 @@ class Model:
     def dot(self) -> str: ...
     def run(self, *inputs: ArrayLike, arith: str = "f64", rounding: str = "nearest-even", precision: int = 256,
             provider: Optional[str] = None, all_nodes: bool = False, return_flags: bool = False,
-            max_memory: Optional[int] = None,
-            accumulate: Optional[str] = None) -> Union[RunResult, Tuple[RunResult, Dict[str, bool]]]: ...
+            max_memory: Optional[int] = None, accumulate: Optional[str] = None,
+            policy: Optional[Union[Dict[str, Any], str]] = None) -> Union[RunResult, Tuple[RunResult, Dict[str, bool]]]: ...
     def bounds(self, lo: Union[ArrayLike, Sequence[ArrayLike]], hi: Optional[Union[ArrayLike, Sequence[ArrayLike]]] = None,
                method: str = "ibp", spec: Optional[ArrayLike] = None, arith: Optional[str] = None, all_nodes: bool = False,
                alpha_iters: int = 20, lirpa_compatible: bool = False,

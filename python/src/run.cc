@@ -261,6 +261,7 @@ py::object run_compiled(PyModel& self, const py::args& inputs, const std::string
 struct RunArgs {
   std::string arith, rounding;
   std::optional<std::string> accumulate;
+  std::string policy;  // a policy file's text (policy=)
   long precision = 256;
   std::optional<std::string> provider;
   bool all_nodes = false, return_flags = false;
@@ -311,10 +312,13 @@ py::object run(PyModel& self, const py::args& inputs, RunArgs a) {
       a.arith = self.native_arith.empty() ? "f64" : self.native_arith;
     }
   }
-  if (a.accumulate || is_mx_spec(a.arith)) {
+  if (a.accumulate || is_mx_spec(a.arith) || !a.policy.empty()) {
     if (a.provider) raise_invalid("provider: a precision policy (accumulate=) runs the typed interpreter", "provider");
+    if (!a.policy.empty() && (a.accumulate || a.arith != "f64"))
+      raise_invalid("policy: a policy names its own storage and accumulation formats; leave arith and accumulate "
+                    "unset", "policy");
     PolicyRun r = run_policy(self, inputs, a.arith, a.accumulate.value_or(""), a.rounding, a.all_nodes,
-                             a.options.max_bytes);
+                             a.options.max_bytes, a.policy);
     return package(std::move(r.ids), std::move(r.arrays), a.all_nodes, a.return_flags, r.flags);
   }
   bool integral = self.typed();
@@ -367,13 +371,18 @@ void register_run(py::module_& m, py::class_<PyModel, ModelPtr>& cls) {
       "run",
       [](PyModel& self, const py::args& inputs, const std::string& arith, const std::string& rounding, long precision,
          const std::optional<std::string>& provider, bool all_nodes, bool return_flags,
-         const std::optional<int64_t>& max_memory, const std::optional<std::string>& accumulate) {
-        return run(self, inputs, RunArgs{arith, rounding, accumulate, precision, provider, all_nodes, return_flags,
-                                         eval_options(max_memory)});
+         const std::optional<int64_t>& max_memory, const std::optional<std::string>& accumulate,
+         const py::object& policy) {
+        std::string policy_text;
+        if (py::isinstance<py::dict>(policy)) policy_text = py::module_::import("json").attr("dumps")(policy).cast<std::string>();
+        else if (py::isinstance<py::str>(policy)) policy_text = policy.cast<std::string>();
+        else if (!policy.is_none()) raise_invalid("policy: expected a dict or a JSON text", "policy");
+        return run(self, inputs, RunArgs{arith, rounding, accumulate, std::move(policy_text), precision, provider,
+                                         all_nodes, return_flags, eval_options(max_memory)});
       },
       py::arg("arith") = "f64", py::arg("rounding") = "nearest-even", py::arg("precision") = 256,
       py::arg("provider") = py::none(), py::arg("all_nodes") = false, py::arg("return_flags") = false,
-      py::arg("max_memory") = py::none(), py::arg("accumulate") = py::none(),
+      py::arg("max_memory") = py::none(), py::arg("accumulate") = py::none(), py::arg("policy") = py::none(),
       R"doc(Denotes the model at the given inputs (one array per input node, in Model.inputs order).
 
 arith: "f64" (default), "auto" (the model's own: Model.precision's policy, else Model.arith, else f64),
@@ -390,6 +399,8 @@ binary16 as torch's CPU kernels do: exact products, binary32 sums, one rounding 
 An MX arith ("mxfp8_e4m3", "mxfp4_e2m1,weights=mxfp8_e4m3,block=32", ...): linear layers on OCP MX
 operands (weights quantized once, activations at each call; exact block sums, binary32 accumulation), the
 rest in binary32.
+policy: a precision policy as a dict (or its JSON text): {"storage": F, "accumulate": F, "ops": {"softmax":
+"binary32"}, "nodes": {"7": "binary32"}} (per op kind and per node overrides of storage; docs/NUMERICS.md).
 Integer or bool arrays (or a typed model) run the typed interpreter; results keep their dtypes.
 Returns one array (one output), a tuple (several) or a dict (all_nodes); float64 arrays, float32 for f32.)doc");
 }

@@ -8,16 +8,22 @@ namespace denote::python {
 
 namespace {
 
-// storage empty: the capture's own formats (Model.precision).
+// storage empty: the capture's own formats (Model.precision); policy_json: a policy file's text.
 std::shared_ptr<const LoweredPolicy> lowered(PyModel& self, const std::string& storage, const std::string& accumulate,
-                                             Rounding mode) {
-  const std::string key = fmt::format("{}/{}/{}", storage.empty() ? "capture" : storage, accumulate, rounding_name(mode));
+                                             Rounding mode, const std::string& policy_json) {
+  const std::string key = policy_json.empty() ? fmt::format("{}/{}/{}", storage.empty() ? "capture" : storage,
+                                                            accumulate, rounding_name(mode))
+                                              : "policy:" + policy_json;
   std::lock_guard<std::mutex> lock(self.cache_mutex);
   auto it = self.policies.find(key);
   if (it != self.policies.end()) return it->second;
-  Result<PrecisionPolicy> p = make_policy(storage.empty() ? accumulate : storage, accumulate, mode);
-  if (!p.ok()) raise_invalid(p.status().message(), p.status().field() == "storage" ? "arith" : "accumulate");
-  if (storage.empty()) check(set_node_storage(*p, self.capture_formats));
+  Result<PrecisionPolicy> p = policy_json.empty() ? make_policy(storage.empty() ? accumulate : storage, accumulate, mode)
+                                                  : parse_policy_json(policy_json);
+  if (!p.ok())
+    raise_invalid(p.status().message(), !policy_json.empty()               ? "policy"
+                                        : p.status().field() == "storage" ? "arith"
+                                                                          : "accumulate");
+  if (storage.empty() && policy_json.empty()) check(set_node_storage(*p, self.capture_formats));
   if (self.capture_materialized.size() == self.model().graph.size()) p->materialized = self.capture_materialized;
   return self.policies[key] = std::make_shared<const LoweredPolicy>(unwrap(lower_policy(self.model(), *p)));
 }
@@ -39,14 +45,14 @@ std::shared_ptr<const MxRunner> mx_runner(PyModel& self, const std::string& spec
 }  // namespace
 
 PolicyRun run_policy(PyModel& self, const py::args& inputs, const std::string& storage, const std::string& accumulate,
-                     const std::string& rounding, bool all_nodes, int64_t max_bytes) {
+                     const std::string& rounding, bool all_nodes, int64_t max_bytes, const std::string& policy_json) {
   if (self.typed()) raise_invalid("accumulate: a typed model takes each value's dtype; leave accumulate unset",
                                   "accumulate");
   const std::optional<Rounding> mode = parse_rounding(rounding);
   if (!mode) raise_invalid(fmt::format("rounding {}: expected nearest-even, toward-zero, upward, downward or "
                                        "nearest-away", rounding), "rounding");
-  const bool mx = is_mx_spec(storage);
-  const std::shared_ptr<const LoweredPolicy> l = mx ? nullptr : lowered(self, storage, accumulate, *mode);
+  const bool mx = policy_json.empty() && is_mx_spec(storage);
+  const std::shared_ptr<const LoweredPolicy> l = mx ? nullptr : lowered(self, storage, accumulate, *mode, policy_json);
   const std::shared_ptr<const MxRunner> runner = mx ? mx_runner(self, storage, accumulate, *mode) : nullptr;
   const size_t n_inputs = self.model().graph.input_ids().size();
   if (inputs.size() != n_inputs)

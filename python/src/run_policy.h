@@ -16,7 +16,9 @@ struct PolicyRun {
   uint32_t flags = 0;
 };
 
+// policy_json non-empty: a policy file's text (docs/NUMERICS.md), which names storage and accumulate.
 PolicyRun run_policy(PyModel& self, const py::args& inputs, const std::string& storage, const std::string& accumulate,
-                     const std::string& rounding, bool all_nodes, int64_t max_bytes);
+                     const std::string& rounding, bool all_nodes, int64_t max_bytes,
+                     const std::string& policy_json = {});
 
 }  // namespace denote::python

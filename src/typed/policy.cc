@@ -3,6 +3,7 @@
 #include "denote/typed/policy.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "denote/scalar/binary_ops.h"
 #include "denote/typed/dtype.h"
@@ -34,7 +35,10 @@ struct Lowering {
   typed::DType acc() const { return typed::DType::binary(p.accumulate); }
   std::string rounding() const { return std::string(rounding_name(p.rounding)); }
   const BinaryFormat& storage_of(const Node& n) const {
-    return p.node_storage.empty() ? p.storage : p.node_storage[static_cast<size_t>(n.id)];
+    if (!p.node_storage.empty()) return p.node_storage[static_cast<size_t>(n.id)];
+    if (auto it = p.node_formats.find(n.id); it != p.node_formats.end()) return it->second;
+    if (auto it = p.op_storage.find(n.op); it != p.op_storage.end()) return it->second;
+    return p.storage;
   }
   bool materialized(const Node& n) const {
     return p.materialized.empty() || p.materialized[static_cast<size_t>(n.id)];
@@ -183,8 +187,74 @@ Status set_node_storage(PrecisionPolicy& p, std::span<const std::string> formats
   return ok_status();
 }
 
+namespace {
+
+Result<BinaryFormat> held_format(const PrecisionPolicy& p, const nlohmann::json& v, const std::string& key) {
+  if (!v.is_string()) return error_status(fmt::format("policy: {}: expected a format name", key)).with_field(key);
+  Result<BinaryFormat> f = parse_format(v.get<std::string>());
+  if (!f.ok()) return error_status(fmt::format("policy: {}: {}", key, f.status().message())).with_field(key);
+  if (!holds(p.accumulate, *f))
+    return error_status(fmt::format("policy: {}: accumulation format {} does not hold every {} value", key,
+                                    p.accumulate.name, f->name))
+        .with_field(key);
+  return f;
+}
+
+Status read_overrides(PrecisionPolicy& p, const nlohmann::json& doc) {
+  for (const char* group : {"ops", "nodes"}) {
+    if (!doc.contains(group)) continue;
+    if (!doc[group].is_object())
+      return error_status(fmt::format("policy: {}: expected an object of formats", group)).with_field(group);
+    for (const auto& [k, v] : doc[group].items()) {
+      const std::string key = std::string(group) + "." + k;
+      DENOTE_ASSIGN_OR_RETURN(BinaryFormat f, held_format(p, v, key));
+      if (std::string_view(group) == "ops") {
+        const std::optional<Op> op = op_from_tag(k);
+        if (!op) return error_status(fmt::format("policy: {}: unknown op '{}'", key, k)).with_field(key);
+        p.op_storage[*op] = f;
+      } else {
+        if (k.empty() || k.size() > 18 || k.find_first_not_of("0123456789") != std::string::npos)
+          return error_status(fmt::format("policy: {}: expected a node id", key)).with_field(key);
+        p.node_formats[std::stoll(k)] = f;
+      }
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<PrecisionPolicy> parse_policy_json(std::string_view text) {
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return error_status("policy: expected a JSON object");
+  for (const auto& [k, v] : doc.items())
+    if (k != "storage" && k != "accumulate" && k != "rounding" && k != "ops" && k != "nodes")
+      return error_status(fmt::format("policy: unknown key '{}' (expected storage, accumulate, rounding, ops, nodes)",
+                                      k))
+          .with_field(k);
+  for (const char* key : {"storage", "accumulate"})
+    if (!doc.contains(key) || !doc[key].is_string())
+      return error_status(fmt::format("policy: {}: expected a format name", key)).with_field(key);
+  Rounding mode = Rounding::NearestEven;
+  if (doc.contains("rounding")) {
+    const std::optional<Rounding> r = doc["rounding"].is_string() ? parse_rounding(doc["rounding"].get<std::string>())
+                                                                  : std::nullopt;
+    if (!r) return error_status("policy: rounding: expected nearest-even, toward-zero, upward, downward or "
+                                "nearest-away").with_field("rounding");
+    mode = *r;
+  }
+  DENOTE_ASSIGN_OR_RETURN(PrecisionPolicy p, make_policy(doc["storage"].get<std::string>(),
+                                                         doc["accumulate"].get<std::string>(), mode));
+  DENOTE_RETURN_IF_ERROR(read_overrides(p, doc));
+  return p;
+}
+
 Result<LoweredPolicy> lower_policy(const Model& m, const PrecisionPolicy& p) {
   const size_t n = m.graph.size();
+  for (const auto& [id, f] : p.node_formats)
+    if (id >= static_cast<int64_t>(n))
+      return error_status(fmt::format("policy: nodes.{}: the model has {} nodes", id, n))
+          .with_field("nodes." + std::to_string(id));
   if ((!p.node_storage.empty() && p.node_storage.size() != n) || (!p.materialized.empty() && p.materialized.size() != n))
     return error_status(fmt::format("policy: {} node formats and {} materialized flags for a model of {} nodes",
                                     p.node_storage.size(), p.materialized.size(), n))

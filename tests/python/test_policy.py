@@ -139,3 +139,28 @@ def test_layer_norm_is_binary32_layer_norm_rounded_once():
     np.testing.assert_array_equal(y, want.float().numpy().astype(np.float64))
     exact = m.run(x.numpy())
     assert np.abs(y - exact).max() <= np.abs(theirs - exact).max()
+
+
+def test_policy_dict_and_file(cli, data_dir, tmp_path):
+    # softmax kept in binary32 by op kind: its outputs are not all bfloat16 values, the rest is.
+    m, x, _ = golden(data_dir, "softmax")
+    pol = {"storage": "bfloat16", "accumulate": "binary32", "ops": {"softmax": "binary32"}}
+    y = m.run(x, policy=pol)
+    bits = y.astype(np.float32).view(np.uint32)
+    assert np.any(bits & 0xFFFF)
+    narrow = m.run(x, arith="bfloat16", accumulate="binary32")
+    assert not np.any(narrow.astype(np.float32).view(np.uint32) & 0xFFFF)
+    np.testing.assert_array_equal(m.run(x, policy=json.dumps(pol)), y)
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(pol))
+    r = subprocess.run([cli, "run", os.path.join(data_dir, "golden_bf16", "softmax.json"), "--input",
+                        "@" + os.path.join(data_dir, "golden_bf16", "softmax.x.npy"), "--policy", str(path), "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    np.testing.assert_array_equal(np.array(doc["outputs"][0]["values"]).reshape(y.shape), y)
+    with pytest.raises(denote.InvalidInputError) as e:
+        m.run(x, policy={"storage": "bfloat16", "accumulate": "binary32", "ops": {"sofmax": "binary32"}})
+    assert e.value.field == "policy" and "unknown op 'sofmax'" in str(e.value)
+    with pytest.raises(denote.InvalidInputError):
+        m.run(x, arith="bfloat16", policy=pol)

@@ -4,6 +4,8 @@
 // tests/python/test_policy.py.
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include "denote/io/json.h"
 #include "denote/typed/policy.h"
 
@@ -81,6 +83,56 @@ TEST(Policy, ErrorsNameTheFieldOrNode) {
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.status().node(), 1);
   EXPECT_NE(l.status().message().find("cast has no meaning under a precision policy"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace denote
+
+namespace denote {
+namespace {
+
+// linear [1, 3] -> softmax: bfloat16 storage with softmax kept in binary32 by op kind, or by node id.
+const char* kSoftmax = R"({"format": "torchlean.ir.v1", "input_id": 0, "output_ids": [2], "nodes": [
+  {"id": 0, "kind": "input", "parents": [], "shape": [1, 3]},
+  {"id": 1, "kind": "linear", "parents": [0], "shape": [1, 3], "out_dim": 3, "in_dim": 3,
+   "weight": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "bias": [0, 0, 0]},
+  {"id": 2, "kind": "softmax", "parents": [1], "shape": [1, 3], "axis": 1}]})";
+
+bool is_bfloat16(double v) { return static_cast<double>(static_cast<float>(v)) == v &&
+                                    (std::bit_cast<uint32_t>(static_cast<float>(v)) & 0xFFFF) == 0; }
+
+TEST(Policy, FileOverridesStoragePerOpKindAndPerNode) {
+  const Model m = *read_model_json(kSoftmax);
+  const Tensor<double> x({1, 3}, {0.1, 0.7, -0.4});
+  const std::vector<int64_t> ids = {1, 2};
+  for (const char* text : {R"({"storage": "bfloat16", "accumulate": "binary32", "ops": {"softmax": "binary32"}})",
+                           R"({"storage": "bfloat16", "accumulate": "binary32", "nodes": {"2": "binary32"}})"}) {
+    Result<PrecisionPolicy> p = parse_policy_json(text);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    Result<PolicyValues> v = run_policy(*lower_policy(m, *p), std::span(&x, 1), ids);
+    ASSERT_TRUE(v.ok()) << v.status().message();
+    for (double y : v->values[0].data) EXPECT_TRUE(is_bfloat16(y)) << y;  // the linear: bfloat16
+    int wider = 0;
+    for (double y : v->values[1].data) wider += is_bfloat16(y) ? 0 : 1;  // softmax: binary32 values
+    EXPECT_GT(wider, 0) << text;
+  }
+  Result<PolicyValues> all16 = run_policy(*lower_policy(m, *make_policy("bfloat16", "binary32")), std::span(&x, 1), ids);
+  for (double y : all16->values[1].data) EXPECT_TRUE(is_bfloat16(y));
+}
+
+TEST(Policy, FileErrorsNameTheKey) {
+  auto field = [](const char* text) { return parse_policy_json(text).status().field(); };
+  EXPECT_EQ(field(R"({"storage": "bfloat16"})"), "accumulate");
+  EXPECT_EQ(field(R"({"storage": "bfloat16", "accumulate": "binary32", "ops": {"sofmax": "binary32"}})"), "ops.sofmax");
+  EXPECT_EQ(field(R"({"storage": "bfloat16", "accumulate": "binary32", "ops": {"relu": "binary64"}})"), "ops.relu");
+  EXPECT_EQ(field(R"({"storage": "bfloat16", "accumulate": "binary32", "nodes": {"x": "binary32"}})"), "nodes.x");
+  EXPECT_EQ(field(R"({"storage": "bfloat16", "accumulate": "binary32", "rounding": "up"})"), "rounding");
+  EXPECT_EQ(field(R"({"storage": "bfloat16", "accumulate": "binary32", "extra": 1})"), "extra");
+  EXPECT_FALSE(parse_policy_json("[1, 2").ok());
+  Result<PrecisionPolicy> far = parse_policy_json(R"({"storage": "bfloat16", "accumulate": "binary32",
+                                                      "nodes": {"9": "binary32"}})");
+  ASSERT_TRUE(far.ok());
+  EXPECT_EQ(lower_policy(*read_model_json(kSoftmax), *far).status().field(), "nodes.9");
 }
 
 }  // namespace

@@ -5,12 +5,14 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli.h"
 #include "context_values.h"
 #include "real_budget.h"
 #include "run_typed.h"
 #include "denote/eval/eval.h"
+#include "denote/io/json.h"
 #include "denote/io/text.h"
 #include "denote/scalar/arith.h"
 #include "denote/typed/policy.h"
@@ -33,6 +35,7 @@ struct RunOptions {
   bool provider_given = false;
   std::string max_memory = "auto";  // --max-memory SIZE or auto
   std::string accumulate;           // a precision policy: --arith is its storage format
+  std::string policy;               // --policy FILE.json: a precision policy file
 };
 
 // The value table widened to double, and the flags the context raised (binary formats only).
@@ -106,6 +109,7 @@ void print_text(const Model& m, const Evaluated& e, const RunOptions& o) {
 void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
   std::string out = fmt::format("{{\"arith\": \"{}\", ", o.arith);
   if (!o.accumulate.empty()) out += fmt::format("\"accumulate\": \"{}\", ", o.accumulate);
+  if (!o.policy.empty()) out += fmt::format("\"policy\": {}, ", nlohmann::json(o.policy).dump());
   out += fmt::format("\"rounding\": \"{}\", \"outputs\": [", o.rounding);
   for (size_t k = 0; k < m.output_ids.size(); ++k)
     out += (k ? ", " : "") + entry_json(m.output_ids[k], e.table[m.output_ids[k]]);
@@ -136,13 +140,22 @@ int run_with_policy(const RunOptions& o, int64_t budget) {
   const std::optional<Rounding> mode = parse_rounding(o.rounding);
   if (!mode) return usage_error(fmt::format("--rounding {}: expected nearest-even, toward-zero, upward, downward or "
                                             "nearest-away", o.rounding));
-  const bool mx = is_mx_spec(o.arith);
+  const bool mx = o.policy.empty() && is_mx_spec(o.arith);
+  if (!o.policy.empty() && (!o.accumulate.empty() || o.arith != "f64"))
+    return usage_error("--policy: the policy file names its own storage and accumulation formats; leave --arith and "
+                       "--accumulate unset");
   Result<MxPolicy> mxp = mx ? parse_mx_policy(o.arith) : Result<MxPolicy>(MxPolicy{});
   if (!mxp.ok()) return usage_error("--arith: " + mxp.status().message());
   if (mx && !o.accumulate.empty() && o.accumulate != "binary32")
     return usage_error("--accumulate: an MX arithmetic accumulates in binary32");
   mxp->rounding = *mode;
   Result<PrecisionPolicy> p = mx ? make_policy("binary32", "binary32", *mode) : make_policy(o.arith, o.accumulate, *mode);
+  if (!o.policy.empty()) {
+    Result<std::string> text = read_text_file(o.policy);
+    if (!text.ok()) return fail(text.message());
+    p = parse_policy_json(*text);
+    if (!p.ok()) return fail(o.policy + ": " + p.message());
+  }
   if (!p.ok()) return usage_error(fmt::format("--{}: {}", p.status().field() == "storage" ? "arith" : "accumulate",
                                               p.status().message()));
   if (o.provider_given) return usage_error("--provider: a precision policy (--accumulate) runs the typed interpreter");
@@ -174,7 +187,7 @@ int run_with_policy(const RunOptions& o, int64_t budget) {
 int run(const RunOptions& o) {
   auto budget = max_memory_bytes(o.max_memory);
   if (!budget.ok()) return usage_error(budget.message());
-  if (!o.accumulate.empty() || is_mx_spec(o.arith)) return run_with_policy(o, *budget);
+  if (!o.accumulate.empty() || is_mx_spec(o.arith) || !o.policy.empty()) return run_with_policy(o, *budget);
   if (wants_typed_run(o.path, o.input_words))
     return run_typed({o.path, o.input_words, o.rounding, o.trace, o.json, *budget});
   // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
@@ -226,6 +239,9 @@ void add_run(CLI::App& app, Command& cmd) {
                   "a precision policy: every op computes in this format on operands in the --arith (storage) "
                   "format and rounds once to it, e.g. --arith bfloat16 --accumulate binary32 as torch's CPU "
                   "kernels do");
+  sub->add_option("--policy", o->policy,
+                  "a precision policy file: {\"storage\": F, \"accumulate\": F, \"ops\": {TAG: F}, \"nodes\": "
+                  "{\"ID\": F}} (docs/NUMERICS.md, \"Precision policies\")");
   sub->add_option("--provider", o->provider,
                   "run through a kernel plan: auto, prefer:P or only:P (P: reference, openblas, avx2); f64/f32 "
                   "only; compiled (denote/plan/compiled.h), or node by node with --trace")

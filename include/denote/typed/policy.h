@@ -10,6 +10,7 @@
 //   Result<PolicyValues> y = run_policy(*l, inputs, model.output_ids);
 #pragma once
 
+#include <map>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -35,6 +36,10 @@ struct PrecisionPolicy {
   // torch call captured as several IR ops), whose value stays in the accumulation format.
   std::vector<BinaryFormat> node_storage;
   std::vector<bool> materialized;
+  // A policy file's overrides of `storage` per op kind ("softmax", "layernorm": binary32, as autocast's
+  // float32 ops) and per node id; node_storage, where set, decides alone. Precedence: node, op, storage.
+  std::map<Op, BinaryFormat> op_storage;
+  std::map<int64_t, BinaryFormat> node_formats;
 };
 
 // The accumulation format must hold every storage value (at least its precision and exponent
@@ -43,6 +48,10 @@ struct PrecisionPolicy {
 Result<PrecisionPolicy> make_policy(std::string_view storage, std::string_view accumulate,
                                     Rounding rounding = Rounding::NearestEven);
 Status set_node_storage(PrecisionPolicy& p, std::span<const std::string> formats);
+// A policy file (docs/NUMERICS.md "Precision policies"): {"storage": F, "accumulate": F, "rounding": R,
+// "ops": {TAG: F, ...}, "nodes": {"ID": F, ...}}, storage and accumulate required; errors name the
+// key (field "ops.softmax", "nodes.7", ...). Node ids are checked against the model by lower_policy.
+Result<PrecisionPolicy> parse_policy_json(std::string_view text);
 
 // The typed model of `m` under `p`: each input node takes storage words and is cast to the
 // accumulation format; parameters are rounded to their node's storage format and constants to the
