@@ -67,7 +67,7 @@ def main():
         "bfloat16 throughout": lambda: m.run(x, arith="bfloat16"),
         "bfloat16 + binary32 accumulation": lambda: m.run(x, arith="bfloat16", accumulate="binary32"),
     }
-    for f in ("mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp4_e2m1", "mxint8"):
+    for f in ("mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp4_e2m1", "mxint8", "mxfp8_e4m3,scale=tensor"):
         runs[f] = (lambda f=f: m.run(x, arith=f))
     if not a.no_torch:
         try:

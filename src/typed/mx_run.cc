@@ -8,6 +8,7 @@
 #include "denote/typed/policy.h"
 #include "eval/evaluator_impl.h"
 #include "scalar/binary_fast_simd.h"
+#include "typed/fp8_scaled.h"
 #include "typed/mx_dot.h"
 
 namespace denote {
@@ -34,13 +35,38 @@ struct MxWeight {
   mx_detail::Operand operand;
 };
 
+// A linear node's weights as per-tensor scaled FP8 (MxPolicy::per_tensor).
+struct ScaledWeight {
+  int64_t id = 0, in = 0, out = 0;
+  mx_detail::ScaledTensor w;
+};
+
 FpWord word_of(float f) { return FpWord{std::bit_cast<uint32_t>(f)}; }
 
 struct MxRule {
   const MxPolicy& p;
   const std::vector<MxWeight>& weights;
+  const std::vector<ScaledWeight>& scaled;
   uint32_t& flags;
   bool fast = false;  // hardware binary32 (nearest even, the MXCSR in its default state)
+
+  Result<Tensor<FpWord>> scaled_linear(const rules::EvalArgs<FpWord>& a, const ScaledWeight& w) const {
+    if (!fast)
+      return Status::error(ErrorCode::kUnsupported, "per-tensor scaled FP8 runs in hardware binary32: it needs "
+                                                    "round to nearest even and the MXCSR in its default state");
+    const Tensor<FpWord>& x = a.in();
+    const int64_t rows = x.size() / std::max<int64_t>(w.in, 1);
+    std::vector<float> xf(x.data.size()), bias, y(static_cast<size_t>(rows * w.out));
+    for (size_t i = 0; i < xf.size(); ++i) xf[i] = mx_detail::float_of_word(x.data[i].bits);
+    const mx_detail::ScaledTensor xq =
+        mx_detail::scale_to_fp8(p.activations.element, xf.data(), static_cast<int64_t>(xf.size()), flags);
+    const LinearRecord<FpWord>* r = find_record(a.payload.linear, a.node.id);
+    for (const FpWord& b : r->bias) bias.push_back(mx_detail::float_of_word(b.bits));
+    mx_detail::scaled_linear(xq, w.w, bias.empty() ? nullptr : bias.data(), rows, w.in, w.out, y.data(), flags);
+    Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(y.size()));
+    for (size_t k = 0; k < y.size(); ++k) out_t.data[k] = word_of(y[k]);
+    return out_t;
+  }
 
   Result<Tensor<FpWord>> linear(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a, const MxWeight& w) const {
     const Tensor<FpWord>& x = a.in();
@@ -71,6 +97,9 @@ struct MxRule {
   }
 
   Result<Tensor<FpWord>> operator()(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a) const {
+    auto st = std::lower_bound(scaled.begin(), scaled.end(), a.node.id,
+                               [](const ScaledWeight& w, int64_t id) { return w.id < id; });
+    if (st != scaled.end() && st->id == a.node.id) return scaled_linear(a, *st);
     auto it = std::lower_bound(weights.begin(), weights.end(), a.node.id,
                                [](const MxWeight& w, int64_t id) { return w.id < id; });
     if (it != weights.end() && it->id == a.node.id) return linear(ctx, a, *it);
@@ -98,6 +127,7 @@ Result<MxPolicy> parse_mx_policy(std::string_view spec) {
   std::string_view head = spec.substr(0, spec.find(','));
   std::string weights;
   int64_t block = 32;
+  bool per_tensor = false, block_given = false;
   for (size_t at = head.size(); at < spec.size();) {
     const size_t next = std::min(spec.find(',', at + 1), spec.size());
     const std::string_view item = spec.substr(at + 1, next - at - 1);
@@ -106,26 +136,47 @@ Result<MxPolicy> parse_mx_policy(std::string_view spec) {
     } else if (item.rfind("block=", 0) == 0 && item.size() > 6 && item.size() < 15 &&
                item.find_first_not_of("0123456789", 6) == std::string_view::npos) {
       block = std::stoll(std::string(item.substr(6)));
+      block_given = true;
+    } else if (item == "scale=tensor") {
+      per_tensor = true;
     } else {
-      return error_status(fmt::format("MX arithmetic '{}': unknown part '{}'; expected FORMAT[,weights=FORMAT][,block=N]",
+      return error_status(fmt::format("MX arithmetic '{}': unknown part '{}'; expected "
+                                      "FORMAT[,weights=FORMAT][,block=N|,scale=tensor]",
                                       spec, item))
           .with_field("arith");
     }
     at = next;
   }
-  return make_mx_policy(head, weights, block);
+  DENOTE_ASSIGN_OR_RETURN(MxPolicy p, make_mx_policy(head, weights, block));
+  p.per_tensor = per_tensor;
+  if (per_tensor && (block_given || p.activations.bits != 8 || p.weights.bits != 8 || p.activations.kind != MxKind::Float ||
+                     p.weights.kind != MxKind::Float))
+    return error_status(fmt::format("MX arithmetic '{}': scale=tensor takes the FP8 formats (mxfp8_e4m3, mxfp8_e5m2) "
+                                    "and no block",
+                                    spec))
+        .with_field("arith");
+  return p;
 }
 
 bool is_mx_spec(std::string_view spec) { return spec.rfind("mx", 0) == 0; }
 
 struct MxRunner::Prepared {
-  std::vector<MxWeight> weights;  // by node id
+  std::vector<MxWeight> weights;      // by node id (MX blocks)
+  std::vector<ScaledWeight> scaled;   // by node id (per-tensor scaled FP8)
   Payload<FpWord> payload;        // in binary32 (parameters are data: reading them raises no flag)
 };
 
 Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
   auto prep = std::make_shared<Prepared>();
   for (const auto& [id, rec] : m.payload.linear) {
+    if (p.per_tensor) {  // parameters are data: their conversion raises no flag
+      std::vector<float> wf(rec.weight.begin(), rec.weight.end());
+      uint32_t ignored = 0;
+      prep->scaled.push_back(
+          ScaledWeight{id, rec.in_dim, rec.out_dim, mx_detail::scale_to_fp8(p.weights.element, wf.data(),
+                                                                           static_cast<int64_t>(wf.size()), ignored)});
+      continue;
+    }
     Result<MxQuantized> q = mx_quantize(p.weights, Tensor<double>({rec.out_dim, rec.in_dim}, rec.weight), 1, p.block);
     if (!q.ok()) return q.status().with_node(id, fmt::format("MX: node {}: weights: {}", id, q.status().message()));
     MxWeight w{id, transposed(q->q), {}};
@@ -155,7 +206,7 @@ Result<PolicyValues> MxRunner::run(std::span<const Tensor<double>> inputs, std::
   }
   const Payload<FpWord>& payload = prepared_->payload;
   PolicyValues out;
-  MxRule rule{policy_, prepared_->weights, mx_flags, fast};
+  MxRule rule{policy_, prepared_->weights, prepared_->scaled, mx_flags, fast};
   detail::EvalPass<BinaryContext, MxRule> pass{ctx, payload, o, rule, nullptr};
   walk::Config cfg;
   cfg.options = o;

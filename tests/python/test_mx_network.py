@@ -78,3 +78,50 @@ def test_cli_and_errors(cli, tmp_path):
     with pytest.raises(denote.InvalidInputError) as e:
         m.run(x, arith="mxint8", accumulate="binary64")
     assert e.value.field == "accumulate"
+
+
+def fp8_values(v, fmt):
+    """Nearest-even with saturation onto e4m3fn (bias 7, 3 fraction bits, max 448) or e5m2 (bias 15, 2 bits,
+    max 57344), written here from the formats' definitions."""
+    frac, emin, top = {"mxfp8_e4m3": (3, -6, 448.0), "mxfp8_e5m2": (2, -14, 57344.0)}[fmt]
+    out = np.empty(v.shape)
+    for k, x in np.ndenumerate(v.astype(np.float64)):
+        a = abs(x)
+        if a == 0:
+            out[k] = 0.0 * np.sign(x)
+            continue
+        e = max(int(np.floor(np.log2(a))), emin)
+        q = 2.0 ** (e - frac)
+        r = np.round(a / q) * q  # a / q is exact (a power of two); np.round is half-even
+        out[k] = np.copysign(min(r, top), x)
+    return out.astype(np.float32)
+
+
+def scaled(x32, fmt):
+    top = np.float32({"mxfp8_e4m3": 448.0, "mxfp8_e5m2": 57344.0}[fmt])
+    amax = np.float32(np.abs(x32).max())
+    scale = top / amax if amax > 0 else np.float32(1)
+    return fp8_values((x32 * scale).astype(np.float32), fmt), np.float32(1) / scale
+
+
+@pytest.mark.parametrize("fmt", ["mxfp8_e4m3", "mxfp8_e5m2"])
+def test_per_tensor_scaled_fp8_is_torchs_recipe(fmt):
+    rng = np.random.default_rng(9)
+    m, params = mlp(rng, [40, 24, 5], 6)
+    x = rng.standard_normal((6, 40)) * 3
+    y, flags = m.run(x, arith=f"{fmt},scale=tensor", return_flags=True)
+    h = x.astype(np.float32)
+    for k, (W, bias) in enumerate(params):
+        xq, dx = scaled(h, fmt)
+        wq, dw = scaled(W.astype(np.float32), fmt)
+        acc = np.zeros((h.shape[0], W.shape[0]), np.float32)
+        for i in range(W.shape[1]):  # the left fold from zero, each product (exact) and sum in float32
+            acc = (acc + (xq[:, i:i + 1] * wq[None, :, i]).astype(np.float32)).astype(np.float32)
+        h = ((acc * np.float32(dx * dw)).astype(np.float32) + bias.astype(np.float32)).astype(np.float32)
+        if k + 1 < len(params):
+            h = np.maximum(h, np.float32(0))
+    np.testing.assert_array_equal(y, h.astype(np.float64))
+    assert flags["inexact"]
+    with pytest.raises(denote.InvalidInputError) as e:
+        m.run(x, arith="mxfp4_e2m1,scale=tensor")
+    assert e.value.field == "arith"

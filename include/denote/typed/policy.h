@@ -87,10 +87,14 @@ struct MxPolicy {
   MxFormat activations, weights;
   int64_t block = 32;
   Rounding rounding = Rounding::NearestEven;  // of the binary32 operations (conversions round to nearest even)
+  // Per-tensor scaled FP8 instead of MX blocks (",scale=tensor", FP8 formats only): torch's float8
+  // recipe, one binary32 scale max_fp8 / amax per tensor (src/typed/fp8_scaled.h).
+  bool per_tensor = false;
 };
 // Names as mx_quantize's; `weights` empty: the activations' format.
 Result<MxPolicy> make_mx_policy(std::string_view activations, std::string_view weights = {}, int64_t block = 32);
-// "mxfp8_e4m3", "mxfp8_e4m3,weights=mxfp4_e2m1,block=16" (run's --arith / arith=); is_mx_spec: the
+// "mxfp8_e4m3", "mxfp8_e4m3,weights=mxfp4_e2m1,block=16", "mxfp8_e4m3,scale=tensor" (per-tensor
+// scaled FP8; run's --arith / arith=); is_mx_spec: the
 // text names an MX format (starts with "mx").
 Result<MxPolicy> parse_mx_policy(std::string_view spec);
 bool is_mx_spec(std::string_view spec);

@@ -1,0 +1,79 @@
+// Per-tensor scaled FP8 linear layers (src/typed/fp8_scaled.h): every binary32 operation runs in
+// hardware and its IEEE flags are read from the floating-point environment; the casts to fp8 go
+// through the binary layer (saturating, nearest even).
+#include "typed/fp8_scaled.h"
+
+#include <cfenv>
+#include <cfloat>
+#include <cmath>
+
+#include "denote/scalar/binary_ops.h"
+#include "kernels/exact_linear.h"
+
+namespace denote::mx_detail {
+namespace {
+
+// The IEEE flags raised by `fn` in hardware binary32, the caller's environment restored.
+template <class Fn>
+uint32_t hardware_flags(Fn&& fn) {
+  fexcept_t saved;
+  fegetexceptflag(&saved, FE_ALL_EXCEPT);
+  feclearexcept(FE_ALL_EXCEPT);
+  fn();
+  const int raised = fetestexcept(FE_ALL_EXCEPT);
+  fesetexceptflag(&saved, FE_ALL_EXCEPT);
+  return ((raised & FE_INVALID) ? kFpInvalid : 0u) | ((raised & FE_DIVBYZERO) ? kFpDivByZero : 0u) |
+         ((raised & FE_OVERFLOW) ? kFpOverflow : 0u) | ((raised & FE_UNDERFLOW) ? kFpUnderflow : 0u) |
+         ((raised & FE_INEXACT) ? kFpInexact : 0u);
+}
+
+}  // namespace
+
+ScaledTensor scale_to_fp8(const BinaryFormat& fp8, const float* x, int64_t n, uint32_t& flags) {
+  float amax = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isfinite(x[i])) amax = std::fmax(amax, std::fabs(x[i]));
+  const auto fmax = static_cast<float>(word_to_double(fp8, max_finite(fp8, false)));
+  ScaledTensor t;
+  t.q.resize(static_cast<size_t>(n));
+  std::vector<float> scaled(static_cast<size_t>(n));
+  float scale = 1.0f;
+  flags |= hardware_flags([&] {
+    if (amax > 0.0f) scale = fmax / amax;
+    if (!std::isfinite(scale)) scale = FLT_MAX;  // amax tiny: the largest binary32 scale
+    for (int64_t i = 0; i < n; ++i) scaled[static_cast<size_t>(i)] = x[i] * scale;
+    t.descale = 1.0f / scale;
+  });
+  FpEnv env;
+  for (int64_t i = 0; i < n; ++i)
+    t.q[static_cast<size_t>(i)] = static_cast<float>(word_to_double(fp8, fp_from_double(fp8, env, scaled[i], true)));
+  flags |= env.flags;
+  return t;
+}
+
+void scaled_linear(const ScaledTensor& x, const ScaledTensor& w, const float* bias, int64_t rows, int64_t in,
+                   int64_t out, float* y, uint32_t& flags) {
+  flags |= hardware_flags([&] {
+    // Each output the left fold from zero of x_q[r, i] w_q[o, i], mul then add, each rounded: the
+    // products of two fp8 values are exact in binary32.
+    if (!kernels::linear_simd(x.q.data(), w.q.data(), nullptr, rows, in, out, y))
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t o = 0; o < out; ++o) {
+          float acc = 0.0f;
+          for (int64_t i = 0; i < in; ++i) {
+            const float p = x.q[static_cast<size_t>(r * in + i)] * w.q[static_cast<size_t>(o * in + i)];
+            acc = acc + p;
+          }
+          y[r * out + o] = acc;
+        }
+    const float alpha = x.descale * w.descale;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = 0; o < out; ++o) {
+        float v = y[r * out + o] * alpha;
+        if (bias != nullptr) v = v + bias[o];
+        y[r * out + o] = v;
+      }
+  });
+}
+
+}  // namespace denote::mx_detail
