@@ -29,8 +29,11 @@ struct Lowering {
   std::vector<int64_t> value;   // old id -> new id of its value in the accumulation format
   std::vector<int64_t> stored;  // old id -> new id of its storage-format value (-1: none made)
   // old id -> the format its value is held in; nullptr: a one-element constant (torch's Python
-  // scalar) or an interior piece of a torch call, which no op rounds to its own format
+  // scalar), which no op rounds to its own format
   std::vector<const BinaryFormat*> format;
+  // old id -> an interior piece of a torch call (held in the accumulation format, not a torch value:
+  // no operand rule applies to it, and a torch value moved out of it is rounded)
+  std::vector<bool> interior;
 
   typed::DType acc() const { return typed::DType::binary(p.accumulate); }
   std::string rounding() const { return std::string(rounding_name(p.rounding)); }
@@ -67,11 +70,13 @@ struct Lowering {
   }
   void copy_payload(int64_t old_id, int64_t id, const BinaryFormat& f);
   std::vector<int64_t> operands(const Node& n, const BinaryFormat& f);
-  void push(int64_t v, int64_t s, const BinaryFormat* f) {
+  void push(int64_t v, int64_t s, const BinaryFormat* f, bool inside = false) {
     value.push_back(v);
     stored.push_back(s);
     format.push_back(f);
+    interior.push_back(inside);
   }
+  Status lower_layout(const Node& n, const BinaryFormat& f);
   Status lower(const Node& n);
 };
 
@@ -101,9 +106,34 @@ std::vector<int64_t> Lowering::operands(const Node& n, const BinaryFormat& f) {
   std::vector<int64_t> ids;
   for (int64_t q : n.parents) {
     const auto k = static_cast<size_t>(q);
-    ids.push_back(format[k] == nullptr || holds(f, *format[k]) ? value[k] : round_to(value[k], f).second);
+    ids.push_back(format[k] == nullptr || interior[k] || holds(f, *format[k]) ? value[k]
+                                                                              : round_to(value[k], f).second);
   }
   return ids;
+}
+
+// A layout op moves values: its format is the parents' widest (a moved scalar stays a scalar); a torch
+// value it moves out of an interior piece (keepdim's reshape after a sum) is rounded to its format.
+Status Lowering::lower_layout(const Node& n, const BinaryFormat& f) {
+  std::vector<int64_t> ids;
+  const BinaryFormat* held = nullptr;
+  bool inside = false;
+  for (int64_t q : n.parents) {
+    const auto k = static_cast<size_t>(q);
+    ids.push_back(value[k]);
+    inside = inside || interior[k];
+    if (format[k] != nullptr && !interior[k] && (held == nullptr || !holds(*held, *format[k]))) held = format[k];
+  }
+  const int64_t id = add(n.op, ids, n.attrs, n.out_shape);
+  if (!inside) {
+    push(id, -1, held);
+  } else if (materialized(n)) {
+    auto [s, v] = round_to(id, f);
+    push(v, s, &f);
+  } else {
+    push(id, -1, &p.accumulate, true);
+  }
+  return ok_status();
 }
 
 Status Lowering::lower(const Node& n) {
@@ -131,22 +161,11 @@ Status Lowering::lower(const Node& n) {
   const OpInfo& info = op_info(n.op);
   if (info.attr == AttrKind::Cast || info.attr == AttrKind::Custom || has_flag(n.op, kFlagRandom))
     return policy_error(n, fmt::format("{} has no meaning under a precision policy", op_tag(n.op)));
-  if (has_flag(n.op, kFlagStorageOnly)) {  // moves values: their format is the parents'
-    std::vector<int64_t> ids;
-    const BinaryFormat* held = nullptr;  // the widest parent format; a moved scalar stays a scalar
-    for (int64_t q : n.parents) {
-      const BinaryFormat* pf = format[static_cast<size_t>(q)];
-      ids.push_back(value[static_cast<size_t>(q)]);
-      if (pf != nullptr && (held == nullptr || !holds(*held, *pf))) held = pf;
-    }
-    const int64_t id = add(n.op, ids, n.attrs, n.out_shape);
-    push(id, -1, held);
-    return ok_status();
-  }
+  if (has_flag(n.op, kFlagStorageOnly)) return lower_layout(n, f);
   const int64_t id = add(n.op, operands(n, f), n.attrs, n.out_shape);
   copy_payload(n.id, id, f);
   if (!materialized(n)) {  // not a torch value: no operand rule applies to it
-    push(id, -1, nullptr);
+    push(id, -1, &p.accumulate, true);
     return ok_status();
   }
   auto [s, v] = round_to(id, f);
@@ -259,7 +278,7 @@ Result<LoweredPolicy> lower_policy(const Model& m, const PrecisionPolicy& p) {
     return error_status(fmt::format("policy: {} node formats and {} materialized flags for a model of {} nodes",
                                     p.node_storage.size(), p.materialized.size(), n))
         .with_field("node_storage");
-  Lowering l{m, p, {}, {}, {}, {}};
+  Lowering l{m, p, {}, {}, {}, {}, {}};
   for (const Node& node : m.graph.nodes) DENOTE_RETURN_IF_ERROR(l.lower(node));
   for (int64_t o : m.output_ids) {
     const auto k = static_cast<size_t>(o);

@@ -164,3 +164,24 @@ def test_policy_dict_and_file(cli, data_dir, tmp_path):
     assert e.value.field == "policy" and "unknown op 'sofmax'" in str(e.value)
     with pytest.raises(denote.InvalidInputError):
         m.run(x, arith="bfloat16", policy=pol)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_float16_and_keepdim_reductions_against_torch(dtype):
+    # torch 1.13's float16 CPU kernels are add, sub, mul, div, sum and mean (no Linear, conv or
+    # activations): a network of those, with keepdim reductions (a sum captured as reduce_sum + reshape,
+    # rounded once at the torch value) and broadcasts.
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            y = x * x + x * 0.5
+            z = (y - x) / 3.0
+            return z.sum(dim=-1, keepdim=True) + z.mean(dim=-1, keepdim=True) * y
+
+    torch.manual_seed(11)
+    x = (torch.randn(64, 16) * 4).to(getattr(torch, dtype))
+    m = denote.from_torch(Net(), (x,))
+    assert m.precision["formats"] == ["binary16" if dtype == "float16" else "bfloat16"]
+    want = Net()(x).float().numpy()
+    np.testing.assert_array_equal(m.run(x.float().numpy(), arith="auto"), want.astype(np.float64))
