@@ -9,6 +9,7 @@
 #include "eval/evaluator_impl.h"
 #include "scalar/binary_fast_simd.h"
 #include "typed/fp8_scaled.h"
+#include "typed/mx_conv.h"
 #include "typed/mx_dot.h"
 
 namespace denote {
@@ -47,6 +48,7 @@ struct MxRule {
   const MxPolicy& p;
   const std::vector<MxWeight>& weights;
   const std::vector<ScaledWeight>& scaled;
+  const std::vector<mx_detail::MxConvWeights>& convs;
   uint32_t& flags;
   bool fast = false;  // hardware binary32 (nearest even, the MXCSR in its default state)
 
@@ -96,7 +98,26 @@ struct MxRule {
     return out_t;
   }
 
+  Result<Tensor<FpWord>> conv(const rules::EvalArgs<FpWord>& a, const mx_detail::MxConvWeights& w) const {
+    if (!fast)
+      return Status::error(ErrorCode::kUnsupported, "an MX conv sums in hardware binary32: it needs round to nearest "
+                                                    "even and the MXCSR in its default state");
+    const Tensor<FpWord>& x = a.in();
+    Tensor<double> xd(x.shape, std::vector<double>(x.data.size()));
+    for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = mx_detail::float_of_word(x.data[i].bits);
+    std::vector<float> bias;
+    for (const FpWord& b : find_record(a.payload.conv, a.node.id)->bias) bias.push_back(mx_detail::float_of_word(b.bits));
+    DENOTE_ASSIGN_OR_RETURN(std::vector<float> y, mx_detail::mx_conv(w, p.activations, p.block, xd, a.out_shape, bias,
+                                                                     flags));
+    Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(y.size()));
+    for (size_t k = 0; k < y.size(); ++k) out_t.data[k] = word_of(y[k]);
+    return out_t;
+  }
+
   Result<Tensor<FpWord>> operator()(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a) const {
+    auto cv = std::lower_bound(convs.begin(), convs.end(), a.node.id,
+                               [](const mx_detail::MxConvWeights& w, int64_t id) { return w.id < id; });
+    if (cv != convs.end() && cv->id == a.node.id) return conv(a, *cv);
     auto st = std::lower_bound(scaled.begin(), scaled.end(), a.node.id,
                                [](const ScaledWeight& w, int64_t id) { return w.id < id; });
     if (st != scaled.end() && st->id == a.node.id) return scaled_linear(a, *st);
@@ -163,6 +184,7 @@ bool is_mx_spec(std::string_view spec) { return spec.rfind("mx", 0) == 0; }
 struct MxRunner::Prepared {
   std::vector<MxWeight> weights;      // by node id (MX blocks)
   std::vector<ScaledWeight> scaled;   // by node id (per-tensor scaled FP8)
+  std::vector<mx_detail::MxConvWeights> convs;  // by node id (MX blocks along the input channels)
   Payload<FpWord> payload;        // in binary32 (parameters are data: reading them raises no flag)
 };
 
@@ -182,6 +204,12 @@ Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
     MxWeight w{id, transposed(q->q), {}};
     w.operand = mx_detail::operand_of(w.b, true);
     prep->weights.push_back(std::move(w));
+  }
+  for (const auto& [id, rec] : m.payload.conv) {
+    if (p.per_tensor) break;
+    Result<std::optional<mx_detail::MxConvWeights>> c = mx_detail::prepare_conv(id, rec, p.weights, p.block);
+    if (!c.ok()) return c.status().with_node(id, fmt::format("MX: node {}: weights: {}", id, c.status().message()));
+    if (*c) prep->convs.push_back(std::move(**c));
   }
   const BinaryContext ctx(binary32_format(), p.rounding);
   prep->payload = convert_payload<FpWord>(m.payload, [&](double v) { return ctx.from_double(v); });
@@ -206,7 +234,7 @@ Result<PolicyValues> MxRunner::run(std::span<const Tensor<double>> inputs, std::
   }
   const Payload<FpWord>& payload = prepared_->payload;
   PolicyValues out;
-  MxRule rule{policy_, prepared_->weights, prepared_->scaled, mx_flags, fast};
+  MxRule rule{policy_, prepared_->weights, prepared_->scaled, prepared_->convs, mx_flags, fast};
   detail::EvalPass<BinaryContext, MxRule> pass{ctx, payload, o, rule, nullptr};
   walk::Config cfg;
   cfg.options = o;

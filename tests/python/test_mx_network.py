@@ -125,3 +125,50 @@ def test_per_tensor_scaled_fp8_is_torchs_recipe(fmt):
     with pytest.raises(denote.InvalidInputError) as e:
         m.run(x, arith="mxfp4_e2m1,scale=tensor")
     assert e.value.field == "arith"
+
+
+def emulate_conv(x32, W, bias, fmt, block, stride, pad):
+    """One conv [N, C, H, W] under the MX policy, from mx_quantize's codes: per kernel position, the
+    channel blocks' exact sums (float64) rounded to float32 and summed in block order, the kernel positions
+    summed in float32 in row-major order, then the bias."""
+    n, cin, h, w = x32.shape
+    cout, _, kh, kw = W.shape
+    xv = denote.mx_dequantize(denote.mx_quantize(x32.astype(np.float64), fmt, block, 1))
+    xp = np.zeros((n, cin, h + 2 * pad, w + 2 * pad))
+    xp[:, :, pad:pad + h, pad:pad + w] = xv
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (w + 2 * pad - kw) // stride + 1
+    acc = None
+    for i in range(kh):
+        for j in range(kw):
+            wk = denote.mx_dequantize(denote.mx_quantize(W[:, :, i, j], fmt, block, 1))  # [cout, cin]
+            patch = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]      # [n, cin, oh, ow]
+            rows = patch.transpose(0, 2, 3, 1).reshape(-1, cin)
+            tap = None
+            for lo in range(0, cin, block):
+                blk = (rows[:, lo:lo + block] @ wk[:, lo:lo + block].T).astype(np.float32)
+                tap = blk if tap is None else (tap + blk).astype(np.float32)
+            acc = tap if acc is None else (acc + tap).astype(np.float32)
+    y = (acc + bias.astype(np.float32)).astype(np.float32)
+    return y.reshape(n, oh, ow, cout).transpose(0, 3, 1, 2)
+
+
+@pytest.mark.parametrize("fmt,block", [("mxfp8_e4m3", 4), ("mxint8", 32), ("mxfp4_e2m1", 2)])
+def test_cnn_is_the_emulated_mx_conv(fmt, block):
+    rng = np.random.default_rng(6)
+    W1, b1 = rng.standard_normal((6, 5, 3, 3)) * 0.3, rng.standard_normal(6) * 0.1
+    W2, b2 = rng.standard_normal((4, 6, 2, 2)) * 0.3, rng.standard_normal(4) * 0.1
+    W3, b3 = rng.standard_normal((3, 4 * 3 * 3)) * 0.3, rng.standard_normal(3) * 0.1
+    b = denote.GraphBuilder()
+    x = b.input([2, 5, 6, 6])
+    h = b.op("relu", b.conv(x, W1, b1, spatial_rank=2, kernel=[3, 3], stride=[1, 1], padding=[1, 1],
+                            channel_axis=1, in_channels=5, out_channels=6))
+    h = b.op("relu", b.conv(h, W2, b2, spatial_rank=2, kernel=[2, 2], stride=[2, 2], padding=[0, 0],
+                            channel_axis=1, in_channels=6, out_channels=4))
+    y = b.linear(b.op("reshape", h, in_shape=[2, 4, 3, 3], out_shape=[2, 36]), W3, b3)
+    m = b.build(y)
+    X = rng.standard_normal((2, 5, 6, 6))
+    got = m.run(X, arith=f"{fmt},block={block}")
+    h = np.maximum(emulate_conv(X.astype(np.float32), W1, b1, fmt, block, 1, 1), np.float32(0))
+    h = np.maximum(emulate_conv(h, W2, b2, fmt, block, 2, 0), np.float32(0))
+    want = emulate_layer(h.reshape(2, -1), W3, b3, fmt, fmt, block)
+    np.testing.assert_array_equal(got, want.astype(np.float64))
