@@ -48,6 +48,28 @@ def best(fn, repeat):
     return min(t)
 
 
+def cnn(repeat):
+    """A CIFAR-sized CNN (conv 3->32 k3 p1, conv 32->64 k4 s2 p1, linear) at batch 32, random weights: f32
+    against the MX arithmetics (conv on MX operands, blocks along the input channels)."""
+    rng = np.random.default_rng(0)
+    b = denote.GraphBuilder()
+    x = b.input([32, 3, 32, 32])
+    conv = dict(spatial_rank=2, channel_axis=1)
+    h = b.op("relu", b.conv(x, rng.standard_normal((32, 3, 3, 3)) * 0.2, np.zeros(32), kernel=[3, 3], stride=[1, 1],
+                            padding=[1, 1], in_channels=3, out_channels=32, **conv))
+    h = b.op("relu", b.conv(h, rng.standard_normal((64, 32, 4, 4)) * 0.05, np.zeros(64), kernel=[4, 4], stride=[2, 2],
+                            padding=[1, 1], in_channels=32, out_channels=64, **conv))
+    y = b.linear(b.op("reshape", h, in_shape=[32, 64, 16, 16], out_shape=[32, 64 * 256]),
+                 rng.standard_normal((10, 64 * 256)) * 0.01, np.zeros(10))
+    m = b.build(y)
+    X = rng.standard_normal((32, 3, 32, 32))
+    f32 = best(lambda: m.run(X, arith="f32"), repeat)
+    print(f"CNN conv(3->32,k3)-conv(32->64,k4,s2)-fc10, batch 32: f32 evaluator {f32 * 1e3:.1f} ms")
+    for f in ("mxfp8_e4m3", "mxfp4_e2m1", "mxint8"):
+        t = best(lambda f=f: m.run(X, arith=f), repeat)
+        print(f"  {f:36s} {t * 1e3:9.2f} ms   {t / f32:6.2f}x f32 evaluator")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=256)
@@ -99,6 +121,7 @@ def main():
     f32 = min(times["f32 (evaluator)"])
     for k, t in times.items():
         print(f"  {k:36s} {min(t) * 1e3:9.2f} ms   {min(t) / f32:6.2f}x f32 evaluator")
+    cnn(a.repeat)
     v = np.random.default_rng(0).standard_normal(1 << 20)
     for f in ("mxfp8_e4m3", "mxfp4_e2m1", "mxint8"):
         t = best(lambda f=f: denote.mx_quantize(v, f), a.repeat)

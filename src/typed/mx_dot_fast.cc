@@ -3,6 +3,7 @@
 // summation order, so each block's exact dot product is one gemm entry times a power of two. The
 // roundings to binary32 and the block-order sums then run in hardware binary32 (nearest even, MXCSR
 // in its default state), with the flags the word-by-word path raises.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -54,6 +55,43 @@ float add_binary32(float acc, float x, uint32_t& flags) {
 
 namespace {
 
+// f[n] = c[n] * rowp * colp[n] rounded to binary32 (two exact power-of-two products, then one
+// rounding), with its flags; the loops vectorise, and an inexact value near the subnormal range is
+// redone by to_binary32 (the one rounding routine's tininess).
+void round_row(const double* c, double rowp, const double* colp, int64_t n, float* f, uint32_t& flags) {
+  bool inexact = false, overflow = false, tiny = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = c[i] * rowp * colp[i];
+    const auto x = static_cast<float>(v);
+    const bool off = static_cast<double>(x) != v;
+    inexact |= off;
+    overflow |= std::isinf(x);
+    tiny |= off && std::fabs(v) < 0x1p-124;
+    f[i] = x;
+  }
+  if (tiny)
+    for (int64_t i = 0; i < n; ++i) f[i] = to_binary32(c[i] * rowp * colp[i], flags);
+  flags |= (inexact ? kFpInexact : 0u) | (overflow ? kFpOverflow | kFpInexact : 0u);
+}
+
+// acc[n] = acc[n] + f[n] in binary32 with the flags add_binary32 raises (TwoSum's error for inexact);
+// a row with an infinite or NaN sum is redone element by element for its overflow / invalid flags.
+void add_row(float* acc, const float* f, int64_t n, float* tmp, uint32_t& flags) {
+  bool inexact = false, special = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = acc[i], x = f[i], s = a + x, bb = s - a;
+    inexact |= ((a - (s - bb)) + (x - bb)) != 0;
+    special |= !std::isfinite(s);
+    tmp[i] = s;
+  }
+  if (special) {
+    for (int64_t i = 0; i < n; ++i) acc[i] = add_binary32(acc[i], f[i], flags);
+    return;
+  }
+  std::copy(tmp, tmp + n, acc);
+  flags |= inexact ? kFpInexact : 0u;
+}
+
 // One block's integer elements as doubles, rows x width, and whether a row holds a NaN or infinity.
 void pack_block(const Operand& o, int64_t bk, int64_t block, std::vector<double>& out, std::vector<char>& special) {
   const int64_t lo = bk * block, width = std::min(o.k, lo + block) - lo;
@@ -82,22 +120,37 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
   std::vector<char> sa, sb;
   FpEnv env;
   uint32_t flags = 0;
+  std::vector<float> f(static_cast<size_t>(N)), tmp(static_cast<size_t>(N));
+  std::vector<double> colp(static_cast<size_t>(N));
   for (int64_t bk = 0; bk < a.blocks; ++bk) {
     pack_block(a, bk, s.block, pa, sa);
     pack_block(b, bk, s.block, pb, sb);
     const int64_t width = std::min(a.k, (bk + 1) * s.block) - bk * s.block;
     kernels::gemm<double>(false, true, M, N, width, pa.data(), pb.data(), 0.0, c.data(), N);
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        const uint8_t xa = a.scales[static_cast<size_t>(m * a.blocks + bk)];
-        const uint8_t xb = b.scales[static_cast<size_t>(n * b.blocks + bk)];
-        const size_t k = static_cast<size_t>(m * N + n);
-        const float v = (sa[static_cast<size_t>(m)] || sb[static_cast<size_t>(n)] || xa == kMxScaleNan ||
-                         xb == kMxScaleNan)
-                            ? float_of_word(block_dot(s, a, b, m, n, bk, env))
-                            : to_binary32(c[k] * pow2[xa + xb], flags);
-        acc[k] = bk == 0 ? v : add_binary32(acc[k], v, flags);
+    bool col_special = false;
+    for (int64_t n = 0; n < N; ++n) {
+      const uint8_t xb = b.scales[static_cast<size_t>(n * b.blocks + bk)];
+      col_special = col_special || sb[static_cast<size_t>(n)] || xb == kMxScaleNan;
+      colp[static_cast<size_t>(n)] = std::ldexp(1.0, xb);
+    }
+    for (int64_t m = 0; m < M; ++m) {
+      const uint8_t xa = a.scales[static_cast<size_t>(m * a.blocks + bk)];
+      float* row = acc.data() + m * N;
+      if (col_special || sa[static_cast<size_t>(m)] || xa == kMxScaleNan) {  // specials: element by element
+        for (int64_t n = 0; n < N; ++n) {
+          const uint8_t xb = b.scales[static_cast<size_t>(n * b.blocks + bk)];
+          const float v = (sa[static_cast<size_t>(m)] || sb[static_cast<size_t>(n)] || xa == kMxScaleNan ||
+                           xb == kMxScaleNan)
+                              ? float_of_word(block_dot(s, a, b, m, n, bk, env))
+                              : to_binary32(c[static_cast<size_t>(m * N + n)] * pow2[xa + xb], flags);
+          row[n] = bk == 0 ? v : add_binary32(row[n], v, flags);
+        }
+        continue;
       }
+      round_row(c.data() + m * N, pow2[xa], colp.data(), N, f.data(), flags);
+      if (bk == 0) std::copy(f.begin(), f.end(), row);
+      else add_row(row, f.data(), N, tmp.data(), flags);
+    }
   }
   r.y = Tensor<double>({M, N}, std::vector<double>(acc.begin(), acc.end()));
   r.flags = flags | env.flags;
