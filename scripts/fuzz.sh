@@ -5,6 +5,7 @@
 #   words_load    typed dtype + words / typed documents
 #   scalar_line   `denote scalar` lines          npy_load      .npy tensors (--input @file.npy)
 #   vnnlib_parse  VNN-LIB properties (docs/VNNLIB.md)
+#   precision_parse  precision policy files, MX specs, MX conversion (a projection)
 # TARGET=all runs each in turn for N seconds. New corpus entries go to <build>/corpus/<target> (the
 # committed seeds in fuzz/corpus/<target> stay untouched); a crashing input is saved under
 # <build>/artifacts/ and the script exits non-zero. Each target runs with its dictionary
@@ -21,7 +22,7 @@ seconds="${1:-60}"
 shift || true
 cd "$root"
 
-all_targets=(json_import onnx_import words_load scalar_line npy_load vnnlib_parse)
+all_targets=(json_import onnx_import words_load scalar_line npy_load vnnlib_parse precision_parse)
 target="${TARGET:-json_import}"
 if [[ "$target" == all ]]; then
   targets=("${all_targets[@]}")
