@@ -5,6 +5,8 @@
 // in its default state), with the flags the word-by-word path raises.
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 
@@ -105,18 +107,56 @@ void pack_block(const Operand& o, int64_t bk, int64_t block, std::vector<double>
     }
 }
 
+// One block's elements split v = hi * 2^16 + lo (hi toward zero, |lo| < 2^16), as doubles.
+void split_block(const std::vector<double>& v, std::vector<double>& hi, std::vector<double>& lo) {
+  hi.resize(v.size());
+  lo.resize(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    hi[i] = std::trunc(v[i] * 0x1p-16);
+    lo[i] = v[i] - hi[i] * 0x1p16;
+  }
+}
+
+// The exact block sum T = hh 2^32 + mid 2^16 + ll (integers: hh, mid, ll exact doubles below 2^53),
+// rounded to binary32 nearest even: TwoSum gives T = s + lo exactly, the cast rounds s, and the
+// rounding is corrected where lo moves T across or onto a midpoint. Then times `scale` (a power of
+// two); false where that leaves binary32's normal range (the caller takes the word-by-word sum).
+bool split_to_binary32(double hh, double mid, double ll, double scale, float& out, uint32_t& flags) {
+  const double A = hh * 0x1p32, B = mid * 0x1p16, C = ll;
+  const double s1 = A + B, b1 = s1 - A, e1 = (A - (s1 - b1)) + (B - b1);
+  const double s2 = s1 + C, b2 = s2 - s1, e2 = (s1 - (s2 - b2)) + (C - b2);
+  float f = static_cast<float>(s2);
+  const double t = (s2 - static_cast<double>(f)) + (e1 + e2);  // T - f, exact
+  if (t != 0) {
+    flags |= kFpInexact;
+    const float g = std::nextafter(f, t > 0 ? HUGE_VALF : -HUGE_VALF);
+    const double half = std::fabs(static_cast<double>(g) - static_cast<double>(f)) / 2;
+    if (std::fabs(t) > half || (std::fabs(t) == half && (std::bit_cast<uint32_t>(g) & 1) == 0)) f = g;
+  }
+  const double v = static_cast<double>(f) * scale;
+  if (v != 0 && !(std::fabs(v) >= 0x1p-126 && std::fabs(v) <= FLT_MAX)) return false;
+  out = static_cast<float>(v);
+  return true;
+}
+
 }  // namespace
 
 bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, MxMatmulResult& r) {
   const double bound = static_cast<double>(max_fixed(s.a.format)) * static_cast<double>(max_fixed(s.b.format)) *
                        static_cast<double>(s.block);
-  if (!(s.acc == binary32_format()) || bound > 0x1p53 || !fastsimd::mxcsr_is_default()) return false;
+  // Above 2^53 (E5M2 with E5M2 or E4M3): each element split in 16-bit halves, four exact gemms.
+  const bool split = bound > 0x1p53;
+  if (!(s.acc == binary32_format()) || !fastsimd::mxcsr_is_default()) return false;
+  if (split && (max_fixed(s.a.format) >= (int64_t{1} << 32) || max_fixed(s.b.format) >= (int64_t{1} << 32) ||
+                s.block > (int64_t{1} << 20)))
+    return false;
   const int64_t M = a.rows, N = b.rows;
   const int q = static_cast<int>(quantum_exp(s.a.format) + quantum_exp(s.b.format)) - 2 * kMxScaleBias;
   std::vector<float> acc(static_cast<size_t>(M * N), 0.0f);
   std::array<double, 2 * 255 + 1> pow2{};  // 2^(q + xa + xb) for every pair of scale codes: exact
   for (size_t x = 0; x < pow2.size(); ++x) pow2[x] = std::ldexp(1.0, q + static_cast<int>(x));
   std::vector<double> pa, pb, c(static_cast<size_t>(M * N));
+  std::vector<double> ah, al, bh, bl, mid(split ? c.size() : 0), ll(split ? c.size() : 0);
   std::vector<char> sa, sb;
   FpEnv env;
   uint32_t flags = 0;
@@ -126,7 +166,16 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
     pack_block(a, bk, s.block, pa, sa);
     pack_block(b, bk, s.block, pb, sb);
     const int64_t width = std::min(a.k, (bk + 1) * s.block) - bk * s.block;
-    kernels::gemm<double>(false, true, M, N, width, pa.data(), pb.data(), 0.0, c.data(), N);
+    if (split) {
+      split_block(pa, ah, al);
+      split_block(pb, bh, bl);
+      kernels::gemm<double>(false, true, M, N, width, ah.data(), bh.data(), 0.0, c.data(), N);
+      kernels::gemm<double>(false, true, M, N, width, ah.data(), bl.data(), 0.0, mid.data(), N);
+      kernels::gemm<double>(false, true, M, N, width, al.data(), bh.data(), 1.0, mid.data(), N);  // exact sum
+      kernels::gemm<double>(false, true, M, N, width, al.data(), bl.data(), 0.0, ll.data(), N);
+    } else {
+      kernels::gemm<double>(false, true, M, N, width, pa.data(), pb.data(), 0.0, c.data(), N);
+    }
     bool col_special = false;
     for (int64_t n = 0; n < N; ++n) {
       const uint8_t xb = b.scales[static_cast<size_t>(n * b.blocks + bk)];
@@ -136,13 +185,17 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
     for (int64_t m = 0; m < M; ++m) {
       const uint8_t xa = a.scales[static_cast<size_t>(m * a.blocks + bk)];
       float* row = acc.data() + m * N;
-      if (col_special || sa[static_cast<size_t>(m)] || xa == kMxScaleNan) {  // specials: element by element
+      if (split || col_special || sa[static_cast<size_t>(m)] || xa == kMxScaleNan) {  // element by element
         for (int64_t n = 0; n < N; ++n) {
           const uint8_t xb = b.scales[static_cast<size_t>(n * b.blocks + bk)];
-          const float v = (sa[static_cast<size_t>(m)] || sb[static_cast<size_t>(n)] || xa == kMxScaleNan ||
-                           xb == kMxScaleNan)
-                              ? float_of_word(block_dot(s, a, b, m, n, bk, env))
-                              : to_binary32(c[static_cast<size_t>(m * N + n)] * pow2[xa + xb], flags);
+          const size_t k = static_cast<size_t>(m * N + n);
+          const bool special = sa[static_cast<size_t>(m)] || sb[static_cast<size_t>(n)] || xa == kMxScaleNan ||
+                               xb == kMxScaleNan;
+          float v = 0;
+          if (special || (split && !split_to_binary32(c[k], mid[k], ll[k], pow2[xa + xb], v, flags)))
+            v = float_of_word(block_dot(s, a, b, m, n, bk, env));
+          else if (!split)
+            v = to_binary32(c[k] * pow2[xa + xb], flags);
           row[n] = bk == 0 ? v : add_binary32(row[n], v, flags);
         }
         continue;

@@ -147,6 +147,19 @@ TEST(Mx, BlockSumRaisesItsOwnFlags) {
   EXPECT_EQ(r->flags, kFpOverflow | kFpInexact);
 }
 
+// E5M2 block sums beyond 2^53 element quanta (the split gemms): 2^30 + 2^6 + 2^-32 lies just above the
+// binary32 midpoint 2^30 + 2^6, which a double sum (2^-32 lost) would round to even, 2^30.
+TEST(Mx, E5m2BlockSumRoundsOnceFromTheExactValue) {
+  MxTensor a = blocked("mxfp8_e5m2", {1, 3}, {32768, 8, 0x1p-16}, 1, 32);
+  MxTensor b = blocked("mxfp8_e5m2", {3, 1}, {32768, 8, 0x1p-16}, 0, 32);
+  Result<MxMatmulResult> r = mx_matmul(a, b, binary32_format());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->y.data, std::vector<double>({0x1p30 + 0x1p7}));
+  EXPECT_EQ(r->flags, kFpInexact);
+  b = blocked("mxfp8_e5m2", {3, 1}, {-32768, -8, -0x1p-16}, 0, 32);
+  EXPECT_EQ(mx_matmul(a, b, binary32_format())->y.data, std::vector<double>({-(0x1p30 + 0x1p7)}));
+}
+
 TEST(Mx, DotProductShapesAndSpecials) {
   MxTensor a = blocked("mxint8", {2, 2}, {1, 2, 3, 4}, 1, 2);
   MxTensor b = blocked("mxfp4_e2m1", {2, 2}, {1, 0.5, 3, 6}, 0, 2);
@@ -171,7 +184,8 @@ namespace {
 TEST(Mx, FastBinary32ProductIsTheWordByWordOne) {
   std::mt19937_64 rng(11);
   for (const auto& [fa, fb] : std::vector<std::pair<const char*, const char*>>{
-           {"mxfp8_e4m3", "mxfp8_e4m3"}, {"mxfp4_e2m1", "mxint8"}, {"mxfp6_e3m2", "mxfp6_e2m3"}, {"mxint8", "mxint8"}}) {
+           {"mxfp8_e4m3", "mxfp8_e4m3"}, {"mxfp4_e2m1", "mxint8"}, {"mxfp6_e3m2", "mxfp6_e2m3"}, {"mxint8", "mxint8"},
+           {"mxfp8_e5m2", "mxfp8_e5m2"}, {"mxfp8_e5m2", "mxfp8_e4m3"}}) {
     const int64_t M = 7, K = 75, N = 9, block = 16;
     MxTensor a{*parse_mx_format(fa), block, 1, {M, K}, {}, {}};
     MxTensor b{*parse_mx_format(fb), block, 0, {K, N}, {}, {}};
