@@ -185,3 +185,18 @@ def test_float16_and_keepdim_reductions_against_torch(dtype):
     assert m.precision["formats"] == ["binary16" if dtype == "float16" else "bfloat16"]
     want = Net()(x).float().numpy()
     np.testing.assert_array_equal(m.run(x.float().numpy(), arith="auto"), want.astype(np.float64))
+
+
+def test_bench_takes_the_precision_options(cli, data_dir, tmp_path):
+    path = os.path.join(data_dir, "golden_bf16", "mlp.json")
+    x = "@" + os.path.join(data_dir, "golden_bf16", "mlp.x.npy")
+    pol = tmp_path / "p.json"
+    pol.write_text(json.dumps({"storage": "bfloat16", "accumulate": "binary32"}))
+    for opts, how in ((["--arith", "bfloat16", "--accumulate", "binary32"], "accumulate binary32"),
+                      (["--policy", str(pol)], "policy"), (["--arith", "mxfp4_e2m1,block=16"], "MX runner")):
+        r = subprocess.run([cli, "bench", path, "--input", x, "--repeat", "2"] + opts, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith("2 calls (") and how in r.stdout, r.stdout
+    r = subprocess.run([cli, "bench", path, "--input", x, "--arith", "bfloat16", "--accumulate", "binary32",
+                        "--threads", "2"], capture_output=True, text=True)
+    assert r.returncode == 2 and "one thread" in r.stderr, r.stderr

@@ -15,6 +15,7 @@
 #include "real_budget.h"
 #include "denote/eval/eval.h"
 #include "denote/scalar/arith.h"
+#include "policy_cli.h"
 #include "run_plan.h"
 
 namespace denote::cli {
@@ -35,6 +36,7 @@ struct BenchOptions {
   std::string max_memory = "auto";
   bool json = false;
   bool steps = false;
+  std::string accumulate, policy;  // a precision policy (policy_cli.h)
 };
 
 struct Timings {
@@ -79,7 +81,11 @@ void print_timings(const Timings& t, const BenchOptions& o) {
   std::vector<double> v = t.seconds;
   std::sort(v.begin(), v.end());
   const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  const std::string how = o.provider_given ? "plan " + o.provider : "evaluator";
+  const std::string how = o.provider_given ? "plan " + o.provider
+                          : !o.policy.empty() ? "policy " + o.policy
+                          : !o.accumulate.empty() ? "accumulate " + o.accumulate
+                          : is_mx_spec(o.arith)   ? "MX runner"
+                                                  : "evaluator";
   if (o.json) {
     std::cout << fmt::format("{{\"calls\": {}, \"min_s\": {:.9g}, \"median_s\": {:.9g}, \"max_s\": {:.9g}, "
                              "\"threads\": {}, \"arith\": \"{}\", \"provider\": \"{}\"}}\n",
@@ -101,10 +107,32 @@ std::string usage_problem(const BenchOptions& o) {
   return "";
 }
 
+// --accumulate, --policy or an MX --arith: the prepared policy's calls (the lowering or the MX
+// weights' quantization once, like the evaluator's parameter conversion).
+int bench_policy(const BenchOptions& o, int64_t budget) {
+  const PolicyArgs args{o.arith, o.accumulate, o.policy, o.rounding, o.provider_given};
+  if (std::string problem = policy_usage_problem(args); !problem.empty()) return usage_error(problem);
+  if (o.threads != 1) return usage_error("--threads: a precision policy runs on one thread");
+  auto loaded = load_model_and_inputs(o.path, o.inputs);
+  if (!loaded.ok()) return fail(loaded.message());
+  Result<PolicyRunner> runner = prepare_policy(loaded->model, args, budget);
+  if (!runner.ok()) return fail(runner.message());
+  const std::span<const Tensor<double>> in(loaded->inputs);
+  const std::span<const int64_t> ids(loaded->model.output_ids);
+  Result<Timings> t = time_calls(o.warmup, o.repeat, [&]() -> Status {
+    Result<PolicyValues> v = runner->run(in, ids);
+    return v.ok() ? ok_status() : v.status();
+  });
+  if (!t.ok()) return fail(t.message());
+  print_timings(*t, o);
+  return kExitOk;
+}
+
 int run_bench(const BenchOptions& o) {
   auto budget = max_memory_bytes(o.max_memory);
   if (!budget.ok()) return usage_error(budget.message());
   if (std::string problem = usage_problem(o); !problem.empty()) return usage_error(problem);
+  if (wants_policy({o.arith, o.accumulate, o.policy, o.rounding, o.provider_given})) return bench_policy(o, *budget);
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
   if (!spec.ok()) return usage_error(spec.message());
   if (o.provider_given && !spec->native())
@@ -148,6 +176,8 @@ void add_bench(CLI::App& app, Command& cmd) {
   sub->add_option("--arith", o->arith, "scalar interpretation, as for `run` (default f64); with --provider f64 or f32");
   sub->add_option("--rounding", o->rounding, "rounding mode of a binary format (default nearest-even)");
   sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
+  sub->add_option("--accumulate", o->accumulate, "a precision policy's accumulation format, as for `run`");
+  sub->add_option("--policy", o->policy, "a precision policy file, as for `run`");
   sub->add_option("--provider", o->provider, "time a compiled kernel plan: auto, prefer:P or only:P")
       ->each([o](const std::string&) { o->provider_given = true; });
   sub->add_option("--threads", o->threads,

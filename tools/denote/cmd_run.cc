@@ -12,10 +12,10 @@
 #include "real_budget.h"
 #include "run_typed.h"
 #include "denote/eval/eval.h"
-#include "denote/io/json.h"
 #include "denote/io/text.h"
 #include "denote/scalar/arith.h"
 #include "denote/typed/policy.h"
+#include "policy_cli.h"
 #include "run_plan.h"
 
 namespace denote::cli {
@@ -126,56 +126,19 @@ void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
   std::cout << out << "\n";
 }
 
-// --arith STORAGE --accumulate FORMAT: the precision policy's typed graph (include/denote/typed/policy.h).
-// --arith mxFORMAT[,weights=FORMAT][,block=N]: linear layers on MX operands (MxRunner).
-Result<PolicyValues> run_mx(const Model& m, const std::vector<Tensor<double>>& inputs, const MxPolicy& p,
-                            std::span<const int64_t> ids, int64_t budget) {
-  DENOTE_ASSIGN_OR_RETURN(MxRunner r, MxRunner::prepare(m, p));
-  EvalOptions options;
-  options.max_bytes = budget;
-  return r.run(inputs, ids, options);
-}
-
+// --accumulate, --policy, an MX --arith (policy_cli.h): the prepared policy at the inputs.
 int run_with_policy(const RunOptions& o, int64_t budget) {
-  const std::optional<Rounding> mode = parse_rounding(o.rounding);
-  if (!mode) return usage_error(fmt::format("--rounding {}: expected nearest-even, toward-zero, upward, downward or "
-                                            "nearest-away", o.rounding));
-  const bool mx = o.policy.empty() && is_mx_spec(o.arith);
-  if (!o.policy.empty() && (!o.accumulate.empty() || o.arith != "f64"))
-    return usage_error("--policy: the policy file names its own storage and accumulation formats; leave --arith and "
-                       "--accumulate unset");
-  Result<MxPolicy> mxp = mx ? parse_mx_policy(o.arith) : Result<MxPolicy>(MxPolicy{});
-  if (!mxp.ok()) return usage_error("--arith: " + mxp.status().message());
-  if (mx && !o.accumulate.empty() && o.accumulate != "binary32")
-    return usage_error("--accumulate: an MX arithmetic accumulates in binary32");
-  mxp->rounding = *mode;
-  Result<PrecisionPolicy> p = mx ? make_policy("binary32", "binary32", *mode) : make_policy(o.arith, o.accumulate, *mode);
-  if (!o.policy.empty()) {
-    Result<std::string> text = read_text_file(o.policy);
-    if (!text.ok()) return fail(text.message());
-    p = parse_policy_json(*text);
-    if (!p.ok()) return fail(o.policy + ": " + p.message());
-  }
-  if (!p.ok()) return usage_error(fmt::format("--{}: {}", p.status().field() == "storage" ? "arith" : "accumulate",
-                                              p.status().message()));
-  if (o.provider_given) return usage_error("--provider: a precision policy (--accumulate) runs the typed interpreter");
+  const PolicyArgs args{o.arith, o.accumulate, o.policy, o.rounding, o.provider_given};
+  if (std::string problem = policy_usage_problem(args); !problem.empty()) return usage_error(problem);
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
+  Result<PolicyRunner> runner = prepare_policy(m, args, budget);
+  if (!runner.ok()) return fail(runner.message());
   std::vector<int64_t> ids = m.output_ids;
   if (o.trace)
     for (const Node& n : m.graph.nodes) ids.push_back(n.id);
-  Result<PolicyValues> v = error_status("unreachable");
-  if (mx) {
-    v = run_mx(m, loaded->inputs, *mxp, ids, budget);
-  } else {
-    Result<LoweredPolicy> l = lower_policy(m, *p);
-    if (!l.ok()) return fail(l.message());
-    typed::TypedOptions options;
-    options.rounding = *mode;
-    options.max_bytes = budget;
-    v = run_policy(*l, loaded->inputs, ids, options);
-  }
+  Result<PolicyValues> v = runner->run(loaded->inputs, ids);
   if (!v.ok()) return fail(v.message());
   Evaluated e{std::vector<Tensor<double>>(m.graph.size()), true, v->flags};
   for (size_t k = 0; k < ids.size(); ++k) e.table[static_cast<size_t>(ids[k])] = std::move(v->values[k]);
@@ -187,7 +150,7 @@ int run_with_policy(const RunOptions& o, int64_t budget) {
 int run(const RunOptions& o) {
   auto budget = max_memory_bytes(o.max_memory);
   if (!budget.ok()) return usage_error(budget.message());
-  if (!o.accumulate.empty() || is_mx_spec(o.arith) || !o.policy.empty()) return run_with_policy(o, *budget);
+  if (wants_policy({o.arith, o.accumulate, o.policy, o.rounding, o.provider_given})) return run_with_policy(o, *budget);
   if (wants_typed_run(o.path, o.input_words))
     return run_typed({o.path, o.input_words, o.rounding, o.trace, o.json, *budget});
   // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
