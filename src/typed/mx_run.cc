@@ -114,7 +114,40 @@ struct MxRule {
     return out_t;
   }
 
+  // A matmul of two values ([.., M, K] @ [.., K, N], equal batch dims): both quantized along K at each
+  // call, one MX product per batch entry.
+  Result<Tensor<FpWord>> matmul(const rules::EvalArgs<FpWord>& a) const {
+    const Tensor<FpWord>& x = a.in(0);
+    const Tensor<FpWord>& y = a.in(1);
+    const int64_t M = x.shape[x.shape.size() - 2], K = x.shape.back(), N = y.shape.back();
+    const int64_t batch = x.size() / std::max<int64_t>(M * K, 1);
+    Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(static_cast<size_t>(batch * M * N)));
+    for (int64_t e = 0; e < batch; ++e) {
+      Tensor<double> xa({M, K}, std::vector<double>(static_cast<size_t>(M * K)));
+      Tensor<double> yb({K, N}, std::vector<double>(static_cast<size_t>(K * N)));
+      for (size_t i = 0; i < xa.data.size(); ++i) xa.data[i] = mx_detail::float_of_word(x.data[e * M * K + i].bits);
+      for (size_t i = 0; i < yb.data.size(); ++i) yb.data[i] = mx_detail::float_of_word(y.data[e * K * N + i].bits);
+      DENOTE_ASSIGN_OR_RETURN(MxQuantized qa, mx_quantize(p.activations, xa, 1, p.block));
+      DENOTE_ASSIGN_OR_RETURN(MxQuantized qb, mx_quantize(p.activations, yb, 0, p.block));
+      DENOTE_ASSIGN_OR_RETURN(MxMatmulResult r, mx_matmul(qa.q, qb.q, binary32_format()));
+      flags |= qa.flags | qb.flags | r.flags;
+      for (size_t i = 0; i < r.y.data.size(); ++i)
+        out_t.data[e * M * N + i] = word_of(static_cast<float>(r.y.data[i]));  // binary32 values: exact
+    }
+    return out_t;
+  }
+
+  // Both operands of rank >= 2 with the same batch dims (no broadcast, no vector operand).
+  static bool plain_matmul(const rules::EvalArgs<FpWord>& a) {
+    const Shape& x = a.in(0).shape;
+    const Shape& y = a.in(1).shape;
+    return x.size() >= 2 && x.size() == y.size() && std::equal(x.begin(), x.end() - 2, y.begin());
+  }
+
   Result<Tensor<FpWord>> operator()(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a) const {
+    const OpInfo& info = op_info(a.node.op);  // a contraction of two values: matmul
+    if (!p.per_tensor && info.family == OpFamily::Contraction && a.parents.size() == 2 && plain_matmul(a))
+      return matmul(a);
     auto cv = std::lower_bound(convs.begin(), convs.end(), a.node.id,
                                [](const mx_detail::MxConvWeights& w, int64_t id) { return w.id < id; });
     if (cv != convs.end() && cv->id == a.node.id) return conv(a, *cv);

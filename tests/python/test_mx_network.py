@@ -172,3 +172,28 @@ def test_cnn_is_the_emulated_mx_conv(fmt, block):
     h = np.maximum(emulate_conv(h, W2, b2, fmt, block, 2, 0), np.float32(0))
     want = emulate_layer(h.reshape(2, -1), W3, b3, fmt, fmt, block)
     np.testing.assert_array_equal(got, want.astype(np.float64))
+
+
+def emulate_matmul(x32, y32, fmt, block):
+    """x [M, K] @ y [K, N] on MX operands: both quantized along K, exact block sums rounded to float32 and
+    summed in block order."""
+    va = denote.mx_dequantize(denote.mx_quantize(x32.astype(np.float64), fmt, block, 1))
+    vb = denote.mx_dequantize(denote.mx_quantize(y32.astype(np.float64), fmt, block, 0))
+    acc = None
+    for lo in range(0, x32.shape[1], block):
+        blk = (va[:, lo:lo + block] @ vb[lo:lo + block, :]).astype(np.float32)
+        acc = blk if acc is None else (acc + blk).astype(np.float32)
+    return acc
+
+
+def test_matmul_of_two_values_is_the_emulated_mx_product():
+    rng = np.random.default_rng(8)
+    b = denote.GraphBuilder()
+    x = b.input([2, 5, 40])
+    y = b.input([2, 40, 3])
+    m = b.build(b.op("relu", b.op("matmul", x, y)))
+    X, Y = rng.standard_normal((2, 5, 40)), rng.standard_normal((2, 40, 3))
+    got = m.run(X, Y, arith="mxfp8_e4m3,block=16")
+    want = np.stack([emulate_matmul(X[e].astype(np.float32), Y[e].astype(np.float32), "mxfp8_e4m3", 16)
+                     for e in range(2)])
+    np.testing.assert_array_equal(got, np.maximum(want, 0).astype(np.float64))
