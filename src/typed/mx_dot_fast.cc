@@ -185,6 +185,17 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
     for (int64_t m = 0; m < M; ++m) {
       const uint8_t xa = a.scales[static_cast<size_t>(m * a.blocks + bk)];
       float* row = acc.data() + m * N;
+      if (split && !col_special && !sa[static_cast<size_t>(m)] && xa != kMxScaleNan) {
+        for (int64_t n = 0; n < N; ++n) {
+          const size_t k = static_cast<size_t>(m * N + n);
+          const uint8_t xb = b.scales[static_cast<size_t>(n * b.blocks + bk)];
+          if (!split_to_binary32(c[k], mid[k], ll[k], pow2[xa + xb], f[static_cast<size_t>(n)], flags))
+            f[static_cast<size_t>(n)] = float_of_word(block_dot(s, a, b, m, n, bk, env));
+        }
+        if (bk == 0) std::copy(f.begin(), f.end(), row);
+        else add_row(row, f.data(), N, tmp.data(), flags);
+        continue;
+      }
       if (split || col_special || sa[static_cast<size_t>(m)] || xa == kMxScaleNan) {  // element by element
         for (int64_t n = 0; n < N; ++n) {
           const uint8_t xb = b.scales[static_cast<size_t>(n * b.blocks + bk)];
