@@ -94,8 +94,28 @@ Result<CastResult> cast_word(const DType& s, const DType& t, Rounding rounding, 
   return CastResult{Word::of(out), env.flags};
 }
 
+// binary -> binary: one limb a word, one environment for the tensor (the precision policies' casts);
+// a word with bits above its width or an error goes the general way for its message.
+Result<TypedTensor> cast_binary_tensor(const TypedTensor& x, const DType& target, Rounding rounding, uint32_t& flags) {
+  TypedTensor out{target, x.shape, std::vector<uint64_t>(x.limbs.size(), 0)};
+  const uint64_t mask = x.dtype.format.word_mask();
+  FpEnv env{rounding, 0, {}};
+  for (size_t i = 0; i < x.limbs.size(); ++i) {
+    if ((x.limbs[i] & ~mask) != 0) {
+      Result<CastResult> r = cast_word(x.dtype, target, rounding, word_at(x, static_cast<int64_t>(i)));
+      return error_status(fmt::format("element {}: {}", i, r.ok() ? "internal: a word above its width" : r.message()));
+    }
+    out.limbs[i] = fp_convert(x.dtype.format, target.format, env, x.limbs[i]);
+    if (!env.error.empty())
+      return error_status(fmt::format("element {}: cast {}: {}", i, pair_name(x.dtype, target), env.error));
+  }
+  flags |= env.flags;
+  return out;
+}
+
 Result<TypedTensor> cast_tensor(const TypedTensor& x, const DType& target, Rounding rounding, uint32_t& flags) {
   DENOTE_RETURN_IF_ERROR(check_cast(x.dtype, target));
+  if (x.dtype.is_binary() && target.is_binary()) return cast_binary_tensor(x, target, rounding, flags);
   const size_t l = limb_count(target);
   TypedTensor out{target, x.shape, std::vector<uint64_t>(static_cast<size_t>(x.size()) * l, 0)};
   for (int64_t i = 0; i < x.size(); ++i) {
