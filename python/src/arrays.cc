@@ -65,11 +65,20 @@ bool torch_like(const py::handle& obj) {
   return py::hasattr(obj, "detach") && py::hasattr(obj, "cpu") && py::hasattr(obj, "numpy");
 }
 
+// tensor.detach().cpu().numpy(), through float32 for the float dtypes numpy lacks (bfloat16, the fp8
+// types: every value of theirs is a float32).
+py::object torch_values(const py::handle& obj) {
+  py::object t = obj.attr("detach")().attr("cpu")();
+  const std::string dtype = py::str(t.attr("dtype"));
+  if (dtype.find("bfloat16") != std::string::npos || dtype.find("float8") != std::string::npos) t = t.attr("float")();
+  return t.attr("numpy")();
+}
+
 py::array contiguous(const py::handle& obj, const std::string& what) {
   py::array a = py::array::ensure(obj, py::array::c_style);
   if (!a && torch_like(obj)) {
     PyErr_Clear();
-    py::object values = obj.attr("detach")().attr("cpu")().attr("numpy")();
+    py::object values = torch_values(obj);
     a = py::array::ensure(values, py::array::c_style);
   }
   if (!a) not_an_array(obj, what);
@@ -101,7 +110,7 @@ template <class S>
 py::array_t<S, py::array::c_style | py::array::forcecast> float_array(const py::handle& given, const Label& label,
                                                                      bool allow_int) {
   py::object values;  // a torch tensor's values as a numpy array (torch_like)
-  if (!py::isinstance<py::array>(given) && torch_like(given)) values = given.attr("detach")().attr("cpu")().attr("numpy")();
+  if (!py::isinstance<py::array>(given) && torch_like(given)) values = torch_values(given);
   const py::handle obj = values ? values : given;
   if (py::isinstance<py::array>(obj)) {
     const py::array a = py::reinterpret_borrow<py::array>(obj);

@@ -84,6 +84,7 @@ def test_bfloat16_captures_compute_what_torch_computes(seed):
             want = net(x).float().numpy()
         y = m.run(x.float().numpy(), arith="auto")
         np.testing.assert_array_equal(y, want.astype(np.float64), err_msg=str(net))
+        np.testing.assert_array_equal(m.run(x, arith="auto"), y)  # a bfloat16 torch tensor as it is
 
 
 def test_autocast_capture():
