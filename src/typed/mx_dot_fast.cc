@@ -126,8 +126,11 @@ bool split_to_binary32(double hh, double mid, double ll, double scale, float& ou
   const double s1 = A + B, b1 = s1 - A, e1 = (A - (s1 - b1)) + (B - b1);
   const double s2 = s1 + C, b2 = s2 - s1, e2 = (s1 - (s2 - b2)) + (C - b2);
   float f = static_cast<float>(s2);
-  const double t = (s2 - static_cast<double>(f)) + (e1 + e2);  // T - f, exact
-  if (t != 0) {
+  const double lo = e1 + e2;
+  const double t = (s2 - static_cast<double>(f)) + lo;  // T - f, exact
+  if (lo == 0) {  // T = s2: the cast rounded T itself
+    if (t != 0) flags |= kFpInexact;
+  } else if (t != 0) {
     flags |= kFpInexact;
     const float g = std::nextafter(f, t > 0 ? HUGE_VALF : -HUGE_VALF);
     const double half = std::fabs(static_cast<double>(g) - static_cast<double>(f)) / 2;
