@@ -74,7 +74,7 @@ struct MxRule {
     const Tensor<FpWord>& x = a.in();
     const int64_t in = w.b.shape[0], out = w.b.shape[1], rows = x.size() / std::max<int64_t>(in, 1);
     Tensor<double> xd({rows, in}, std::vector<double>(x.data.size()));
-    for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = ctx.to_double(x.data[i]);
+    for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = mx_detail::float_of_word(x.data[i].bits);  // binary32
     DENOTE_ASSIGN_OR_RETURN(MxQuantized q, mx_quantize(p.activations, xd, 1, p.block));
     const BinaryFormat acc = binary32_format();
     const MxMatmulResult y =
