@@ -44,6 +44,19 @@ struct ScaledWeight {
 
 FpWord word_of(float f) { return FpWord{std::bit_cast<uint32_t>(f)}; }
 
+// The working memory of one MX product (rows x k operands as values, codes and decoded elements; rows x
+// n results) against the run's memory budget, checked before allocating (docs/CLI.md, --max-memory).
+Status within_budget(const rules::EvalArgs<FpWord>& a, int64_t rows, int64_t k, int64_t n) {
+  const double bytes = static_cast<double>(rows) * static_cast<double>(k) * 26 + static_cast<double>(rows) * n * 24;
+  const int64_t budget = effective_max_bytes(a.options);
+  if (bytes <= static_cast<double>(budget)) return ok_status();
+  return Status::error(ErrorCode::kResource,
+                       fmt::format("the MX product needs about {:.0f} bytes ({} x {} operands, {} outputs a row), above "
+                                   "the memory budget of {} (--max-memory)",
+                                   bytes, rows, k, n, budget))
+      .with_field("max-memory");
+}
+
 struct MxRule {
   const MxPolicy& p;
   const std::vector<MxWeight>& weights;
@@ -73,6 +86,7 @@ struct MxRule {
   Result<Tensor<FpWord>> linear(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a, const MxWeight& w) const {
     const Tensor<FpWord>& x = a.in();
     const int64_t in = w.b.shape[0], out = w.b.shape[1], rows = x.size() / std::max<int64_t>(in, 1);
+    DENOTE_RETURN_IF_ERROR(within_budget(a, rows, in, out));
     Tensor<double> xd({rows, in}, std::vector<double>(x.data.size()));
     for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = mx_detail::float_of_word(x.data[i].bits);  // binary32
     DENOTE_ASSIGN_OR_RETURN(MxQuantized q, mx_quantize(p.activations, xd, 1, p.block));
@@ -103,6 +117,8 @@ struct MxRule {
       return Status::error(ErrorCode::kUnsupported, "an MX conv sums in hardware binary32: it needs round to nearest "
                                                     "even and the MXCSR in its default state");
     const Tensor<FpWord>& x = a.in();
+    const int64_t lead_cout = w.config.out_channels, positions = numel(a.out_shape) / std::max<int64_t>(lead_cout, 1);
+    DENOTE_RETURN_IF_ERROR(within_budget(a, positions, w.config.in_channels, lead_cout));
     Tensor<double> xd(x.shape, std::vector<double>(x.data.size()));
     for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = mx_detail::float_of_word(x.data[i].bits);
     std::vector<float> bias;
@@ -121,6 +137,7 @@ struct MxRule {
     const Tensor<FpWord>& y = a.in(1);
     const int64_t M = x.shape[x.shape.size() - 2], K = x.shape.back(), N = y.shape.back();
     const int64_t batch = x.size() / std::max<int64_t>(M * K, 1);
+    DENOTE_RETURN_IF_ERROR(within_budget(a, M + N, K, M > 0 ? N : 0));
     Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(static_cast<size_t>(batch * M * N)));
     for (int64_t e = 0; e < batch; ++e) {
       Tensor<double> xa({M, K}, std::vector<double>(static_cast<size_t>(M * K)));

@@ -197,3 +197,13 @@ def test_matmul_of_two_values_is_the_emulated_mx_product():
     want = np.stack([emulate_matmul(X[e].astype(np.float32), Y[e].astype(np.float32), "mxfp8_e4m3", 16)
                      for e in range(2)])
     np.testing.assert_array_equal(got, np.maximum(want, 0).astype(np.float64))
+
+
+def test_mx_products_respect_the_memory_budget():
+    rng = np.random.default_rng(2)
+    m, _ = mlp(rng, [70, 48, 10], 12)
+    x = rng.standard_normal((12, 70))
+    with pytest.raises(denote.ResourceError) as e:
+        m.run(x, arith="mxfp8_e4m3", max_memory=20000)
+    assert "above the memory budget of 20000" in str(e.value)
+    assert m.run(x, arith="mxfp8_e4m3", max_memory=1 << 20).shape == (12, 10)
