@@ -64,7 +64,7 @@ PolicyRun run_policy(PyModel& self, const py::args& inputs, const std::string& s
   if (all_nodes)
     for (size_t id = 0; id < self.model().graph.size(); ++id) out.ids.push_back(static_cast<int64_t>(id));
   typed::TypedOptions o;
-  o.rounding = *mode;
+  o.rounding = l ? l->policy.rounding : *mode;  // a policy file's own rounding
   o.max_bytes = max_bytes;
   Result<PolicyValues> r = Status::error(ErrorCode::kInternal, "internal: policy run did not run");
   {

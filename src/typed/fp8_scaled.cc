@@ -29,18 +29,25 @@ uint32_t hardware_flags(Fn&& fn) {
 
 }  // namespace
 
+float to_float(double v) {
+  // Beyond the midpoint above the largest binary32 (FLT_MAX + 2^103) nearest-even gives infinity; the
+  // conversion itself is only defined inside the range.
+  if (std::fabs(v) >= 0x1.ffffffp127) return v > 0 ? INFINITY : -INFINITY;
+  return static_cast<float>(v);
+}
+
 ScaledTensor scale_to_fp8(const BinaryFormat& fp8, const float* x, int64_t n, uint32_t& flags) {
   float amax = 0.0f;
-  for (int64_t i = 0; i < n; ++i)
-    if (std::isfinite(x[i])) amax = std::fmax(amax, std::fabs(x[i]));
+  for (int64_t i = 0; i < n; ++i)  // the recipe's amax(|x|): an infinity or a NaN makes it so
+    amax = std::isnan(x[i]) || std::isnan(amax) ? NAN : std::fmax(amax, std::fabs(x[i]));
   const auto fmax = static_cast<float>(word_to_double(fp8, max_finite(fp8, false)));
   ScaledTensor t;
   t.q.resize(static_cast<size_t>(n));
   std::vector<float> scaled(static_cast<size_t>(n));
   float scale = 1.0f;
   flags |= hardware_flags([&] {
-    if (amax > 0.0f) scale = fmax / amax;
-    if (!std::isfinite(scale)) scale = FLT_MAX;  // amax tiny: the largest binary32 scale
+    if (amax > 0.0f || std::isnan(amax)) scale = fmax / amax;  // amax infinite: scale 0; NaN: NaN
+    if (std::isinf(scale)) scale = FLT_MAX;                     // amax tiny: the largest binary32 scale
     for (int64_t i = 0; i < n; ++i) scaled[static_cast<size_t>(i)] = x[i] * scale;
     t.descale = 1.0f / scale;
   });

@@ -11,6 +11,9 @@
 
 namespace denote::mx_detail {
 
+// A double as binary32, nearest even, infinity beyond the range (without the undefined conversion).
+float to_float(double v);
+
 // A tensor's fp8 values (as binary32) and its descale.
 struct ScaledTensor {
   std::vector<float> q;

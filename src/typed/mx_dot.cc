@@ -65,16 +65,25 @@ double scaled_element(const MxFormat& f, uint8_t code, uint8_t scale) {
 }
 
 // A block holding a NaN or an infinity: its value is determined by the specials alone (NaN, or an
-// infinity of one sign), so an ordinary double sum gives it.
+// infinity of one sign), so an ordinary double sum gives it; IEEE's invalid for an infinity times zero
+// or a sum of opposite infinities (a quiet NaN operand raises nothing).
 uint64_t special_block(const DotSetup& s, const Operand& a, const Operand& b, int64_t ra, int64_t rb, int64_t bk,
                        FpEnv& env) {
   double v = 0;
+  bool plus = false, minus = false;
   const int64_t lo = bk * s.block, hi = std::min(a.k, lo + s.block);
-  for (int64_t i = lo; i < hi; ++i)
-    v += scaled_element(s.a.format, a.codes[static_cast<size_t>(ra * a.k + i)],
-                        a.scales[static_cast<size_t>(ra * a.blocks + bk)]) *
-         scaled_element(s.b.format, b.codes[static_cast<size_t>(rb * b.k + i)],
-                        b.scales[static_cast<size_t>(rb * b.blocks + bk)]);
+  for (int64_t i = lo; i < hi; ++i) {
+    const double x = scaled_element(s.a.format, a.codes[static_cast<size_t>(ra * a.k + i)],
+                                    a.scales[static_cast<size_t>(ra * a.blocks + bk)]);
+    const double y = scaled_element(s.b.format, b.codes[static_cast<size_t>(rb * b.k + i)],
+                                    b.scales[static_cast<size_t>(rb * b.blocks + bk)]);
+    if ((std::isinf(x) && y == 0) || (x == 0 && std::isinf(y))) env.flags |= kFpInvalid;
+    const double p = x * y;
+    plus = plus || p == HUGE_VAL;
+    minus = minus || p == -HUGE_VAL;
+    v += p;
+  }
+  if (plus && minus) env.flags |= kFpInvalid;
   return fp_from_double(s.acc, env, v);
 }
 

@@ -46,8 +46,9 @@ FpWord word_of(float f) { return FpWord{std::bit_cast<uint32_t>(f)}; }
 
 // The working memory of one MX product (rows x k operands as values, codes and decoded elements; rows x
 // n results) against the run's memory budget, checked before allocating (docs/CLI.md, --max-memory).
-Status within_budget(const rules::EvalArgs<FpWord>& a, int64_t rows, int64_t k, int64_t n) {
-  const double bytes = static_cast<double>(rows) * static_cast<double>(k) * 26 + static_cast<double>(rows) * n * 24;
+Status within_budget(const rules::EvalArgs<FpWord>& a, int64_t rows, int64_t k, int64_t n, double extra = 0) {
+  const double bytes =
+      static_cast<double>(rows) * static_cast<double>(k) * 26 + static_cast<double>(rows) * n * 48 + extra;
   const int64_t budget = effective_max_bytes(a.options);
   if (bytes <= static_cast<double>(budget)) return ok_status();
   return Status::error(ErrorCode::kResource,
@@ -70,7 +71,7 @@ struct MxRule {
       return Status::error(ErrorCode::kUnsupported, "per-tensor scaled FP8 runs in hardware binary32: it needs "
                                                     "round to nearest even and the MXCSR in its default state");
     const Tensor<FpWord>& x = a.in();
-    const int64_t rows = x.size() / std::max<int64_t>(w.in, 1);
+    const int64_t rows = numel(x.shape.begin(), x.shape.end() - 1);  // K may be 0
     std::vector<float> xf(x.data.size()), bias, y(static_cast<size_t>(rows * w.out));
     for (size_t i = 0; i < xf.size(); ++i) xf[i] = mx_detail::float_of_word(x.data[i].bits);
     const mx_detail::ScaledTensor xq =
@@ -85,7 +86,7 @@ struct MxRule {
 
   Result<Tensor<FpWord>> linear(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a, const MxWeight& w) const {
     const Tensor<FpWord>& x = a.in();
-    const int64_t in = w.b.shape[0], out = w.b.shape[1], rows = x.size() / std::max<int64_t>(in, 1);
+    const int64_t in = w.b.shape[0], out = w.b.shape[1], rows = numel(x.shape.begin(), x.shape.end() - 1);
     DENOTE_RETURN_IF_ERROR(within_budget(a, rows, in, out));
     Tensor<double> xd({rows, in}, std::vector<double>(x.data.size()));
     for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = mx_detail::float_of_word(x.data[i].bits);  // binary32
@@ -118,7 +119,10 @@ struct MxRule {
                                                     "even and the MXCSR in its default state");
     const Tensor<FpWord>& x = a.in();
     const int64_t lead_cout = w.config.out_channels, positions = numel(a.out_shape) / std::max<int64_t>(lead_cout, 1);
-    DENOTE_RETURN_IF_ERROR(within_budget(a, positions, w.config.in_channels, lead_cout));
+    // plus the table of each output position's input offset per kernel position (src/typed/mx_conv.cc)
+    const double taps = static_cast<double>(numel(a.out_shape) / std::max<int64_t>(lead_cout, 1)) *
+                        static_cast<double>(numel(w.config.window.kernel)) * 8;
+    DENOTE_RETURN_IF_ERROR(within_budget(a, positions, w.config.in_channels, lead_cout, taps));
     Tensor<double> xd(x.shape, std::vector<double>(x.data.size()));
     for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = mx_detail::float_of_word(x.data[i].bits);
     std::vector<float> bias;
@@ -136,7 +140,7 @@ struct MxRule {
     const Tensor<FpWord>& x = a.in(0);
     const Tensor<FpWord>& y = a.in(1);
     const int64_t M = x.shape[x.shape.size() - 2], K = x.shape.back(), N = y.shape.back();
-    const int64_t batch = x.size() / std::max<int64_t>(M * K, 1);
+    const int64_t batch = numel(x.shape.begin(), x.shape.end() - 2);
     DENOTE_RETURN_IF_ERROR(within_budget(a, M + N, K, M > 0 ? N : 0));
     Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(static_cast<size_t>(batch * M * N)));
     for (int64_t e = 0; e < batch; ++e) {
@@ -202,7 +206,7 @@ Result<MxPolicy> parse_mx_policy(std::string_view spec) {
   for (size_t at = head.size(); at < spec.size();) {
     const size_t next = std::min(spec.find(',', at + 1), spec.size());
     const std::string_view item = spec.substr(at + 1, next - at - 1);
-    if (item.rfind("weights=", 0) == 0) {
+    if (item.rfind("weights=", 0) == 0 && item.size() > 8) {
       weights = std::string(item.substr(8));
     } else if (item.rfind("block=", 0) == 0 && item.size() > 6 && item.size() < 15 &&
                item.find_first_not_of("0123456789", 6) == std::string_view::npos) {
@@ -242,7 +246,8 @@ Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
   auto prep = std::make_shared<Prepared>();
   for (const auto& [id, rec] : m.payload.linear) {
     if (p.per_tensor) {  // parameters are data: their conversion raises no flag
-      std::vector<float> wf(rec.weight.begin(), rec.weight.end());
+      std::vector<float> wf;
+      for (double v : rec.weight) wf.push_back(mx_detail::to_float(v));
       uint32_t ignored = 0;
       prep->scaled.push_back(
           ScaledWeight{id, rec.in_dim, rec.out_dim, mx_detail::scale_to_fp8(p.weights.element, wf.data(),

@@ -207,3 +207,43 @@ def test_mx_products_respect_the_memory_budget():
         m.run(x, arith="mxfp8_e4m3", max_memory=20000)
     assert "above the memory budget of 20000" in str(e.value)
     assert m.run(x, arith="mxfp8_e4m3", max_memory=1 << 20).shape == (12, 10)
+
+
+def test_review_edge_cases():
+    # K = 0: the bias (linear) or zeros (matmul), as in binary32.
+    b = denote.GraphBuilder()
+    x = b.input([2, 0])
+    m = b.build(b.linear(x, np.zeros((3, 0)), np.ones(3)))
+    for arith in ("mxfp8_e4m3", "mxfp8_e4m3,scale=tensor"):
+        np.testing.assert_array_equal(m.run(np.zeros((2, 0)), arith=arith), np.ones((2, 3)))
+    b = denote.GraphBuilder()
+    x, y = b.input([2, 3, 0]), b.input([2, 0, 4])
+    m = b.build(b.op("matmul", x, y))
+    np.testing.assert_array_equal(m.run(np.zeros((2, 3, 0)), np.zeros((2, 0, 4)), arith="mxfp8_e4m3"), np.zeros((2, 3, 4)))
+    # Per-tensor scaled FP8: an infinite input makes amax infinite, the scale 0 and the result NaN (invalid).
+    b = denote.GraphBuilder()
+    x = b.input([1, 2])
+    m = b.build(b.linear(x, np.array([[1.0, 1.0]]), np.zeros(1)))
+    y, flags = m.run(np.array([[np.inf, 1.0]]), arith="mxfp8_e4m3,scale=tensor", return_flags=True)
+    assert np.isnan(y).all() and flags["invalid"]
+    # A block of specials: inf * 0 and inf - inf raise invalid.
+    a = denote.MxArray(np.array([[0x7C, 0, 0, 0]], np.uint8), np.array([[127]], np.uint8), "mxfp8_e5m2", 4, 1)
+    z = denote.MxArray(np.zeros((4, 1), np.uint8), np.array([[127]], np.uint8), "mxfp8_e5m2", 4, 0)
+    v, flags = denote.mx_matmul(a, z)
+    assert np.isnan(v).all() and flags["invalid"]
+    a = denote.MxArray(np.array([[0x7C, 0xFC, 0, 0]], np.uint8), np.array([[127]], np.uint8), "mxfp8_e5m2", 4, 1)
+    one = denote.MxArray(np.full((4, 1), 0x3C, np.uint8), np.array([[127]], np.uint8), "mxfp8_e5m2", 4, 0)
+    v, flags = denote.mx_matmul(a, one)
+    assert np.isnan(v).all() and flags["invalid"]
+    with pytest.raises(denote.InvalidInputError):
+        m.run(np.ones((1, 2)), arith="mxfp8_e4m3,weights=")
+
+
+def test_mx_conv_counts_its_tap_table_against_the_budget():
+    b = denote.GraphBuilder()
+    x = b.input([1, 1, 64, 64])
+    m = b.build(b.conv(x, np.ones((1, 1, 15, 15)) * 1e-3, np.zeros(1), spatial_rank=2, kernel=[15, 15], stride=[1, 1],
+                       padding=[7, 7], channel_axis=1, in_channels=1, out_channels=1))
+    with pytest.raises(denote.ResourceError):  # 4096 positions x 225 taps x 8 bytes
+        m.run(np.ones((1, 1, 64, 64)), arith="mxfp8_e4m3", max_memory=4 << 20)
+    assert m.run(np.ones((1, 1, 64, 64)), arith="mxfp8_e4m3", max_memory=64 << 20).shape == (1, 1, 64, 64)

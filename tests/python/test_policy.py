@@ -201,3 +201,13 @@ def test_bench_takes_the_precision_options(cli, data_dir, tmp_path):
     r = subprocess.run([cli, "bench", path, "--input", x, "--arith", "bfloat16", "--accumulate", "binary32",
                         "--threads", "2"], capture_output=True, text=True)
     assert r.returncode == 2 and "one thread" in r.stderr, r.stderr
+
+
+def test_policy_rounding_applies_to_the_operations():
+    b = denote.GraphBuilder()
+    x = b.input([1, 2])
+    m = b.build(b.linear(x, np.array([[1.0, 1.0]]), np.zeros(1)))
+    X = np.array([[1.0, 2.0 ** -30]])
+    pol = {"storage": "bfloat16", "accumulate": "binary32", "rounding": "upward"}
+    assert m.run(X, policy=pol)[0, 0] == 1.0078125  # 1 + 2^-30 rounded upward to bfloat16
+    assert m.run(X, policy=dict(pol, rounding="nearest-even"))[0, 0] == 1.0
