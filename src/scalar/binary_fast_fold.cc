@@ -9,7 +9,6 @@
 // fast_matmul / fast_linear of bfloat16 and binary16 in nearest-even go first to the binary32 lanes
 // of fastsimd::rne_fold (AVX-512 or AVX2 + F16C), which hands back the blocks where a step overflowed.
 #include <algorithm>
-#include <cfenv>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -21,6 +20,7 @@
 #include "scalar/binary_fast_fold.h"
 #include "scalar/binary_fast_kernel.h"
 #include "scalar/binary_fast_simd.h"
+#include "scalar/hardware_flags.h"
 #include "scalar/binary_round.h"
 
 namespace denote {
@@ -266,21 +266,17 @@ bool fold_binary32(const FastFormat& ff, FpEnv& env, const FoldInput& in, int64_
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(in.ad[i]);  // binary32 values: exact
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(in.bd[i]);
   std::vector<uint32_t> words(static_cast<size_t>(m * in.n));
-  fexcept_t saved;
-  fegetexceptflag(&saved, FE_ALL_EXCEPT);
-  feclearexcept(FE_ALL_EXCEPT);
   bool ok = true;
-  for (int64_t i = 0; ok && i < m; ++i) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
-    ok = kernels::axpy_rows_simd(acc.data(), a.data() + i * in.k, b.data(), in.k, in.n, in.n);
-    std::memcpy(words.data() + i * in.n, acc.data(), acc.size() * sizeof(float));
-  }
-  const int raised = fetestexcept(FE_ALL_EXCEPT);
-  fesetexceptflag(&saved, FE_ALL_EXCEPT);
-  if (!ok || (raised & FE_INVALID) != 0) return false;
+  const uint32_t raised = hardware_flags([&] {
+    for (int64_t i = 0; ok && i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      ok = kernels::axpy_rows_simd(acc.data(), a.data() + i * in.k, b.data(), in.k, in.n, in.n);
+      std::memcpy(words.data() + i * in.n, acc.data(), acc.size() * sizeof(float));
+    }
+  });
+  if (!ok || (raised & kFpInvalid) != 0) return false;
   for (size_t i = 0; i < words.size(); ++i) out[i].bits = words[i];
-  env.flags |= ((raised & FE_INEXACT) ? kFpInexact : 0u) | ((raised & FE_OVERFLOW) ? kFpOverflow : 0u) |
-               ((raised & FE_UNDERFLOW) ? kFpUnderflow : 0u);
+  env.flags |= raised;
   return true;
 }
 

@@ -3,31 +3,14 @@
 // through the binary layer (saturating, nearest even).
 #include "typed/fp8_scaled.h"
 
-#include <cfenv>
 #include <cfloat>
 #include <cmath>
 
 #include "denote/scalar/binary_ops.h"
 #include "kernels/exact_linear.h"
+#include "scalar/hardware_flags.h"
 
 namespace denote::mx_detail {
-namespace {
-
-// The IEEE flags raised by `fn` in hardware binary32, the caller's environment restored.
-template <class Fn>
-uint32_t hardware_flags(Fn&& fn) {
-  fexcept_t saved;
-  fegetexceptflag(&saved, FE_ALL_EXCEPT);
-  feclearexcept(FE_ALL_EXCEPT);
-  fn();
-  const int raised = fetestexcept(FE_ALL_EXCEPT);
-  fesetexceptflag(&saved, FE_ALL_EXCEPT);
-  return ((raised & FE_INVALID) ? kFpInvalid : 0u) | ((raised & FE_DIVBYZERO) ? kFpDivByZero : 0u) |
-         ((raised & FE_OVERFLOW) ? kFpOverflow : 0u) | ((raised & FE_UNDERFLOW) ? kFpUnderflow : 0u) |
-         ((raised & FE_INEXACT) ? kFpInexact : 0u);
-}
-
-}  // namespace
 
 float to_float(double v) {
   // Beyond the midpoint above the largest binary32 (FLT_MAX + 2^103) nearest-even gives infinity; the

@@ -80,10 +80,6 @@ void quantize_block(const Converter& c, const double* x, const Lines& l, int64_t
   }
 }
 
-double scale_value(uint8_t code) {
-  return code == kMxScaleNan ? std::nan("") : std::ldexp(1.0, static_cast<int>(code) - kMxScaleBias);
-}
-
 }  // namespace
 
 namespace mx_detail {
@@ -211,8 +207,7 @@ Result<int64_t> mx_normalise_axis(const Shape& shape, int64_t axis) {
 }
 
 Status check_mx(const MxTensor& q) {
-  if (q.block < 1 || q.block > kMxMaxBlock)
-    return error_status(fmt::format("MX: block {} is outside [1, {}]", q.block, kMxMaxBlock)).with_field("block");
+  DENOTE_RETURN_IF_ERROR(mx_check_block(q.block));
   DENOTE_ASSIGN_OR_RETURN(int64_t axis, mx_normalise_axis(q.shape, q.axis));
   if (axis != q.axis) return error_status("MX: the axis must be normalised").with_field("axis");
   DENOTE_ASSIGN_OR_RETURN(int64_t n, checked_numel(q.shape));
@@ -233,14 +228,22 @@ Status check_mx(const MxTensor& q) {
   return ok_status();
 }
 
+double mx_scale_value(uint8_t code) {
+  return code == kMxScaleNan ? std::nan("") : std::ldexp(1.0, static_cast<int>(code) - kMxScaleBias);
+}
+
+Status mx_check_block(int64_t block) {
+  if (block >= 1 && block <= kMxMaxBlock) return ok_status();
+  return error_status(fmt::format("MX: block {} is outside [1, {}]", block, kMxMaxBlock)).with_field("block");
+}
+
 double mx_element_value(const MxFormat& f, uint8_t code) {
   if (f.kind == MxKind::Int8) return static_cast<int8_t>(code) / 64.0;
   return word_to_double(f.element, code);
 }
 
 Result<MxQuantized> mx_quantize(const MxFormat& f, const Tensor<double>& x, int64_t axis, int64_t block) {
-  if (block < 1 || block > kMxMaxBlock)
-    return error_status(fmt::format("MX: block {} is outside [1, {}]", block, kMxMaxBlock)).with_field("block");
+  DENOTE_RETURN_IF_ERROR(mx_check_block(block));
   DENOTE_ASSIGN_OR_RETURN(int64_t ax, mx_normalise_axis(x.shape, axis));
   MxQuantized out;
   out.q = MxTensor{f, block, ax, x.shape, std::vector<uint8_t>(x.data.size()), {}};
@@ -261,7 +264,7 @@ Result<Tensor<double>> mx_dequantize(const MxTensor& q) {
     for (int64_t i = 0; i < l.n; ++i)
       for (int64_t j = 0; j < l.inner; ++j) {
         const int64_t k = l.element(o, i, j);
-        const double x = scale_value(q.scales[static_cast<size_t>(l.scale(o, i / q.block, j))]);
+        const double x = mx_scale_value(q.scales[static_cast<size_t>(l.scale(o, i / q.block, j))]);
         y.data[static_cast<size_t>(k)] = x * mx_element_value(q.format, q.elements[static_cast<size_t>(k)]);
       }
   return y;

@@ -10,7 +10,8 @@
 namespace denote::mx_detail {
 namespace {
 
-// W [cout, cin, k_vol] at kernel position k, quantized along cin and laid out as mx_matmul's b.
+// W [cout, cin, k_vol] at kernel position k as [cout, cin], quantized along cin: its operand rows are
+// mx_matmul's b columns.
 Result<MxTensor> tap_weights(const ConvRecord<double>& rec, const MxFormat& f, int64_t block, int64_t k) {
   const int64_t cout = rec.config.out_channels, cin = rec.config.in_channels;
   const int64_t k_vol = static_cast<int64_t>(rec.weight.size()) / std::max<int64_t>(cout * cin, 1);
@@ -19,13 +20,7 @@ Result<MxTensor> tap_weights(const ConvRecord<double>& rec, const MxFormat& f, i
     for (int64_t c = 0; c < cin; ++c)
       wk.data[static_cast<size_t>(o * cin + c)] = rec.weight[static_cast<size_t>((o * cin + c) * k_vol + k)];
   DENOTE_ASSIGN_OR_RETURN(MxQuantized q, mx_quantize(f, wk, 1, block));
-  const int64_t blocks = (cin + block - 1) / block;
-  MxTensor t{f, block, 0, {cin, cout}, std::vector<uint8_t>(q.q.elements.size()), std::vector<uint8_t>(q.q.scales.size())};
-  for (int64_t o = 0; o < cout; ++o) {
-    for (int64_t c = 0; c < cin; ++c) t.elements[static_cast<size_t>(c * cout + o)] = q.q.elements[static_cast<size_t>(o * cin + c)];
-    for (int64_t b = 0; b < blocks; ++b) t.scales[static_cast<size_t>(b * cout + o)] = q.q.scales[static_cast<size_t>(o * blocks + b)];
-  }
-  return t;
+  return std::move(q.q);
 }
 
 // For every output position p and kernel position k, the input's flat spatial offset, or -1 (padding).
@@ -47,7 +42,7 @@ Result<std::optional<MxConvWeights>> prepare_conv(int64_t id, const ConvRecord<d
   const int64_t k_vol = numel(rec.config.window.kernel);
   for (int64_t k = 0; k < k_vol; ++k) {
     DENOTE_ASSIGN_OR_RETURN(MxTensor t, tap_weights(rec, f, block, k));
-    w.operands.push_back(operand_of(t, true));
+    w.operands.push_back(operand_of(t, false));
     w.taps.push_back(std::move(t));
   }
   return std::optional<MxConvWeights>(std::move(w));

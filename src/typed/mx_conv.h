@@ -19,7 +19,7 @@ namespace denote::mx_detail {
 struct MxConvWeights {
   int64_t id = 0;
   ConvConfig config;
-  std::vector<MxTensor> taps;      // per kernel position: [cin, cout] blocked along axis 0
+  std::vector<MxTensor> taps;      // per kernel position: [cout, cin] blocked along axis 1
   std::vector<Operand> operands;
 };
 

@@ -60,8 +60,7 @@ Operand operand_of(const MxTensor& t, bool transposed) {
 namespace {
 
 double scaled_element(const MxFormat& f, uint8_t code, uint8_t scale) {
-  const double x = scale == kMxScaleNan ? std::nan("") : std::ldexp(1.0, scale - kMxScaleBias);
-  return x * mx_element_value(f, code);
+  return mx_scale_value(scale) * mx_element_value(f, code);
 }
 
 // A block holding a NaN or an infinity: its value is determined by the specials alone (NaN, or an

@@ -30,6 +30,8 @@ struct Operand {
 };
 Operand operand_of(const MxTensor& t, bool transposed);
 
+// The operands' formats and block (a and b are read for their formats only: the operands carry the
+// codes, so b may be given in either layout).
 struct DotSetup {
   const MxTensor& a;
   const MxTensor& b;

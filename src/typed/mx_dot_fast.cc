@@ -145,13 +145,12 @@ bool split_to_binary32(double hh, double mid, double ll, double scale, float& ou
 }  // namespace
 
 bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, MxMatmulResult& r) {
-  const double bound = static_cast<double>(max_fixed(s.a.format)) * static_cast<double>(max_fixed(s.b.format)) *
-                       static_cast<double>(s.block);
+  const int64_t fa = max_fixed(s.a.format), fb = max_fixed(s.b.format);
+  const double bound = static_cast<double>(fa) * static_cast<double>(fb) * static_cast<double>(s.block);
   // Above 2^53 (E5M2 with E5M2 or E4M3): each element split in 16-bit halves, four exact gemms.
   const bool split = bound > 0x1p53;
   if (!(s.acc == binary32_format()) || !fastsimd::mxcsr_is_default()) return false;
-  if (split && (max_fixed(s.a.format) >= (int64_t{1} << 32) || max_fixed(s.b.format) >= (int64_t{1} << 32) ||
-                s.block > (int64_t{1} << 20)))
+  if (split && (fa >= (int64_t{1} << 32) || fb >= (int64_t{1} << 32) || s.block > (int64_t{1} << 20)))
     return false;
   const int64_t M = a.rows, N = b.rows;
   const int q = static_cast<int>(quantum_exp(s.a.format) + quantum_exp(s.b.format)) - 2 * kMxScaleBias;

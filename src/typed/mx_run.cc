@@ -15,24 +15,10 @@
 namespace denote {
 namespace {
 
-// A [rows, cols] MX tensor blocked along axis 1 as [cols, rows] blocked along axis 0.
-MxTensor transposed(const MxTensor& w) {
-  const int64_t rows = w.shape[0], cols = w.shape[1], blocks = (cols + w.block - 1) / w.block;
-  MxTensor t{w.format, w.block, 0, {cols, rows}, std::vector<uint8_t>(w.elements.size()),
-             std::vector<uint8_t>(w.scales.size())};
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c)
-      t.elements[static_cast<size_t>(c * rows + r)] = w.elements[static_cast<size_t>(r * cols + c)];
-    for (int64_t b = 0; b < blocks; ++b)
-      t.scales[static_cast<size_t>(b * rows + r)] = w.scales[static_cast<size_t>(r * blocks + b)];
-  }
-  return t;
-}
-
-// A linear node's weights as mx_matmul's b ([in, out] blocked along axis 0) and its operand.
+// A linear node's weights [out, in] blocked along axis 1: their operand rows are mx_matmul's b columns.
 struct MxWeight {
   int64_t id = 0;
-  MxTensor b;
+  MxTensor w;
   mx_detail::Operand operand;
 };
 
@@ -43,6 +29,21 @@ struct ScaledWeight {
 };
 
 FpWord word_of(float f) { return FpWord{std::bit_cast<uint32_t>(f)}; }
+
+// A binary32 value tensor's values (exact), as floats or doubles.
+template <class T>
+std::vector<T> values_of(const std::vector<FpWord>& words) {
+  std::vector<T> v(words.size());
+  for (size_t i = 0; i < words.size(); ++i) v[i] = mx_detail::float_of_word(words[i].bits);
+  return v;
+}
+
+// binary32 results as the node's value.
+Tensor<FpWord> words_of(const Shape& shape, const std::vector<float>& y) {
+  Tensor<FpWord> t(shape, std::vector<FpWord>(y.size()));
+  for (size_t k = 0; k < y.size(); ++k) t.data[k] = word_of(y[k]);
+  return t;
+}
 
 // The working memory of one MX product (rows x k operands as values, codes and decoded elements; rows x
 // n results) against the run's memory budget, checked before allocating (docs/CLI.md, --max-memory).
@@ -72,28 +73,24 @@ struct MxRule {
                                                     "round to nearest even and the MXCSR in its default state");
     const Tensor<FpWord>& x = a.in();
     const int64_t rows = numel(x.shape.begin(), x.shape.end() - 1);  // K may be 0
-    std::vector<float> xf(x.data.size()), bias, y(static_cast<size_t>(rows * w.out));
-    for (size_t i = 0; i < xf.size(); ++i) xf[i] = mx_detail::float_of_word(x.data[i].bits);
+    const std::vector<float> xf = values_of<float>(x.data);
+    const std::vector<float> bias = values_of<float>(find_record(a.payload.linear, a.node.id)->bias);
+    std::vector<float> y(static_cast<size_t>(rows * w.out));
     const mx_detail::ScaledTensor xq =
         mx_detail::scale_to_fp8(p.activations.element, xf.data(), static_cast<int64_t>(xf.size()), flags);
-    const LinearRecord<FpWord>* r = find_record(a.payload.linear, a.node.id);
-    for (const FpWord& b : r->bias) bias.push_back(mx_detail::float_of_word(b.bits));
     mx_detail::scaled_linear(xq, w.w, bias.empty() ? nullptr : bias.data(), rows, w.in, w.out, y.data(), flags);
-    Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(y.size()));
-    for (size_t k = 0; k < y.size(); ++k) out_t.data[k] = word_of(y[k]);
-    return out_t;
+    return words_of(a.out_shape, y);
   }
 
   Result<Tensor<FpWord>> linear(BinaryContext& ctx, const rules::EvalArgs<FpWord>& a, const MxWeight& w) const {
     const Tensor<FpWord>& x = a.in();
-    const int64_t in = w.b.shape[0], out = w.b.shape[1], rows = numel(x.shape.begin(), x.shape.end() - 1);
+    const int64_t in = w.w.shape[1], out = w.w.shape[0], rows = numel(x.shape.begin(), x.shape.end() - 1);
     DENOTE_RETURN_IF_ERROR(within_budget(a, rows, in, out));
-    Tensor<double> xd({rows, in}, std::vector<double>(x.data.size()));
-    for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = mx_detail::float_of_word(x.data[i].bits);  // binary32
-    DENOTE_ASSIGN_OR_RETURN(MxQuantized q, mx_quantize(p.activations, xd, 1, p.block));
+    DENOTE_ASSIGN_OR_RETURN(MxQuantized q, mx_quantize(p.activations, Tensor<double>({rows, in}, values_of<double>(x.data)),
+                                                       1, p.block));
     const BinaryFormat acc = binary32_format();
     const MxMatmulResult y =
-        mx_detail::multiply(mx_detail::DotSetup{q.q, w.b, acc, p.block}, mx_detail::operand_of(q.q, false), w.operand);
+        mx_detail::multiply(mx_detail::DotSetup{q.q, w.w, acc, p.block}, mx_detail::operand_of(q.q, false), w.operand);
     flags |= q.flags | y.flags;
     const LinearRecord<FpWord>* r = find_record(a.payload.linear, a.node.id);
     Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(y.y.data.size()));
@@ -123,15 +120,11 @@ struct MxRule {
     const double taps = static_cast<double>(numel(a.out_shape) / std::max<int64_t>(lead_cout, 1)) *
                         static_cast<double>(numel(w.config.window.kernel)) * 8;
     DENOTE_RETURN_IF_ERROR(within_budget(a, positions, w.config.in_channels, lead_cout, taps));
-    Tensor<double> xd(x.shape, std::vector<double>(x.data.size()));
-    for (size_t i = 0; i < x.data.size(); ++i) xd.data[i] = mx_detail::float_of_word(x.data[i].bits);
-    std::vector<float> bias;
-    for (const FpWord& b : find_record(a.payload.conv, a.node.id)->bias) bias.push_back(mx_detail::float_of_word(b.bits));
+    const Tensor<double> xd(x.shape, values_of<double>(x.data));
+    const std::vector<float> bias = values_of<float>(find_record(a.payload.conv, a.node.id)->bias);
     DENOTE_ASSIGN_OR_RETURN(std::vector<float> y, mx_detail::mx_conv(w, p.activations, p.block, xd, a.out_shape, bias,
                                                                      flags));
-    Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(y.size()));
-    for (size_t k = 0; k < y.size(); ++k) out_t.data[k] = word_of(y[k]);
-    return out_t;
+    return words_of(a.out_shape, y);
   }
 
   // A matmul of two values ([.., M, K] @ [.., K, N], equal batch dims): both quantized along K at each
@@ -190,8 +183,7 @@ Result<MxPolicy> make_mx_policy(std::string_view activations, std::string_view w
   if (!fa.ok()) return fa.status().with_field("arith");
   Result<MxFormat> fw = parse_mx_format(weights.empty() ? activations : weights);
   if (!fw.ok()) return fw.status().with_field("weights");
-  if (block < 1 || block > kMxMaxBlock)
-    return error_status(fmt::format("MX: block {} is outside [1, {}]", block, kMxMaxBlock)).with_field("block");
+  DENOTE_RETURN_IF_ERROR(mx_check_block(block));
   p.activations = *fa;
   p.weights = *fw;
   p.block = block;
@@ -256,8 +248,8 @@ Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
     }
     Result<MxQuantized> q = mx_quantize(p.weights, Tensor<double>({rec.out_dim, rec.in_dim}, rec.weight), 1, p.block);
     if (!q.ok()) return q.status().with_node(id, fmt::format("MX: node {}: weights: {}", id, q.status().message()));
-    MxWeight w{id, transposed(q->q), {}};
-    w.operand = mx_detail::operand_of(w.b, true);
+    MxWeight w{id, std::move(q->q), {}};
+    w.operand = mx_detail::operand_of(w.w, false);
     prep->weights.push_back(std::move(w));
   }
   for (const auto& [id, rec] : m.payload.conv) {

@@ -55,8 +55,12 @@ Result<int64_t> mx_normalise_axis(const Shape& shape, int64_t axis);
 // Sizes, block, axis and every code's width checked; errors name the field and index.
 Status check_mx(const MxTensor& q);
 
-// The element value of a code without its scale (NaN and inf where the encoding has them).
+// The element value of a code without its scale (NaN and inf where the encoding has them); a scale
+// code's value 2^(code - 127) (NaN for 0xFF).
 double mx_element_value(const MxFormat& f, uint8_t code);
+double mx_scale_value(uint8_t code);
+// A block size in [1, kMxMaxBlock]; the error names the field block.
+Status mx_check_block(int64_t block);
 
 struct MxQuantized {
   MxTensor q;
