@@ -50,8 +50,8 @@ struct PyModel {
   std::vector<std::string> capture_formats;
   std::vector<bool> capture_materialized;
   std::string capture_accumulate;
-  std::map<std::string, std::shared_ptr<const LoweredPolicy>> policies;
-  std::map<std::string, std::shared_ptr<const MxRunner>> mx_runners;  // Model.run(arith="mx..."): by spec  // Model.run(accumulate=): by storage/accumulate/rounding
+  // Model.run(accumulate= / policy= / arith="mx..."): the prepared runners by request
+  std::map<std::string, std::shared_ptr<const PolicyRunner>> policies;
   std::mutex cache_mutex;
   // The arithmetic the model's own float inputs are in: "f32" (ONNX FLOAT inputs; a float32 torch
   // capture), "f64" (DOUBLE; float64), empty where no file or capture says (JSON, GraphBuilder). bounds()

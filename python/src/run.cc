@@ -317,8 +317,8 @@ py::object run(PyModel& self, const py::args& inputs, RunArgs a) {
     if (!a.policy.empty() && (a.accumulate || a.arith != "f64"))
       raise_invalid("policy: a policy names its own storage and accumulation formats; leave arith and accumulate "
                     "unset", "policy");
-    PolicyRun r = run_policy(self, inputs, a.arith, a.accumulate.value_or(""), a.rounding, a.all_nodes,
-                             a.options.max_bytes, a.policy);
+    PolicyRun r = run_policy(self, inputs, a.policy.empty() ? a.arith : "", a.accumulate.value_or(""), a.rounding,
+                             a.all_nodes, a.options.max_bytes, a.policy);
     return package(std::move(r.ids), std::move(r.arrays), a.all_nodes, a.return_flags, r.flags);
   }
   bool integral = self.typed();

@@ -115,12 +115,12 @@ int bench_policy(const BenchOptions& o, int64_t budget) {
   if (o.threads != 1) return usage_error("--threads: a precision policy runs on one thread");
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
-  Result<PolicyRunner> runner = prepare_policy(loaded->model, args, budget);
+  Result<PolicyRunner> runner = prepare_policy(loaded->model, args);
   if (!runner.ok()) return fail(runner.message());
   const std::span<const Tensor<double>> in(loaded->inputs);
   const std::span<const int64_t> ids(loaded->model.output_ids);
   Result<Timings> t = time_calls(o.warmup, o.repeat, [&]() -> Status {
-    Result<PolicyValues> v = runner->run(in, ids);
+    Result<PolicyValues> v = runner->run(in, ids, budget);
     return v.ok() ? ok_status() : v.status();
   });
   if (!t.ok()) return fail(t.message());

@@ -133,12 +133,12 @@ int run_with_policy(const RunOptions& o, int64_t budget) {
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
-  Result<PolicyRunner> runner = prepare_policy(m, args, budget);
+  Result<PolicyRunner> runner = prepare_policy(m, args);
   if (!runner.ok()) return fail(runner.message());
   std::vector<int64_t> ids = m.output_ids;
   if (o.trace)
     for (const Node& n : m.graph.nodes) ids.push_back(n.id);
-  Result<PolicyValues> v = runner->run(loaded->inputs, ids);
+  Result<PolicyValues> v = runner->run(loaded->inputs, ids, budget);
   if (!v.ok()) return fail(v.message());
   Evaluated e{std::vector<Tensor<double>>(m.graph.size()), true, v->flags};
   for (size_t k = 0; k < ids.size(); ++k) e.table[static_cast<size_t>(ids[k])] = std::move(v->values[k]);

@@ -1,11 +1,8 @@
 // The precision options of `denote run` and `denote bench` (docs/CLI.md): --arith STORAGE --accumulate
-// FORMAT, --policy FILE.json, --arith mxFORMAT[,weights=F][,block=N|,scale=tensor]; one parse, one
-// prepared runner (the lowered typed graph or the MX runner), so both commands read them alike.
+// FORMAT, --policy FILE.json, --arith mxFORMAT[,weights=F][,block=N|,scale=tensor], read into the
+// library's one PolicyRequest (include/denote/typed/policy.h) so both commands and Python agree.
 #pragma once
 
-#include <cstdint>
-#include <functional>
-#include <span>
 #include <string>
 
 #include "denote/ir/model.h"
@@ -21,15 +18,10 @@ struct PolicyArgs {
 // Whether the options ask for a policy or an MX arithmetic at all.
 bool wants_policy(const PolicyArgs& a);
 
-// A prepared policy: run(inputs, ids) gives the values of the model's nodes `ids` and the flags.
-struct PolicyRunner {
-  std::function<Result<PolicyValues>(std::span<const Tensor<double>>, std::span<const int64_t>)> run;
-};
-
 // The usage problem of the options (exit 2: a bad rounding, spec, format pair, --provider), or "".
 std::string policy_usage_problem(const PolicyArgs& a);
 // Reads the policy file (if any) and prepares the runner for m (which must outlive it); errors are
 // the file's or the model's (exit 1).
-Result<PolicyRunner> prepare_policy(const Model& m, const PolicyArgs& a, int64_t max_bytes);
+Result<PolicyRunner> prepare_policy(const Model& m, const PolicyArgs& a);
 
 }  // namespace denote::cli

@@ -112,4 +112,33 @@ class MxRunner {
   std::shared_ptr<const Prepared> prepared_;
 };
 
+// What a run asks for, as `denote run`/`bench` and Python's Model.run take it: a storage format and an
+// accumulation format, an MX arithmetic (arith "mx..."), a policy file's text, or (arith empty, no
+// file) a capture's own node formats. One parse for the CLI and Python (tools/denote/policy_cli.cc,
+// python/src/run_policy.cc).
+struct PolicyRequest {
+  std::string arith, accumulate;
+  bool policy_given = false;  // a policy file is (or will be) given: arith and accumulate stay empty
+  std::string policy_json;    // its text (prepare_policy_runner only)
+  Rounding rounding = Rounding::NearestEven;
+  std::vector<std::string> node_formats;  // a capture's formats, one per node (arith empty)
+  std::vector<bool> materialized;         // a capture's torch values, one per node (any policy; may be empty)
+};
+
+// The options' own errors, before any file or model (field arith, accumulate or policy).
+Status check_policy_request(const PolicyRequest& r);
+
+// A prepared policy (the lowered typed graph or the MX runner; the model must outlive it).
+class PolicyRunner {
+ public:
+  // check_policy_request, then the file's text (errors field policy) and the model (errors name the node).
+  static Result<PolicyRunner> prepare(const Model& m, const PolicyRequest& r);
+  Result<PolicyValues> run(std::span<const Tensor<double>> inputs, std::span<const int64_t> ids,
+                           int64_t max_bytes = 0) const;
+
+ private:
+  std::shared_ptr<const LoweredPolicy> lowered_;
+  std::shared_ptr<const MxRunner> mx_;
+};
+
 }  // namespace denote
