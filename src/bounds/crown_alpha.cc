@@ -176,21 +176,45 @@ bool Engine::forward_values(int64_t start, int64_t rows, const std::vector<std::
 
 namespace {
 
-// A pass's rows that beat the best so far, with their input coefficients (Engine::optimise's input_coef):
-// nothing from a pass cut at a node other than the input (its coefficients are not the whole function).
-void keep_best_rows(const PassResult& pr, int64_t x_id, int64_t rows, std::vector<double>& best,
-                    std::vector<double>& coef) {
-  const std::vector<double>& a = pr.A.size() > static_cast<size_t>(x_id) ? pr.A[static_cast<size_t>(x_id)]
-                                                                          : std::vector<double>{};
-  const size_t nx = rows > 0 ? coef.size() / static_cast<size_t>(rows) : 0;
-  if (pr.cut || a.size() != coef.size()) return;
+void copy_row(const std::vector<double>& from, std::vector<double>& to, size_t r, size_t len) {
+  std::copy(from.begin() + static_cast<std::ptrdiff_t>(r * len), from.begin() + static_cast<std::ptrdiff_t>((r + 1) * len),
+            to.begin() + static_cast<std::ptrdiff_t>(r * len));
+}
+
+// A pass's rows that beat the best so far, with their input coefficients (Engine::optimise's input_coef;
+// nothing from a pass cut at a node other than the input: its coefficients are not the whole function)
+// and their coefficients at the relus' input nodes (mu).
+void keep_best_rows(const Graph& g, const PassResult& pr, int64_t x_id, int64_t rows, std::vector<double>& best,
+                    std::vector<double>* coef, KeptMultipliers* mu) {
+  static const std::vector<double> none;
+  const std::vector<double>& a = coef && pr.A.size() > static_cast<size_t>(x_id) ? pr.A[static_cast<size_t>(x_id)] : none;
+  if (coef && (pr.cut || a.size() != coef->size())) return;
+  const size_t nx = coef && rows > 0 ? coef->size() / static_cast<size_t>(rows) : 0;
   for (int64_t r = 0; r < rows; ++r) {
     const size_t ri = static_cast<size_t>(r);
     if (!(pr.lower[ri] > best[ri])) continue;
     best[ri] = pr.lower[ri];
-    std::copy(a.begin() + static_cast<std::ptrdiff_t>(ri * nx), a.begin() + static_cast<std::ptrdiff_t>((ri + 1) * nx),
-              coef.begin() + static_cast<std::ptrdiff_t>(ri * nx));
+    if (coef) copy_row(a, *coef, ri, nx);
+    if (!mu) continue;
+    mu->rows[ri] = 1;
+    for (size_t p = 0; p < mu->at.size() && p < pr.A.size(); ++p) {
+      if (!mu->relu_input[p]) continue;
+      const size_t len = static_cast<size_t>(numel(g.nodes[p].out_shape));
+      if (pr.A[p].size() != static_cast<size_t>(rows) * len) continue;
+      if (mu->at[p].size() != pr.A[p].size()) mu->at[p].assign(pr.A[p].size(), 0.0);
+      copy_row(pr.A[p], mu->at[p], ri, len);
+    }
   }
+}
+
+// Marks each relu's input node (the multipliers a certificate keeps).
+void mark_relu_inputs(const Graph& g, std::vector<char>& rec, KeptMultipliers& mu, int64_t rows) {
+  mu.at.assign(g.nodes.size(), {});
+  mu.rows.assign(static_cast<size_t>(rows), 0);
+  mu.relu_input.assign(g.nodes.size(), 0);
+  for (const Node& n : g.nodes)
+    if (splits_at_zero(n.op) && !n.parents.empty())
+      rec[static_cast<size_t>(n.parents[0])] = 1, mu.relu_input[static_cast<size_t>(n.parents[0])] = 1;
 }
 
 }  // namespace
@@ -198,7 +222,8 @@ void keep_best_rows(const PassResult& pr, int64_t x_id, int64_t rows, std::vecto
 std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                      std::vector<double> best, const CrownOptions& o,
                                      const std::vector<double>* stop_above,
-                                     std::vector<std::vector<double>>* kept_scales, std::vector<double>* input_coef) {
+                                     std::vector<std::vector<double>>* kept_scales, std::vector<double>* input_coef,
+                                     KeptMultipliers* mu) {
   std::vector<std::vector<double>> alpha(g.nodes.size());
   std::vector<Adam> adam(g.nodes.size());
   const bool any = init_slopes(g, boxes_, start, rows, alpha, adam);
@@ -226,9 +251,10 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   const std::vector<int64_t> inputs = g.input_ids();
   const int64_t x_id = inputs.size() == 1 ? inputs[0] : -1;
   std::vector<char> record_only = forward_reads_;
-  if (input_coef) {  // the input's coefficients stored by every pass (then no fused first layer)
-    if (x_id < 0) return best;
-    record_only[static_cast<size_t>(x_id)] = 1;
+  if (input_coef || mu) {  // the input's (relus' inputs') coefficients stored by every pass: no fused first layer
+    if (input_coef && x_id < 0) return best;
+    if (input_coef) record_only[static_cast<size_t>(x_id)] = 1;
+    if (mu) mark_relu_inputs(g, record_only, *mu, rows);
     po.record_only = &record_only;
   } else if (setup_.fuse_forward) {  // a fused first layer makes its forward values in the pass
     po.vertex_need = &need;
@@ -242,8 +268,8 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     for (auto& v : V) v.clear();
     pr = pass(start, C, rows, po);
     if (!pr.failure.empty()) break;
-    if (input_coef) {
-      keep_best_rows(pr, x_id, rows, best, *input_coef);
+    if (input_coef || mu) {
+      keep_best_rows(g, pr, x_id, rows, best, input_coef, mu);
     } else {
       for (int64_t r = 0; r < rows; ++r)
         best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);

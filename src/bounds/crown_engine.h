@@ -15,6 +15,13 @@
 
 namespace denote::crown {
 
+// Engine::optimise's multipliers: at[node] rows x numel for each relu's input node, rows[r] whether row
+// r's were kept (its best bound came from an optimised step).
+struct KeptMultipliers {
+  std::vector<std::vector<double>> at;
+  std::vector<char> rows, relu_input;
+};
+
 struct PassResult {
   std::vector<double> lower;  // per row: a lower bound of (C v_start)_r (-inf: none)
   std::string failure;        // why every row is -inf
@@ -119,11 +126,13 @@ class Engine {
   // input_coef (rows x numel of the graph's one input, or null): row r's input coefficients of the
   // pass that gave its best bound, kept with it (on entry: those of crown_lower's pass); the passes then
   // store the input's coefficients (no fused first layer) and a pass cut at another node improves nothing.
+  // mu (or null): per row whose best bound came from an optimised step, that step's coefficients at
+  // every relu's input node (CrownOptions::relu_multipliers).
   std::vector<double> optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                std::vector<double> crown_lower, const CrownOptions& o,
                                const std::vector<double>* stop_above = nullptr,
                                std::vector<std::vector<double>>* scales = nullptr,
-                               std::vector<double>* input_coef = nullptr);
+                               std::vector<double>* input_coef = nullptr, KeptMultipliers* mu = nullptr);
 
   // Node id's relu splits (all of node id) clamp its box (active: lo >= -margin; inactive: hi <= margin),
   // which then goes to its relu children; false when a split contradicts the box (the subdomain is empty).

@@ -312,7 +312,11 @@ class AlphaCrownStrategy final : public CrownStrategy {
     // The input coefficients of each row's best pass (return_A): every row's own (lower-only rows).
     const bool keep = res.input_linear && f.nr == f.k;
     res.input_linear = keep;
-    return run.eng.optimise(run.output, f.C, f.nr, crown, run.o, stop, &run.scales, keep ? &res.input_coef : nullptr);
+    KeptMultipliers mu;
+    std::vector<double> best = run.eng.optimise(run.output, f.C, f.nr, crown, run.o, stop, &run.scales,
+                                                keep ? &res.input_coef : nullptr, run.o.relu_multipliers ? &mu : nullptr);
+    if (run.o.relu_multipliers) res.relu_mu = std::move(mu.at), res.relu_mu_rows = std::move(mu.rows);
+    return best;
   }
 };
 

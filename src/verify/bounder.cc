@@ -33,7 +33,7 @@ CrownOptions Bounder::options(const Domain& d, BoundMethod method) const {
     // at a 30 s timeout). The final rows' steps run after it.
     const auto now = Clock::now();
     const double left = std::chrono::duration<double>(deadline - now).count();
-    co.alpha_intermediate = left > 0;
+    co.alpha_intermediate = left > 0 && !o.certificate;  // a certificate's checker derives CROWN's
     co.alpha_intermediate_until = now + std::chrono::duration_cast<Clock::duration>(
                                             std::chrono::duration<double>(left / kAlphaIntermediateShare));
   }
@@ -41,9 +41,10 @@ CrownOptions Bounder::options(const Domain& d, BoundMethod method) const {
   co.eval.max_bytes = bound_memory(o);
   co.arith = o.arith;
   co.input_coefficients = method == BoundMethod::Crown;
+  co.relu_multipliers = o.certificate;
   co.lower_only = true;
   set_intermediate(intermediate, co);  // checked by verify(): a known name
-  co.forward_intermediate = co.forward_intermediate || o.forward_bounds;
+  co.forward_intermediate = (co.forward_intermediate || o.forward_bounds) && !o.certificate;
   return co;
 }
 
@@ -61,6 +62,8 @@ Bounded Bounder::bound(const Domain& d, BoundMethod method, int alpha_open) cons
   }
   Bounded out = judge(d, std::move(r->spec_lo), std::move(r->input_coef), r->input_linear,
                       std::make_shared<const Boxes>(std::move(r->boxes)));
+  if (out.dec == Decision::Proven && o.certificate && method == BoundMethod::AlphaCrown)
+    out.atom_mu = atom_multipliers(m.graph, r->relu_mu, r->relu_mu_rows, 0, conj.size());
   if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) tighten_alpha(d, alpha_open, out);
   return out;
 }
@@ -72,9 +75,9 @@ Bounded Bounder::judge(const Domain& d, std::vector<double> lower, std::vector<d
   out.spec_lo = std::move(lower);
   out.coef = std::move(coef);
   if (some_atom_impossible(conj, out.spec_lo)) out.dec = Decision::Proven;
-  else if (o.combine_atoms && input_linear && conj.size() >= 2 &&
-           refuting_combination(out.spec_lo, rhs, out.coef, d.lo, d.hi))
-    out.dec = Decision::Proven, out.combined = true;
+  else if (o.combine_atoms && input_linear && conj.size() >= 2)
+    if (auto lambda = refuting_combination(out.spec_lo, rhs, out.coef, d.lo, d.hi))
+      out.dec = Decision::Proven, out.combined = true, out.lambda = std::move(*lambda);
   if (out.dec == Decision::Open) out.boxes = std::move(boxes);
   return out;
 }
@@ -83,16 +86,20 @@ void Bounder::tighten_alpha(const Domain& d, int iters, Bounded& out) const {
   const DoubleBox box{input_shape(m), d.lo, d.hi};
   CrownOptions co = options(d, BoundMethod::AlphaCrown);
   co.alpha_iters = iters;
-  co.alpha_intermediate = o.bab_alpha_intermediate;
+  co.alpha_intermediate = o.bab_alpha_intermediate && !o.certificate;
   out.alpha = true;
   auto a = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co, where(d));
   if (!a.ok()) {
     if (errors) errors->add(a.status());
     return;
   }
-  for (size_t k = 0; k < out.spec_lo.size() && k < a->spec_lo.size(); ++k)
+  std::vector<char> by_alpha(out.spec_lo.size(), 0);  // the rows whose bound is now alpha-CROWN's
+  for (size_t k = 0; k < out.spec_lo.size() && k < a->spec_lo.size(); ++k) {
+    by_alpha[k] = a->spec_lo[k] > out.spec_lo[k] && k < a->relu_mu_rows.size() && a->relu_mu_rows[k];
     out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
+  }
   if (some_atom_impossible(conj, out.spec_lo)) {
+    if (o.certificate) out.atom_mu = atom_multipliers(m.graph, a->relu_mu, by_alpha, 0, conj.size());
     out.dec = Decision::Proven;
     out.boxes.reset();
     return;
@@ -265,9 +272,15 @@ bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& op
     std::vector<double> lower(at, at + bounders[i].spec.rows);
     at += bounders[i].spec.rows;
     Bounded& b = roots[i];
-    for (size_t k = 0; k < lower.size() && k < b.spec_lo.size(); ++k) lower[k] = std::max(lower[k], b.spec_lo[k]);
+    const size_t offset = static_cast<size_t>(at - r->spec_lo.begin()) - lower.size();
+    std::vector<char> by_alpha(r->relu_mu_rows.size(), 0);  // the rows whose bound is alpha-CROWN's
+    for (size_t k = 0; k < lower.size(); ++k) {
+      if (offset + k < by_alpha.size()) by_alpha[offset + k] = r->relu_mu_rows[offset + k] && !(k < b.spec_lo.size() && b.spec_lo[k] > lower[k]);
+      if (k < b.spec_lo.size()) lower[k] = std::max(lower[k], b.spec_lo[k]);
+    }
     if (some_atom_impossible(bounders[i].conj, lower)) {
-      b.dec = Decision::Proven, any = true;
+      if (bounders[i].o.certificate) b.atom_mu = atom_multipliers(m.graph, r->relu_mu, by_alpha, offset, lower.size());
+      b.dec = Decision::Proven, any = true, b.spec_lo = std::move(lower), b.alpha = true;
       continue;
     }
     b.spec_lo = std::move(lower), b.coef.clear(), b.boxes = boxes, b.alpha = true;

@@ -13,6 +13,7 @@
 
 #include "denote/bounds/crown.h"
 #include "denote/verify/verify.h"
+#include "verify/cert_record.h"
 #include "verify/falsify.h"
 #include "verify/pool.h"
 
@@ -36,12 +37,15 @@ struct Bounded {
   std::shared_ptr<const Boxes> boxes;   // every node's box on this domain (for the children)
   bool combined = false;                // proven by a combination of atoms (no single atom)
   bool alpha = false;                   // alpha-CROWN ran after CROWN left the box open
+  std::vector<double> lambda;           // combined: the atoms' multipliers (for a certificate)
+  AtomMultipliers atom_mu;              // proven by alpha-CROWN: each atom's relu multipliers (certificate)
 };
 
 struct Domain {
   std::vector<double> lo, hi;
   std::shared_ptr<const Boxes> prior;  // the parent's node boxes (they hold on this sub-box too)
   std::shared_ptr<const Bounded> pre;  // its bounds, when they were computed to choose the split
+  Path path;                           // its splits from the job's box (for a certificate; null at the root)
   Domain(std::vector<double> l, std::vector<double> h, std::shared_ptr<const Boxes> p,
          std::shared_ptr<const Bounded> b = nullptr)
       : lo(std::move(l)), hi(std::move(h)), prior(std::move(p)), pre(std::move(b)) {}

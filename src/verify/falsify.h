@@ -20,6 +20,7 @@ class IbpPrepared;  // include/denote/bounds/ibp.h
 namespace denote::verify_detail {
 
 class DenseChain;
+class CertRecorder;  // src/verify/cert_record.h
 
 struct Search {
   const Model& m;
@@ -36,6 +37,10 @@ struct Search {
   // evaluation there) puts some atom surely false skips the evaluator and the exact check (nn4sys: 2 ms
   // against 60 ms).
   const IbpPrepared* ibp = nullptr;
+  // Where proven subdomains are recorded for a certificate (VerifyOptions::certificate), or null; job:
+  // this search's index among verify()'s jobs.
+  CertRecorder* cert = nullptr;
+  int job = 0;
   bool past_deadline() const { return past(deadline); }
 };
 

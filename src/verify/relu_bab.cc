@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "bounds/kernel_ops.h"
+#include "verify/cert_record.h"
 
 namespace denote::verify_detail {
 
@@ -23,6 +24,7 @@ struct Bounds {
   std::vector<double> spec_lo, coef;            // coef: rows x nx, the rows' lower bounds at the input
   std::vector<std::vector<double>> relu_coef;   // per relu node: rows x numel
   std::shared_ptr<const NodeBoxes> boxes;
+  AtomMultipliers atom_mu;                      // proven, for a certificate: each atom's relu multipliers
 };
 
 // Split candidates tried per subdomain (VerifyOptions::bab_candidates; mnistfc prop_5_0.03: 1 -> 3,276
@@ -78,6 +80,7 @@ struct ReluBab {
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
     co.input_coefficients = co.relu_coefficients = true;
+    co.relu_multipliers = s.o.certificate;
     auto r = run_crown(s.m.graph, s.m.payload, std::span<const DoubleBox>(&box, 1), s.m.output_ids[0], &spec, co, d);
     Bounds out;
     if (!r.ok()) {
@@ -85,8 +88,9 @@ struct ReluBab {
       return out;
     }
     out.proven = r->infeasible || some_atom_impossible(s.conj, r->spec_lo);
-    if (out.proven) return out;
     out.spec_lo = std::move(r->spec_lo);
+    if (out.proven && s.o.certificate) out.atom_mu = atom_multipliers(s.m.graph, r->relu_mu, r->relu_mu_rows, 0, s.conj.size());
+    if (out.proven) return out;
     out.coef = std::move(r->input_coef);
     out.relu_coef = std::move(r->relu_coef);
     out.boxes = std::make_shared<const NodeBoxes>(std::move(r->boxes));
@@ -154,7 +158,10 @@ struct ReluBab {
   // After a subdomain's bounds: probe it, then split it onto the stack (active on top).
   std::optional<VerifyResult> expand(Subdomain&& d, const Bounds& b) {
     if (b.error) return VerifyResult::Unknown;
-    if (b.proven) return std::nullopt;
+    if (b.proven) {
+      if (s.cert) s.cert->relu_leaf(s.job, s.m.graph, d.splits, leaf_from_bounds(b.spec_lo, rhs, {}, b.atom_mu));
+      return std::nullopt;
+    }
     const size_t w = closest_atom(s.conj, b.spec_lo);
     if (probe(b, w)) return VerifyResult::Sat;
     const std::vector<Split> cands = candidates(d, b, w, n_candidates);

@@ -133,7 +133,10 @@ struct Bab {
     if (r.dec == Decision::Error) return Step::Unknown;
     if (r.combined) ++s.stats.combined;
     if (r.alpha) ++s.stats.alpha_calls;
-    if (r.dec == Decision::Proven) return Step::Continue;
+    if (r.dec == Decision::Proven) {
+      if (s.cert) s.cert->leaf(s.job, d.path, leaf_from_bounds(r.spec_lo, b.rhs, r.lambda, r.atom_mu));
+      return Step::Continue;
+    }
     std::vector<double> mid(d.lo.size());
     for (size_t i = 0; i < mid.size(); ++i) mid[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
     if (try_point(s, mid)) return Step::Sat;
@@ -165,6 +168,9 @@ struct Bab {
     Domain left{d.lo, d.hi, r.boxes}, right{d.lo, d.hi, r.boxes};
     left.hi[sp.dim] = mid[sp.dim];
     right.lo[sp.dim] = mid[sp.dim];
+    const certify::Split cut{certify::Split::Kind::Input, static_cast<int64_t>(sp.dim), 0, mid[sp.dim]};
+    left.path = extend(d.path, cut, false);
+    right.path = extend(d.path, cut, true);
     return {std::move(left), std::move(right)};
   }
 
@@ -315,6 +321,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
     Bounded a = b.bound(bab.whole, BoundMethod::AlphaCrown);
     if (a.dec != Decision::Error) root = std::move(a);
     if (root.dec == Decision::Proven) s.stats.decided_by = "alpha-crown";
+    if (root.dec == Decision::Proven && s.cert) s.cert->leaf(job, nullptr, leaf_from_bounds(root.spec_lo, b.rhs, root.lambda, root.atom_mu));
   }
   s.stats.bounds_s += since(tb);
   if (root.dec == Decision::Proven) return VerifyResult::Unsat;
@@ -349,6 +356,9 @@ Status check_model(const Model& m, const VnnProperty& p, const VerifyOptions& o)
     return error_status(ErrorCode::kInvalidInput,
                         "verify: intermediate " + o.intermediate + ": expected auto, crown, forward, forward+crown or ibp")
         .with_field("intermediate");
+  if (o.certificate && o.frontier)
+    return error_status(ErrorCode::kInvalidInput, "verify: a certificate is not made under a frontier hook (MPI)")
+        .with_field("certificate");
   if (m.graph.input_ids().size() != 1 || m.output_ids.size() != 1)
     return error_status(ErrorCode::kInvalidInput,
                         fmt::format("verify: the model has {} inputs and {} outputs; expected one of each",
@@ -409,6 +419,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   // Sampling stops at a quarter of the time (the cases after that are not sampled): properties of many
   // cases on large networks (nn4sys: 50 boxes of a 336 MB network) would otherwise spend the timeout here.
   const auto sampling_end = quarter_left(deadline);
+  std::vector<std::pair<int64_t, int64_t>> job_ids;  // (case, conjunction) of each job, for a certificate
   for (const VnnCase& c : p.cases) {
     std::vector<Search> ss;
     const auto conjs = conjunctions(c);
@@ -416,6 +427,7 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     for (const auto* conj : conjs) {
       ss.push_back(Search{m, c, *conj, o, st, {}, p32.get(), sampling_end});
       ss.back().ibp = prep.get();
+      job_ids.push_back({static_cast<int64_t>(&c - p.cases.data()), static_cast<int64_t>(ss.size() - 1)});
       jobs.push_back({&c, conj});
     }
     const SearchBox sb = search_box(c, o.arith);
@@ -494,10 +506,15 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   }
   bool all_unsat = true, timed_out = false;
   std::string search_note;  // why a search stopped undecided (its memory), the first one
+  std::unique_ptr<CertRecorder> cert = o.certificate ? std::make_unique<CertRecorder>(job_ids) : nullptr;
   for (size_t i = 0; i < jobs.size() && !timed_out; ++i) {
-    if (roots[i].dec == Decision::Proven) continue;
+    if (roots[i].dec == Decision::Proven) {
+      if (cert) cert->leaf(static_cast<int>(i), nullptr, leaf_from_bounds(roots[i].spec_lo, bounders[i].rhs, roots[i].lambda, roots[i].atom_mu));
+      continue;
+    }
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline, chain ? &*chain : nullptr};
     s.ibp = prep.get();
+    s.cert = cert.get(), s.job = static_cast<int>(i);
     const VerifyResult r = jobs[i].conj->empty() ? VerifyResult::Unknown
                                                  : decide(s, bounders[i], pool, deadline, st.domains, std::move(roots[i]), static_cast<int>(i));
     if (r == VerifyResult::Sat) return stage_end(s.found);
@@ -509,6 +526,11 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   if (all_unsat) {
     if (st.domains > roots_n) st.decided_by = "bab";
     else if (st.decided_by.empty()) st.decided_by = "crown";
+    if (cert) {
+      auto c = cert->build();
+      if (c.ok()) out.certificate = std::move(*c);
+      else out.certificate_error = c.status().message();
+    }
     return finish(VerifyResult::Unsat);
   }
   out.note = timed_out ? "" : "branch and bound ended without a decision";

@@ -6,13 +6,14 @@ Each folder under include/denote/ and src/ is a layer; a file in folder A that i
 compiler resolves it) makes an edge A -> B. The declared order, lowest first (a layer includes only
 layers listed before it, and itself), ORDER below:
 
-  base < kernels < scalar < tensor < ir < ops < check < eval < typed < autodiff < bounds < program
-       < plan < providers < io < verify
+  base < kernels < scalar < tensor < ir < certify < ops < check < eval < typed < autodiff < bounds
+       < program < plan < providers < io < verify
 
 (kernels: the numeric kernels on plain arrays, gemm, row sums, the interval mat-vec, the exact
 linear folds, the avx2 provider's panels, the one place that calls BLAS, needing only base; scalar:
 contexts and formats, needing only base; tensor: Shape and Tensor<S>; ir: op table,
-attrs, graph, payload; ops: the per-family rules; check: verification and shape inference over
+attrs, graph, payload; certify: the certificate checker, which must not see the bound engine or the
+search it checks (docs/CERTIFICATES.md); ops: the per-family rules; check: verification and shape inference over
 the rules; program: the GraphBuilder and example graphs, which check as they build; plan: capsules,
 registry, planner, executor, naming no provider; providers: register themselves through a list
 the build generates.)
@@ -27,7 +28,7 @@ import os
 import re
 import sys
 
-ORDER = ["base", "kernels", "scalar", "tensor", "ir", "ops", "check", "eval", "typed", "autodiff", "bounds", "program", "plan",
+ORDER = ["base", "kernels", "scalar", "tensor", "ir", "certify", "ops", "check", "eval", "typed", "autodiff", "bounds", "program", "plan",
          "providers", "io", "verify"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')

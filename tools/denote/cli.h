@@ -47,6 +47,7 @@ void add_grad(CLI::App& app, Command& cmd);
 void add_jvp(CLI::App& app, Command& cmd);
 void add_verify(CLI::App& app, Command& cmd);
 void add_mx(CLI::App& app, Command& cmd);
+void add_check_certificate(CLI::App& app, Command& cmd);
 
 // Prints "error: MESSAGE" to stderr and returns kExitInvalid.
 int fail(const std::string& message);

@@ -169,11 +169,22 @@ int check_one(const VerifyCliOptions& o) {
                                    in->property.cases.size() == 1 ? "" : "s"));
 }
 
+// --certificate: the unsat answer's certificate written to the file (nothing for another answer).
+int write_certificate(const VerifyCliOptions& o, const VerifyOutcome& r) {
+  if (r.result != VerifyResult::Unsat) return kExitOk;
+  if (!r.certificate) return fail("--certificate " + o.certificate + ": no certificate was made: " + r.certificate_error);
+  if (Status w = write_whole_file(o.certificate, certify::certificate_json(*r.certificate)); !w.ok())
+    return fail("--certificate " + o.certificate + ": " + w.message());
+  return kExitOk;
+}
+
 int verify_one(const VerifyCliOptions& o) {
   if (o.check_only) return check_one(o);
   auto r = run_one(o.model, o.property, o.verify.timeout_s, o);
   if (!r.ok()) return fail(r.message());
-  return print_outcome(o, *r);
+  const int printed = print_outcome(o, *r);
+  if (printed != kExitOk || o.certificate.empty()) return printed;
+  return write_certificate(o, *r);
 }
 
 }  // namespace
@@ -409,6 +420,8 @@ void add_verify(CLI::App& app, Command& cmd) {
                   "under mpirun: seconds past an instance's timeout before its rank counts as lost (default 10)");
   sub->add_option("--out", o->out, "also write the result (the results CSV with --instances) to FILE");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
+  sub->add_option("--certificate", o->certificate,
+                  "with an unsat answer, write its certificate to FILE (check it with `denote check-certificate`)");
   sub->add_flag("--check-only", o->check_only,
                 "load the model and the property and check that they fit (counts, options); no search (exit 0: ok)");
   add_max_memory_option(sub, o->max_memory);
@@ -446,6 +459,8 @@ void add_verify(CLI::App& app, Command& cmd) {
         return usage_error(fmt::format("--rank-grace {}: expected a number of seconds > 0", o->rank_grace));
       if (!o->root.empty() && o->instances.empty()) return usage_error("--root applies to --instances only");
       if (!o->instances.empty() && !o->model.empty()) return usage_error("--instances replaces MODEL PROP.vnnlib");
+      if (!o->certificate.empty() && !o->instances.empty()) return usage_error("--certificate goes with MODEL PROP.vnnlib, not --instances");
+      o->verify.certificate = !o->certificate.empty();
       if (o->instances.empty() && (o->model.empty() || o->property.empty()))
         return usage_error("verify needs MODEL PROP.vnnlib or --instances FILE.csv");
 #ifdef DENOTE_HAVE_MPI

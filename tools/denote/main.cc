@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   add_grad(app, cmd);
   add_jvp(app, cmd);
   add_verify(app, cmd);
+  add_check_certificate(app, cmd);
   add_mx(app, cmd);
   add_onnx_dim_option(app);
   // No exception leaves main: a stray one (a bug) is "error: internal: ...", exit 1.

@@ -28,6 +28,7 @@ struct VerifyCliOptions {
   int64_t max_bytes = 0;            // max_memory parsed (shared by --jobs instances at once)
   bool json = false;
   bool check_only = false;  // --check-only: load and check the instance, do not search
+  std::string certificate;  // --certificate FILE: with an unsat answer, its certificate (docs/CERTIFICATES.md)
 };
 
 struct Instance {

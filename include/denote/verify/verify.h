@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "denote/base/status.h"
+#include "denote/certify/certificate.h"
 #include "denote/ir/model.h"
 #include "denote/scalar/arith_spec.h"
 #include "denote/verify/frontier.h"
@@ -111,6 +112,11 @@ struct VerifyOptions {
   // that satisfies the property in the arithmetic alone, as VNN-COMP's scoring does (it uses 1e-4);
   // the answer's Witness::semantics says so.
   double witness_tolerance = 0;
+  // With an unsat answer, also a certificate (VerifyOutcome::certificate; docs/CERTIFICATES.md) that
+  // include/denote/certify/certificate.h's checker re-validates without the bound engine. The search
+  // then keeps CROWN's intermediate bounds (no optimised intermediate slopes, no forward bounds), which
+  // the checker derives itself. Not with a frontier hook.
+  bool certificate = false;
 };
 
 struct Witness {
@@ -147,7 +153,15 @@ struct VerifyOutcome {
   std::optional<Witness> witness;
   VerifyStats stats;
   std::string note;  // why unknown
+  // VerifyOptions::certificate with an unsat answer: the proof's certificate, or why none was made
+  // (certificate_error; the answer stands: it rests on the engine's bounds).
+  std::optional<certify::Certificate> certificate;
+  std::string certificate_error;
 };
+
+// The property as the certificate checker states it: the outward-rounded boxes, each atom's right-hand
+// side rounded up, the strictness.
+certify::Property certificate_property(const VnnProperty& p);
 
 // Errors: the model's input/output element counts differ from the property's X/Y counts, the model
 // has not exactly one input and one output, an arith other than f32/f64, an unknown intermediate.

@@ -1,0 +1,135 @@
+// Certificates as JSON (docs/CERTIFICATES.md): reading with errors that name the path, writing with
+// every double in its shortest round-trip form (the checker reads back the same bits).
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "denote/certify/certificate.h"
+
+namespace denote::certify {
+
+namespace {
+
+using nlohmann::json;
+
+Status bad(std::string_view file, const std::string& path, const std::string& what) {
+  return error_status(ErrorCode::kInvalidInput, fmt::format("{}: {}: {}", file, path, what)).with_field(path);
+}
+
+bool get_int(const json& o, const char* key, int64_t& v) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_number_integer()) return false;
+  v = it->get<int64_t>();
+  return true;
+}
+
+bool get_doubles(const json& a, std::vector<double>& v) {
+  if (!a.is_array()) return false;
+  v.clear();
+  v.reserve(a.size());
+  for (const json& x : a) {
+    if (!x.is_number()) return false;
+    v.push_back(x.get<double>());
+  }
+  return true;
+}
+
+Status parse_leaf(const json& l, const std::string& path, std::string_view file, Leaf& leaf) {
+  if (!l.is_object()) return bad(file, path, "expected an object {\"lambda\": [...], \"mu\": {...}}");
+  auto lam = l.find("lambda");
+  if (lam == l.end() || !get_doubles(*lam, leaf.lambda)) return bad(file, path + ".lambda", "expected an array of numbers");
+  auto mu = l.find("mu");
+  if (mu == l.end()) return ok_status();
+  if (!mu->is_object()) return bad(file, path + ".mu", "expected an object of relu node ids to arrays");
+  for (auto it = mu->begin(); it != mu->end(); ++it) {
+    int64_t id = -1;
+    const std::string& key = it.key();
+    if (key.empty() || key.size() > 18 || key.find_first_not_of("0123456789") != std::string::npos)
+      return bad(file, path + ".mu", fmt::format("key '{}': expected a node id", key));
+    id = std::stoll(key);
+    if (!get_doubles(it.value(), leaf.mu[id])) return bad(file, path + ".mu." + key, "expected an array of numbers");
+  }
+  return ok_status();
+}
+
+Status parse_node(const json& n, const std::string& path, std::string_view file, TreeNode& tn) {
+  if (!n.is_object()) return bad(file, path, "expected an object (a split or a leaf)");
+  if (auto l = n.find("leaf"); l != n.end()) {
+    tn.is_leaf = true;
+    return parse_leaf(*l, path + ".leaf", file, tn.leaf);
+  }
+  tn.is_leaf = false;
+  if (get_int(n, "input", tn.split.index)) {
+    tn.split.kind = Split::Kind::Input;
+    auto at = n.find("at");
+    if (at == n.end() || !at->is_number()) return bad(file, path + ".at", "expected a number");
+    tn.split.at = at->get<double>();
+    return ok_status();
+  }
+  if (get_int(n, "relu", tn.split.index)) {
+    tn.split.kind = Split::Kind::Relu;
+    if (!get_int(n, "elem", tn.split.elem)) return bad(file, path + ".elem", "expected an integer");
+    return ok_status();
+  }
+  return bad(file, path, "expected {\"input\": i, \"at\": x}, {\"relu\": id, \"elem\": e} or {\"leaf\": {...}}");
+}
+
+}  // namespace
+
+Result<Certificate> parse_certificate(std::string_view text, std::string_view file) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) return bad(file, "(document)", "not valid JSON");
+  if (!doc.is_object()) return bad(file, "(document)", "expected an object");
+  auto fmt_it = doc.find("format");
+  if (fmt_it == doc.end() || *fmt_it != "denote.certificate")
+    return bad(file, "format", "expected \"denote.certificate\"");
+  Certificate c;
+  int64_t version = 0;
+  if (!get_int(doc, "version", version)) return bad(file, "version", "expected an integer");
+  c.version = static_cast<int>(version);
+  auto jobs = doc.find("jobs");
+  if (jobs == doc.end() || !jobs->is_array()) return bad(file, "jobs", "expected an array");
+  for (size_t k = 0; k < jobs->size(); ++k) {
+    const json& j = (*jobs)[k];
+    const std::string path = fmt::format("jobs[{}]", k);
+    Job job;
+    if (!j.is_object() || !get_int(j, "case", job.case_index) || !get_int(j, "conjunction", job.conjunction))
+      return bad(file, path, "expected {\"case\": i, \"conjunction\": k, \"tree\": [...]}");
+    auto tree = j.find("tree");
+    if (tree == j.end() || !tree->is_array()) return bad(file, path + ".tree", "expected an array");
+    job.tree.resize(tree->size());
+    for (size_t i = 0; i < tree->size(); ++i) {
+      Status s = parse_node((*tree)[i], fmt::format("{}.tree[{}]", path, i), file, job.tree[i]);
+      if (!s.ok()) return s;
+    }
+    c.jobs.push_back(std::move(job));
+  }
+  return c;
+}
+
+std::string certificate_json(const Certificate& c) {
+  json jobs = json::array();
+  for (const Job& job : c.jobs) {
+    json tree = json::array();
+    for (const TreeNode& tn : job.tree) {
+      if (!tn.is_leaf) {
+        if (tn.split.kind == Split::Kind::Input) tree.push_back({{"input", tn.split.index}, {"at", tn.split.at}});
+        else tree.push_back({{"relu", tn.split.index}, {"elem", tn.split.elem}});
+        continue;
+      }
+      json leaf = {{"lambda", tn.leaf.lambda}};
+      if (!tn.leaf.mu.empty()) {
+        json mu = json::object();
+        for (const auto& [id, v] : tn.leaf.mu) mu[std::to_string(id)] = v;
+        leaf["mu"] = std::move(mu);
+      }
+      tree.push_back({{"leaf", std::move(leaf)}});
+    }
+    jobs.push_back({{"case", job.case_index}, {"conjunction", job.conjunction}, {"tree", std::move(tree)}});
+  }
+  json doc = {{"format", "denote.certificate"}, {"version", c.version}, {"jobs", std::move(jobs)}};
+  return doc.dump() + "\n";
+}
+
+}  // namespace denote::certify

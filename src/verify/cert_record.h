@@ -1,0 +1,66 @@
+// Internal: what verify() records for a certificate (VerifyOptions::certificate, docs/CERTIFICATES.md):
+// each proven subdomain's path from its job's root (input or relu splits) and the multipliers of its
+// proof; build() assembles each job's leaves into the preorder tree the checker reads, and fails when
+// the leaves do not make a complete tree (a search that ended without proving some subdomain).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "denote/base/status.h"
+#include "denote/bounds/crown.h"
+#include "denote/certify/certificate.h"
+#include "denote/verify/vnnlib.h"
+
+namespace denote::verify_detail {
+
+// One step of a path: the split and which child (second: x >= at, or the relu active).
+struct PathNode {
+  std::shared_ptr<const PathNode> up;
+  certify::Split split;
+  bool second = false;
+};
+using Path = std::shared_ptr<const PathNode>;
+
+inline Path extend(const Path& up, const certify::Split& s, bool second) {
+  return std::make_shared<const PathNode>(PathNode{up, s, second});
+}
+
+// Per atom: relu node id -> the multipliers of its input from an optimised step (rows offset ..
+// offset + count of CrownResult::relu_mu, relu_mu_rows); empty for an atom whose bound is CROWN's. Only
+// relus whose input node feeds nothing else (there the recorded coefficients are the relu's multipliers).
+using AtomMultipliers = std::vector<std::map<int64_t, std::vector<double>>>;
+AtomMultipliers atom_multipliers(const Graph& g, const std::vector<std::vector<double>>& at, const std::vector<char>& rows,
+                                 size_t offset, size_t count);
+
+// The proof of a subdomain from its rows' lower bounds (one per atom): lambda = the atom whose bound
+// exceeds its right-hand side by the most (with that atom's multipliers, when given), or `combination`
+// when given (combined atoms).
+certify::Leaf leaf_from_bounds(const std::vector<double>& lower, const std::vector<double>& rhs,
+                               const std::vector<double>& combination = {}, const AtomMultipliers& mu = {});
+
+class CertRecorder {
+ public:
+  // jobs[i]: (case index, conjunction index) of verify's job i.
+  explicit CertRecorder(std::vector<std::pair<int64_t, int64_t>> jobs) : jobs_(std::move(jobs)), leaves_(jobs_.size()) {}
+  // Thread-safe.
+  void leaf(int job, const Path& path, certify::Leaf leaf);
+  // A relu branch and bound leaf: the splits in the order they were made (ReluSplit::node is the relu's
+  // input; the relu reading it names the split).
+  void relu_leaf(int job, const Graph& g, const std::vector<ReluSplit>& splits, certify::Leaf leaf);
+  Result<certify::Certificate> build() const;
+
+ private:
+  struct Recorded {
+    std::vector<std::pair<certify::Split, bool>> steps;
+    certify::Leaf leaf;
+  };
+  std::vector<std::pair<int64_t, int64_t>> jobs_;
+  mutable std::mutex mu_;
+  std::vector<std::vector<Recorded>> leaves_;
+};
+
+}  // namespace denote::verify_detail
