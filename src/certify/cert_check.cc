@@ -28,12 +28,15 @@ struct State {
   bool by_relu = false;  // reached by a relu split (the search bounds it with its parent's boxes, clamped)
   std::shared_ptr<const std::vector<Box>> prior;
   bool empty = false;  // an ancestor's domain is empty: so is this one
+  std::shared_ptr<const std::vector<Box>> known;  // this state's own boxes, when computed already
 };
 
 struct JobCheck {
   const Net& net;
   const Case& cs;
   const std::vector<Atom>& atoms;
+  // The case box's boxes, shared by the jobs of one case (computed by the first; empty: not yet).
+  std::optional<Result<std::shared_ptr<const std::vector<Box>>>>& root;
 };
 
 // The state's boxes (computed as the search computes a subdomain's: CROWN rows on the input box, or its
@@ -41,6 +44,10 @@ struct JobCheck {
 // domain is empty. Errors: a NaN box.
 Result<bool> state_boxes(const Net& net, State& st, std::shared_ptr<const std::vector<Box>>& out) {
   if (st.empty) return false;
+  if (st.known) {
+    out = st.known;
+    return true;
+  }
   auto boxes = std::make_shared<std::vector<Box>>();
   const Domain d{st.lo, st.hi, st.clamps, st.prior.get(), !st.by_relu || !st.prior};
   const DomainKind k = domain_boxes(net, d, *boxes);
@@ -153,7 +160,7 @@ std::string check_leaf(JobCheck& jc, State& st, const Leaf& leaf) {
   double bound = leaf_bound(jc, *own, leaf);
   if (!refutes(bound) && st.prior && !st.by_relu) {
     State alone = st;
-    alone.prior = nullptr;
+    alone.prior = alone.known = nullptr;
     auto again = state_boxes(jc.net, alone, own);
     if (again.ok() && !*again) return "";
     if (again.ok()) bound = std::max(bound, leaf_bound(jc, *own, leaf));
@@ -165,6 +172,7 @@ std::string check_leaf(JobCheck& jc, State& st, const Leaf& leaf) {
 // Splits st by s into the first and second child; "" or why the split does not apply.
 std::string split(const Net& net, const Property& p, const Split& s, const State& st, State& a, State& b) {
   a = st, b = st;
+  a.known = b.known = nullptr;
   if (s.kind == Split::Kind::Input) {
     if (s.index < 0 || s.index >= p.inputs) return fmt::format("input split: element {} is not an input", s.index);
     const size_t i = static_cast<size_t>(s.index);
@@ -190,7 +198,16 @@ std::string split(const Net& net, const Property& p, const Split& s, const State
 // One job's tree: "" when valid, else the failure (with the tree node's index).
 std::string check_job(JobCheck& jc, const Property& p, const Job& job, const CheckOptions& o, CheckReport& rep) {
   std::vector<State> todo;
-  State cur{jc.cs.lo, jc.cs.hi, {}, false, nullptr, false};
+  State cur{jc.cs.lo, jc.cs.hi, {}, false, nullptr, false, nullptr};
+  if (!jc.root) {
+    std::shared_ptr<const std::vector<Box>> own;
+    auto any = state_boxes(jc.net, cur, own);
+    if (!any.ok()) jc.root = any.status();
+    else jc.root = *any ? own : nullptr;
+  }
+  if (!jc.root->ok()) return fmt::format("the case's box: {}", jc.root->message());
+  cur.known = **jc.root;
+  cur.empty = !cur.known;
   for (size_t i = 0;; ++i) {
     if (i >= job.tree.size()) return fmt::format("tree node {}: the tree ends with {} branches unvisited", i, todo.size() + 1);
     if (Clock::now() > o.deadline) return "deadline";
@@ -252,6 +269,7 @@ Result<CheckReport> check_certificate(const Model& m, const Property& p, const C
   if (c.version != kCertificateVersion)
     return finish(fmt::format("version {}: this checker reads version {}", c.version, kCertificateVersion));
   std::set<std::pair<int64_t, int64_t>> seen;
+  std::vector<std::optional<Result<std::shared_ptr<const std::vector<Box>>>>> roots(p.cases.size());
   for (size_t k = 0; k < c.jobs.size(); ++k) {
     const Job& job = c.jobs[k];
     if (job.case_index < 0 || static_cast<size_t>(job.case_index) >= p.cases.size() || job.conjunction < 0 ||
@@ -260,7 +278,7 @@ Result<CheckReport> check_certificate(const Model& m, const Property& p, const C
     if (!seen.insert({job.case_index, job.conjunction}).second)
       return finish(fmt::format("jobs[{}]: case {} conjunction {} appears twice", k, job.case_index, job.conjunction));
     const Case& cs = p.cases[static_cast<size_t>(job.case_index)];
-    JobCheck jc{*net, cs, cs.conjunctions[static_cast<size_t>(job.conjunction)]};
+    JobCheck jc{*net, cs, cs.conjunctions[static_cast<size_t>(job.conjunction)], roots[static_cast<size_t>(job.case_index)]};
     ++rep.jobs;
     if (std::string bad = check_job(jc, p, job, o, rep); !bad.empty()) {
       if (bad == "deadline") return error_status(ErrorCode::kResource, "certificate checker: the deadline passed");
