@@ -236,6 +236,16 @@ void keep_coefficients(const Run& run, PassResult& pr, int64_t k, CrownResult& r
   if (a && a->size() >= static_cast<size_t>(k) * nx)
     res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
   res.input_linear = !res.input_coef.empty() && !pr.cut && in_ids.size() == 1 && res.has_spec;
+  if (run.o.relu_multipliers) {  // every row's coefficients at each relu's input node
+    res.relu_mu.assign(g.nodes.size(), {});
+    res.relu_mu_rows.assign(static_cast<size_t>(k), 1);
+    for (const Node& n : g.nodes) {
+      if (!splits_at_zero(n.op) || n.parents.empty()) continue;
+      const size_t p = static_cast<size_t>(n.parents[0]);
+      const size_t len = static_cast<size_t>(k * numel(g.nodes[p].out_shape));
+      if (p < pr.A.size() && pr.A[p].size() >= len) res.relu_mu[p].assign(pr.A[p].begin(), pr.A[p].begin() + static_cast<std::ptrdiff_t>(len));
+    }
+  }
   if (run.o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
 }
 
@@ -258,6 +268,22 @@ void box_rows(const Run& run, const FinalRows& f, std::vector<double>& lower) {
 }
 
 namespace {
+
+// The multipliers of the rows an optimised step improved (Engine::optimise) over CROWN's.
+void merge_rows(const Graph& g, const KeptMultipliers& mu, CrownResult& res) {
+  if (res.relu_mu.size() != mu.at.size()) res.relu_mu.assign(mu.at.size(), {});
+  res.relu_mu_rows.resize(mu.rows.size(), 0);
+  for (size_t p = 0; p < mu.at.size(); ++p) {
+    if (mu.at[p].empty()) continue;
+    const size_t len = static_cast<size_t>(numel(g.nodes[p].out_shape));
+    if (res.relu_mu[p].size() != mu.at[p].size()) res.relu_mu[p].assign(mu.at[p].size(), 0.0);
+    for (size_t r = 0; r < mu.rows.size(); ++r)
+      if (mu.rows[r])
+        std::copy(mu.at[p].begin() + static_cast<std::ptrdiff_t>(r * len), mu.at[p].begin() + static_cast<std::ptrdiff_t>((r + 1) * len),
+                  res.relu_mu[p].begin() + static_cast<std::ptrdiff_t>(r * len));
+  }
+  for (size_t r = 0; r < mu.rows.size(); ++r) res.relu_mu_rows[r] = res.relu_mu_rows[r] || mu.rows[r];
+}
 
 // IBP: no intermediate passes; the final rows by C folded into the output node's own rule (the
 // one-step pass, auto_LiRPA's IBP with C) or C at the output's box, whichever is tighter per row.
@@ -289,11 +315,11 @@ class CrownStrategy : public BoundStrategy {
     return intermediate_bounds(run);
   }
   PassKind final_kind(const CrownOptions& o) const override {
-    return o.input_coefficients || o.relu_coefficients ? PassKind::Record : PassKind::Full;
+    return o.input_coefficients || o.relu_coefficients || o.relu_multipliers ? PassKind::Record : PassKind::Full;
   }
   std::vector<double> final_rows(Run& run, const FinalRows& f, CrownResult& res) const override {
     PassOptions po;
-    po.record = run.o.input_coefficients || run.o.relu_coefficients;
+    po.record = run.o.input_coefficients || run.o.relu_coefficients || run.o.relu_multipliers;
     po.scales = &run.scales;
     PassResult pr = run.eng.pass(run.output, f.C, f.nr, po);
     if (po.record) keep_coefficients(run, pr, f.k, res);
@@ -315,7 +341,7 @@ class AlphaCrownStrategy final : public CrownStrategy {
     KeptMultipliers mu;
     std::vector<double> best = run.eng.optimise(run.output, f.C, f.nr, crown, run.o, stop, &run.scales,
                                                 keep ? &res.input_coef : nullptr, run.o.relu_multipliers ? &mu : nullptr);
-    if (run.o.relu_multipliers) res.relu_mu = std::move(mu.at), res.relu_mu_rows = std::move(mu.rows);
+    if (run.o.relu_multipliers) merge_rows(run.eng.g, mu, res);  // a row no step beat keeps CROWN's
     return best;
   }
 };

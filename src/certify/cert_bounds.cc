@@ -52,7 +52,7 @@ void relax(const Net& net, int64_t id, int64_t rows, const std::vector<Box>& box
       const size_t ci = static_cast<size_t>(r) * len + j;
       const double m = in.mid[ci], rr = in.rad[ci], l = pb.lo[j], u = pb.hi[j];
       const double nu = rr == 0 ? m : lo_of(m, rr);
-      const double g = given && r == 0 ? (*given)[j] : crown_mu(m, l, u);
+      const double g = given && r == 0 && !std::isnan((*given)[j]) ? (*given)[j] : crown_mu(m, l, u);
       double v;
       if (l >= 0) {
         v = std::min(vertex_lower(nu, l, g, l), vertex_lower(nu, u, g, u));
@@ -82,12 +82,26 @@ void concretize(const Box& b, int64_t rows, Coef& in, std::vector<Sum>& sums) {
   in = Coef{};
 }
 
-// Narrows node id's box (a relu input) by CROWN rows from each element that is not stable, in chunks.
-void narrow(const Net& net, int64_t id, std::vector<Box>& boxes) {
+// Whether node id is a linear or conv layer on the input (up to same-order and elementwise affine
+// steps): there interval propagation is already exact up to rounding.
+bool first_layer(const Net& net, int64_t id) {
+  const Kind k = net.node(id).kind;
+  if (k != Kind::Linear && k != Kind::Conv) return false;
+  for (int64_t p = net.node(id).var;; p = net.node(p).var) {
+    const Kind q = net.node(p).kind;
+    if (q == Kind::Input) return true;
+    if (q != Kind::Same && q != Kind::Scale) return false;
+  }
+}
+
+// Narrows node id's box (a relu input) by CROWN rows, in chunks: from the elements on both sides of 0
+// (a stable element's relaxation is exact whatever its box), or from all.
+void narrow(const Net& net, int64_t id, std::vector<Box>& boxes, bool all) {
   Box& b = boxes[static_cast<size_t>(id)];
+  if (!all && first_layer(net, id)) return;
   std::vector<size_t> open;
   for (size_t j = 0; j < b.lo.size(); ++j)
-    if (b.lo[j] < 0 && b.hi[j] > 0) open.push_back(j);
+    if (all || (b.lo[j] < 0 && b.hi[j] > 0)) open.push_back(j);
   const size_t len = b.lo.size(), chunk = 64;
   for (size_t at = 0; at < open.size(); at += chunk) {
     const size_t k = std::min(chunk, open.size() - at);
@@ -155,7 +169,7 @@ DomainKind domain_boxes(const Net& net, const Domain& d, std::vector<Box>& boxes
     }
     if (net.relus_reading(id).empty()) continue;
     clamp(d, id, b);
-    if (d.crown) narrow(net, id, boxes);
+    if (d.crown) narrow(net, id, boxes, d.narrow_all);
     clamp(d, id, b);
     for (size_t j = 0; j < b.lo.size(); ++j) {
       if (std::isnan(b.lo[j]) || std::isnan(b.hi[j])) return DomainKind::Invalid;

@@ -21,7 +21,10 @@ struct Domain {
   std::vector<double> lo, hi;  // the input box
   std::vector<Clamp> clamps;
   const std::vector<Box>* root = nullptr;  // boxes that hold on a superset (every box intersected with them), or null
-  bool crown = true;                       // narrow every relu input by CROWN rows
+  bool crown = true;                       // narrow relu inputs by CROWN rows
+  // CROWN rows from every element of a relu input, not only those the boxes leave on both sides of 0
+  // (as the search does: a stable element's box is its interval one), and on the first layer too.
+  bool narrow_all = false;
 };
 
 // Every cone node's box on the domain. Empty: a clamp contradicts a box (no input satisfies the
@@ -31,7 +34,7 @@ DomainKind domain_boxes(const Net& net, const Domain& d, std::vector<Box>& boxes
 
 // Lower bounds of `rows` linear functionals of node `start` (coefficients cmid +- crad, rows x numel)
 // over the domain whose boxes are given: the relu relaxations' multipliers from mu (relu node id ->
-// per element of its input; row 0 only) where given, else CROWN's. -inf where not finite. used (or
+// per element of its input, NaN where not given; row 0 only) where given, else CROWN's. -inf where not finite. used (or
 // null): receives the multipliers each relu took, rows x elements.
 std::vector<double> lower_bounds(const Net& net, const std::vector<Box>& boxes, int64_t start, int64_t rows,
                                  std::vector<double> cmid, std::vector<double> crad,

@@ -29,6 +29,7 @@ struct State {
   std::shared_ptr<const std::vector<Box>> prior;
   bool empty = false;  // an ancestor's domain is empty: so is this one
   std::shared_ptr<const std::vector<Box>> known;  // this state's own boxes, when computed already
+  bool narrow_all = false;  // Domain::narrow_all
 };
 
 struct JobCheck {
@@ -49,7 +50,7 @@ Result<bool> state_boxes(const Net& net, State& st, std::shared_ptr<const std::v
     return true;
   }
   auto boxes = std::make_shared<std::vector<Box>>();
-  const Domain d{st.lo, st.hi, st.clamps, st.prior.get(), !st.by_relu || !st.prior};
+  const Domain d{st.lo, st.hi, st.clamps, st.prior.get(), !st.by_relu || !st.prior, st.narrow_all};
   const DomainKind k = domain_boxes(net, d, *boxes);
   if (k == DomainKind::Invalid) return error_status(ErrorCode::kEval, "a box of the domain is not a number");
   if (k == DomainKind::Empty) return false;
@@ -90,12 +91,26 @@ std::string check_leaf_data(const Net& net, const Leaf& leaf, size_t atoms) {
     if (id < 0 || static_cast<size_t>(id) >= net.graph().nodes.size() || !net.in_cone(id) ||
         net.node(id).kind != Kind::Relu)
       return fmt::format("leaf.mu: node {} is not a relu the output depends on", id);
-    if (static_cast<int64_t>(v.size()) != net.numel(net.node(id).var))
-      return fmt::format("leaf.mu[{}]: expected {} multipliers, got {}", id, net.numel(net.node(id).var), v.size());
-    for (double x : v)
-      if (!std::isfinite(x)) return fmt::format("leaf.mu[{}]: a multiplier is not finite", id);
+    const int64_t len = net.numel(net.node(id).var);
+    std::vector<char> seen(static_cast<size_t>(len), 0);
+    for (const auto& [e, x] : v) {
+      if (e < 0 || e >= len) return fmt::format("leaf.mu[{}]: element {} is out of range (0 to {})", id, e, len - 1);
+      if (seen[static_cast<size_t>(e)]++) return fmt::format("leaf.mu[{}]: element {} is given twice", id, e);
+      if (!std::isfinite(x)) return fmt::format("leaf.mu[{}]: the multiplier of element {} is not finite", id, e);
+    }
   }
   return "";
+}
+
+// The leaf's multipliers per relu, one per element of its input, NaN where the leaf gives none.
+std::map<int64_t, std::vector<double>> dense_mu(const Net& net, const Leaf& leaf) {
+  std::map<int64_t, std::vector<double>> out;
+  for (const auto& [id, v] : leaf.mu) {
+    std::vector<double>& d = out[id];
+    d.assign(static_cast<size_t>(net.numel(net.node(id).var)), NAN);
+    for (const auto& [e, x] : v) d[static_cast<size_t>(e)] = x;
+  }
+  return out;
 }
 
 // A combination of atoms without given multipliers: sum_k lambda_k mu_k of CROWN's multipliers for
@@ -136,9 +151,8 @@ double leaf_bound(const JobCheck& jc, const std::vector<Box>& boxes, const Leaf&
     if (mid[j] != 0) ibp.add_prod(mid[j], mid[j] > 0 ? ob.lo[j] : ob.hi[j]);
     if (rad[j] != 0) ibp.add_prod(-rad[j], std::max(std::fabs(ob.lo[j]), std::fabs(ob.hi[j])));
   }
-  const std::map<int64_t, std::vector<double>> combined = leaf.mu.empty() ? combined_mu(jc, boxes, leaf.lambda)
-                                                                          : std::map<int64_t, std::vector<double>>{};
-  const auto& mu = leaf.mu.empty() ? combined : leaf.mu;
+  const std::map<int64_t, std::vector<double>> mu =
+      leaf.mu.empty() ? combined_mu(jc, boxes, leaf.lambda) : dense_mu(net, leaf);
   const double lin = lower_bounds(net, boxes, net.output(), 1, std::move(mid), std::move(rad), &mu)[0];
   return add_dn(std::max(lin, ibp.lower()), constant);
 }
@@ -158,12 +172,15 @@ std::string check_leaf(JobCheck& jc, State& st, const Leaf& leaf) {
   if (!any.ok()) return any.message();
   if (!*any) return "";  // no input satisfies the splits
   double bound = leaf_bound(jc, *own, leaf);
-  if (!refutes(bound) && st.prior && !st.by_relu) {
-    State alone = st;
-    alone.prior = alone.known = nullptr;
-    auto again = state_boxes(jc.net, alone, own);
-    if (again.ok() && !*again) return "";
-    if (again.ok()) bound = std::max(bound, leaf_bound(jc, *own, leaf));
+  // Where that falls short: CROWN rows from every element, then the leaf's boxes without its ancestors'.
+  for (int retry = 0; retry < 3 && !refutes(bound) && !st.by_relu; ++retry) {
+    State again = st;
+    again.known = nullptr;
+    again.narrow_all = retry != 1;
+    if (retry > 0) again.prior = nullptr;
+    auto any2 = state_boxes(jc.net, again, own);
+    if (any2.ok() && !*any2) return "";
+    if (any2.ok()) bound = std::max(bound, leaf_bound(jc, *own, leaf));
   }
   if (refutes(bound)) return "";
   return fmt::format("the bound {:.17g} of sum_k lambda_k (c_k . y - rhs_k) is not {} 0", bound, strict ? ">=" : ">");
@@ -198,7 +215,7 @@ std::string split(const Net& net, const Property& p, const Split& s, const State
 // One job's tree: "" when valid, else the failure (with the tree node's index).
 std::string check_job(JobCheck& jc, const Property& p, const Job& job, const CheckOptions& o, CheckReport& rep) {
   std::vector<State> todo;
-  State cur{jc.cs.lo, jc.cs.hi, {}, false, nullptr, false, nullptr};
+  State cur{jc.cs.lo, jc.cs.hi, {}, false, nullptr, false, nullptr, false};
   if (!jc.root) {
     std::shared_ptr<const std::vector<Box>> own;
     auto any = state_boxes(jc.net, cur, own);

@@ -41,14 +41,21 @@ Status parse_leaf(const json& l, const std::string& path, std::string_view file,
   if (lam == l.end() || !get_doubles(*lam, leaf.lambda)) return bad(file, path + ".lambda", "expected an array of numbers");
   auto mu = l.find("mu");
   if (mu == l.end()) return ok_status();
-  if (!mu->is_object()) return bad(file, path + ".mu", "expected an object of relu node ids to arrays");
+  if (!mu->is_object()) return bad(file, path + ".mu", "expected an object of relu node ids to [element, multiplier] pairs");
   for (auto it = mu->begin(); it != mu->end(); ++it) {
     int64_t id = -1;
     const std::string& key = it.key();
     if (key.empty() || key.size() > 18 || key.find_first_not_of("0123456789") != std::string::npos)
       return bad(file, path + ".mu", fmt::format("key '{}': expected a node id", key));
     id = std::stoll(key);
-    if (!get_doubles(it.value(), leaf.mu[id])) return bad(file, path + ".mu." + key, "expected an array of numbers");
+    const json& pairs = it.value();
+    Multipliers& m = leaf.mu[id];
+    if (!pairs.is_array()) return bad(file, path + ".mu." + key, "expected an array of [element, multiplier] pairs");
+    for (const json& e : pairs) {
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number_integer() || !e[1].is_number())
+        return bad(file, path + ".mu." + key, "expected an array of [element, multiplier] pairs");
+      m.push_back({e[0].get<int64_t>(), e[1].get<double>()});
+    }
   }
   return ok_status();
 }
@@ -121,7 +128,11 @@ std::string certificate_json(const Certificate& c) {
       json leaf = {{"lambda", tn.leaf.lambda}};
       if (!tn.leaf.mu.empty()) {
         json mu = json::object();
-        for (const auto& [id, v] : tn.leaf.mu) mu[std::to_string(id)] = v;
+        for (const auto& [id, v] : tn.leaf.mu) {
+          json pairs = json::array();
+          for (const auto& [e, x] : v) pairs.push_back({e, x});
+          mu[std::to_string(id)] = std::move(pairs);
+        }
         leaf["mu"] = std::move(mu);
       }
       tree.push_back({{"leaf", std::move(leaf)}});

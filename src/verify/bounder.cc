@@ -60,10 +60,11 @@ Bounded Bounder::bound(const Domain& d, BoundMethod method, int alpha_open) cons
     if (errors) errors->add(r.status());
     return Bounded{};
   }
+  AtomMultipliers mu;
+  if (o.certificate) mu = atom_multipliers(m.graph, r->relu_mu, r->relu_mu_rows, 0, conj.size(), r->boxes);
   Bounded out = judge(d, std::move(r->spec_lo), std::move(r->input_coef), r->input_linear,
                       std::make_shared<const Boxes>(std::move(r->boxes)));
-  if (out.dec == Decision::Proven && o.certificate && method == BoundMethod::AlphaCrown)
-    out.atom_mu = atom_multipliers(m.graph, r->relu_mu, r->relu_mu_rows, 0, conj.size());
+  out.atom_mu = std::move(mu);
   if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) tighten_alpha(d, alpha_open, out);
   return out;
 }
@@ -99,7 +100,11 @@ void Bounder::tighten_alpha(const Domain& d, int iters, Bounded& out) const {
     out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
   }
   if (some_atom_impossible(conj, out.spec_lo)) {
-    if (o.certificate) out.atom_mu = atom_multipliers(m.graph, a->relu_mu, by_alpha, 0, conj.size());
+    if (o.certificate) {  // each atom's multipliers from the pass that gave its bound
+      AtomMultipliers mu = atom_multipliers(m.graph, a->relu_mu, by_alpha, 0, conj.size(), a->boxes);
+      for (size_t k = 0; k < mu.size() && k < out.atom_mu.size(); ++k)
+        if (by_alpha[k]) out.atom_mu[k] = std::move(mu[k]);
+    }
     out.dec = Decision::Proven;
     out.boxes.reset();
     return;
@@ -167,6 +172,8 @@ bool joint_crown(const Model& m, const std::vector<size_t>& jobs, const VnnCase&
       a.assign(r->input_coef.begin() + static_cast<std::ptrdiff_t>(at * nx),
                r->input_coef.begin() + static_cast<std::ptrdiff_t>((at + k) * nx));
     roots[i] = bounders[i].judge(whole, std::move(lower), std::move(a), r->input_linear && coef, boxes);
+    if (bounders[i].o.certificate)
+      roots[i].atom_mu = atom_multipliers(m.graph, r->relu_mu, r->relu_mu_rows, at, k, *boxes);
     bounders[i].crown_s = took;
     at += k;
   }
@@ -279,7 +286,11 @@ bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& op
       if (k < b.spec_lo.size()) lower[k] = std::max(lower[k], b.spec_lo[k]);
     }
     if (some_atom_impossible(bounders[i].conj, lower)) {
-      if (bounders[i].o.certificate) b.atom_mu = atom_multipliers(m.graph, r->relu_mu, by_alpha, offset, lower.size());
+      if (bounders[i].o.certificate) {  // each atom's multipliers from the pass that gave its bound
+        AtomMultipliers mu = atom_multipliers(m.graph, r->relu_mu, by_alpha, offset, lower.size(), *boxes);
+        for (size_t k = 0; k < mu.size() && k < b.atom_mu.size(); ++k)
+          if (by_alpha[offset + k]) b.atom_mu[k] = std::move(mu[k]);
+      }
       b.dec = Decision::Proven, any = true, b.spec_lo = std::move(lower), b.alpha = true;
       continue;
     }

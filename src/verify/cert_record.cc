@@ -13,7 +13,7 @@
 namespace denote::verify_detail {
 
 AtomMultipliers atom_multipliers(const Graph& g, const std::vector<std::vector<double>>& at, const std::vector<char>& rows,
-                                 size_t offset, size_t count) {
+                                 size_t offset, size_t count, const NodeBoxes& boxes) {
   AtomMultipliers out(count);
   std::vector<int> consumers(g.nodes.size(), 0);
   for (const Node& n : g.nodes)
@@ -23,10 +23,15 @@ AtomMultipliers atom_multipliers(const Graph& g, const std::vector<std::vector<d
     const size_t p = static_cast<size_t>(n.parents[0]);
     const size_t len = static_cast<size_t>(numel(g.nodes[p].out_shape));
     if (consumers[p] != 1 || p >= at.size() || at[p].size() < (offset + count) * len) continue;
-    for (size_t k = 0; k < count; ++k)
-      if (offset + k < rows.size() && rows[offset + k])
-        out[k][n.id].assign(at[p].begin() + static_cast<std::ptrdiff_t>((offset + k) * len),
-                            at[p].begin() + static_cast<std::ptrdiff_t>((offset + k + 1) * len));
+    if (p >= boxes.size() || !boxes[p] || boxes[p]->lo.size() != len) continue;
+    std::vector<int64_t> open;
+    for (size_t j = 0; j < len; ++j)
+      if (boxes[p]->lo[j] < 0 && boxes[p]->hi[j] > 0) open.push_back(static_cast<int64_t>(j));
+    for (size_t k = 0; k < count; ++k) {
+      if (offset + k >= rows.size() || !rows[offset + k] || open.empty()) continue;
+      certify::Multipliers& m = out[k][n.id];
+      for (int64_t j : open) m.push_back({j, at[p][(offset + k) * len + static_cast<size_t>(j)]});
+    }
   }
   return out;
 }

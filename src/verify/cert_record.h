@@ -29,12 +29,13 @@ inline Path extend(const Path& up, const certify::Split& s, bool second) {
   return std::make_shared<const PathNode>(PathNode{up, s, second});
 }
 
-// Per atom: relu node id -> the multipliers of its input from an optimised step (rows offset ..
-// offset + count of CrownResult::relu_mu, relu_mu_rows); empty for an atom whose bound is CROWN's. Only
-// relus whose input node feeds nothing else (there the recorded coefficients are the relu's multipliers).
-using AtomMultipliers = std::vector<std::map<int64_t, std::vector<double>>>;
+// Per atom: relu node id -> the multipliers of its input (rows offset .. offset + count of
+// CrownResult::relu_mu where relu_mu_rows says so), at the elements `boxes` leaves unstable (lo < 0 <
+// hi; a stable element's multiplier is CROWN's, which the checker derives). Only relus whose input node
+// feeds nothing else (there the recorded coefficients are the relu's multipliers).
+using AtomMultipliers = std::vector<std::map<int64_t, certify::Multipliers>>;
 AtomMultipliers atom_multipliers(const Graph& g, const std::vector<std::vector<double>>& at, const std::vector<char>& rows,
-                                 size_t offset, size_t count);
+                                 size_t offset, size_t count, const NodeBoxes& boxes);
 
 // The proof of a subdomain from its rows' lower bounds (one per atom): lambda = the atom whose bound
 // exceeds its right-hand side by the most (with that atom's multipliers, when given), or `combination`

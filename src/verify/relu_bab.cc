@@ -89,7 +89,8 @@ struct ReluBab {
     }
     out.proven = r->infeasible || some_atom_impossible(s.conj, r->spec_lo);
     out.spec_lo = std::move(r->spec_lo);
-    if (out.proven && s.o.certificate) out.atom_mu = atom_multipliers(s.m.graph, r->relu_mu, r->relu_mu_rows, 0, s.conj.size());
+    if (out.proven && s.o.certificate)
+      out.atom_mu = atom_multipliers(s.m.graph, r->relu_mu, r->relu_mu_rows, 0, s.conj.size(), r->boxes);
     if (out.proven) return out;
     out.coef = std::move(r->input_coef);
     out.relu_coef = std::move(r->relu_coef);

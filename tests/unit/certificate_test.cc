@@ -34,7 +34,7 @@ certify::Property one_atom(std::vector<double> lo, std::vector<double> hi, std::
   return p;
 }
 
-TreeNode leaf(std::vector<double> lambda, std::map<int64_t, std::vector<double>> mu = {}) {
+TreeNode leaf(std::vector<double> lambda, std::map<int64_t, certify::Multipliers> mu = {}) {
   TreeNode t;
   t.is_leaf = true;
   t.leaf = Leaf{std::move(lambda), std::move(mu)};
@@ -90,7 +90,7 @@ double eval_at(const Model& m, double a, double c) {
 }
 
 TEST(Certificate, JsonRoundTripKeepsEveryBit) {
-  Certificate c = cert_of({input_split(1, 0.1 + 0.2), leaf({1, 0}, {{3, {1.0 / 3, -0.0, 5e-324}}}),
+  Certificate c = cert_of({input_split(1, 0.1 + 0.2), leaf({1, 0}, {{3, {{0, 1.0 / 3}, {4, -0.0}, {7, 5e-324}}}}),
                            relu_split(2, 1), leaf({0, 2.5}), leaf({1e-300, 1})});
   const std::string text = certify::certificate_json(c);
   auto back = certify::parse_certificate(text);
@@ -98,8 +98,9 @@ TEST(Certificate, JsonRoundTripKeepsEveryBit) {
   EXPECT_EQ(certify::certificate_json(*back), text);
   ASSERT_EQ(back->jobs[0].tree.size(), 5u);
   EXPECT_EQ(back->jobs[0].tree[0].split.at, 0.1 + 0.2);
-  EXPECT_EQ(back->jobs[0].tree[1].leaf.mu.at(3)[2], 5e-324);
-  EXPECT_TRUE(std::signbit(back->jobs[0].tree[1].leaf.mu.at(3)[1]));
+  EXPECT_EQ(back->jobs[0].tree[1].leaf.mu.at(3)[2].second, 5e-324);
+  EXPECT_EQ(back->jobs[0].tree[1].leaf.mu.at(3)[2].first, 7);
+  EXPECT_TRUE(std::signbit(back->jobs[0].tree[1].leaf.mu.at(3)[1].second));
 }
 
 TEST(Certificate, ParseErrorsNameThePath) {
@@ -111,7 +112,7 @@ TEST(Certificate, ParseErrorsNameThePath) {
   EXPECT_FALSE(certify::parse_certificate("{\"format\": \"other\"}").ok());
   EXPECT_FALSE(certify::parse_certificate("[1, 2").ok());
   auto mu = certify::parse_certificate(
-      R"({"format": "denote.certificate", "version": 1, "jobs": [{"case": 0, "conjunction": 0, "tree": [{"leaf": {"lambda": [1], "mu": {"x1": [1]}}}]}]})");
+      R"({"format": "denote.certificate", "version": 1, "jobs": [{"case": 0, "conjunction": 0, "tree": [{"leaf": {"lambda": [1], "mu": {"x1": [[0, 1]]}}}]}]})");
   ASSERT_FALSE(mu.ok());
   EXPECT_NE(mu.message().find("expected a node id"), std::string::npos) << mu.message();
 }
@@ -154,11 +155,12 @@ TEST(Certificate, MultipliersOutsideTheirDomainAreRejected) {
   EXPECT_FALSE(check(m, p, cert_of({leaf({0})})).valid);
   EXPECT_FALSE(check(m, p, cert_of({leaf({NAN})})).valid);
   EXPECT_FALSE(check(m, p, cert_of({leaf({1, 1})})).valid);  // one multiplier per atom
-  EXPECT_FALSE(check(m, p, cert_of({leaf({1}, {{relus[0], {1, 2, 3}}})})).valid);       // one per element
-  EXPECT_FALSE(check(m, p, cert_of({leaf({1}, {{relus[0], {1, 2, 3, INFINITY}}})})).valid);
-  EXPECT_FALSE(check(m, p, cert_of({leaf({1}, {{relus[0] - 1, {1, 2, 3, 4}}})})).valid);  // not a relu
+  EXPECT_FALSE(check(m, p, cert_of({leaf({1}, {{relus[0], {{4, 1.0}}}})})).valid);             // no element 4
+  EXPECT_FALSE(check(m, p, cert_of({leaf({1}, {{relus[0], {{1, 1.0}, {1, 2.0}}}})})).valid);   // given twice
+  EXPECT_FALSE(check(m, p, cert_of({leaf({1}, {{relus[0], {{0, INFINITY}}}})})).valid);
+  EXPECT_FALSE(check(m, p, cert_of({leaf({1}, {{relus[0] - 1, {{0, 1.0}}}})})).valid);  // not a relu
   // Any finite multiplier of a relu's input is in its domain (a Lagrangian bound holds for every one).
-  EXPECT_TRUE(check(m, p, cert_of({leaf({1}, {{relus[0], {1, -2, 3, 0}}})})).valid);
+  EXPECT_TRUE(check(m, p, cert_of({leaf({1}, {{relus[0], {{0, 1.0}, {1, -2.0}, {2, 3.0}, {3, 0.0}}}})})).valid);
 }
 
 // Soundness against sampling: where a sampled point x has y(x) <= t, no certificate of "y <= t is
@@ -180,8 +182,8 @@ TEST(Certificate, NothingRefutesAPropertyASampledPointSatisfies) {
         if (rng() % 2) tree.push_back(input_split(static_cast<int64_t>(rng() % 2), 0.5 * u(rng)));
         else tree.push_back(relu_split(relus[rng() % 2], static_cast<int64_t>(rng() % 4)));
       }
-      std::map<int64_t, std::vector<double>> mu;
-      if (rng() % 2) mu[relus[rng() % 2]] = {u(rng), u(rng), u(rng), u(rng)};
+      std::map<int64_t, certify::Multipliers> mu;
+      if (rng() % 2) mu[relus[rng() % 2]] = {{0, 3 * u(rng)}, {1, 3 * u(rng)}, {2, 3 * u(rng)}, {3, 3 * u(rng)}};
       tree.push_back(leaf({1 + u(rng)}, mu));
       for (int d = 0; d < depth; ++d) tree.push_back(leaf({1}, mu));
       const auto r = check(m, p, cert_of(tree));
@@ -267,7 +269,7 @@ TEST(Certificate, LagrangianBoundTakesEveryVertexOfTheHull) {
   const int64_t h = b.unary(Op::Relu, z);
   const int64_t y = b.binary(Op::Add, b.linear(h, 1, {1}, {0}), b.linear(z, 1, {0.5}, {0}));
   const Model m = eval_ctx::build_or_die(b, {y});
-  const Certificate c = cert_of({leaf({1}, {{h, {-0.5}}})});
+  const Certificate c = cert_of({leaf({1}, {{h, {{0, -0.5}}}})});
   EXPECT_TRUE(check(m, one_atom({-1}, {1}, {1}, -0.5 - 1e-9), c).valid);
   EXPECT_FALSE(check(m, one_atom({-1}, {1}, {1}, -0.5), c).valid);
   EXPECT_FALSE(check(m, one_atom({-1}, {1}, {1}, -0.5), cert_of({leaf({1})})).valid);

@@ -103,9 +103,9 @@ struct CrownOptions {
   // CROWN: also return, for each spec row, the coefficients its lower bound has at each relu node
   // (CrownResult::relu_coef), e.g. to choose a relu split.
   bool relu_coefficients = false;
-  // alpha-CROWN: also return, for each spec row whose best bound came from an optimised step, that
-  // step's coefficients at each relu's input node (CrownResult::relu_mu): the multipliers of a
-  // Lagrangian bound that a certificate carries (include/denote/certify/certificate.h).
+  // CROWN and alpha-CROWN: also return, for each spec row, the coefficients its lower bound's pass had at
+  // each relu's input node (CrownResult::relu_mu; alpha-CROWN: the step that gave the row's best bound):
+  // the multipliers of a Lagrangian bound that a certificate carries (include/denote/certify/certificate.h).
   bool relu_multipliers = false;
   EvalOptions eval;
 };
@@ -180,7 +180,7 @@ struct CrownResult {
   // reached (empty otherwise).
   std::vector<std::vector<double>> relu_coef;
   // With CrownOptions::relu_multipliers: per node, rows x numel at each relu's input node, and per row
-  // whether it has them (relu_mu_rows; 0: its bound is CROWN's, no optimised step beat it).
+  // whether it has them (relu_mu_rows).
   std::vector<std::vector<double>> relu_mu;
   std::vector<char> relu_mu_rows;
   // The splits contradict the boxes: no input satisfies them (spec_lo = +inf, spec_hi = -inf).

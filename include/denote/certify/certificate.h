@@ -22,6 +22,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "denote/base/status.h"
@@ -41,11 +42,14 @@ struct Split {
   double at = 0;
 };
 
+// Multipliers of some elements of one relu's input: (element, multiplier) pairs.
+using Multipliers = std::vector<std::pair<int64_t, double>>;
+
 // A leaf's proof: lambda per atom of the conjunction (>= 0, not all zero), and optional multipliers
-// of relu inputs (relu node id -> one per element of its input).
+// of relu inputs (relu node id -> the elements given; the others take CROWN's).
 struct Leaf {
   std::vector<double> lambda;
-  std::map<int64_t, std::vector<double>> mu;
+  std::map<int64_t, Multipliers> mu;
 };
 
 // A tree node in preorder: a split is followed by its first child's subtree, then its second's.
