@@ -45,6 +45,21 @@ struct Sum {
   }
 };
 
+// A sum of products whose radius terms and rounding are folded into one nonnegative accumulation:
+// q = sum (r_i + kappa(n) |m_i|) |w_i| bounds both the radii's part and the rounding error of sum m_i w_i
+// over n operations (kappa(n) = err_bound's coefficient); radius_folded adds q's own rounding and underflow.
+inline double kappa(double n) { return (n + 2) * (2.02 * kUnit); }
+inline double radius_folded(double q, double n) {
+  return next_up(next_up(q * (1 + (n + 2) * (2.02 * kUnit))) + (n + 2) * (2 * kEta));
+}
+
+// A lower bound of a h - mu z (terms with a zero factor are exactly 0): one rounding of each product
+// and of the difference, bounded by 4 u of the products' magnitudes plus underflow.
+inline double lower_of_difference(double a, double h, double mu, double z) {
+  const double p = a != 0 && h != 0 ? a * h : 0.0, q = mu != 0 && z != 0 ? mu * z : 0.0;
+  return (p - q) - ((std::fabs(p) + std::fabs(q)) * (4 * kUnit) + 4 * kEta);
+}
+
 // An interval held as midpoint and radius: the exact value lies in [mid - rad, mid + rad], rad >= 0.
 // From computed sums: s (the midpoint's sum), t (sum of |terms| of s), q (sum of the radii's terms,
 // all >= 0) over n operations.

@@ -21,10 +21,8 @@ namespace {
 
 // A lower bound of a h - mu z (terms with a zero factor are exactly 0; they may be infinite).
 double vertex_lower(double a, double h, double mu, double z) {
-  Sum s;
-  if (a != 0 && h != 0) s.add_prod(a, h);
-  if (mu != 0 && z != 0) s.add_prod(-mu, z);
-  return s.lower();
+  const double v = lower_of_difference(a, h, mu, z);
+  return std::isnan(v) ? -INFINITY : v;
 }
 
 double crown_mu(double m, double l, double u) {

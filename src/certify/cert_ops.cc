@@ -86,28 +86,26 @@ void backward_linear(const Prepared& p, int64_t rows, const Coef& in, std::vecto
   const size_t len = static_cast<size_t>(k * p.in);
   mid.assign(static_cast<size_t>(rows) * len, 0.0);
   rad.assign(mid.size(), 0.0);
-  std::vector<double> T(static_cast<size_t>(p.in)), Q(T.size());
+  const double n = 2.0 * static_cast<double>(p.out), kap = kappa(n);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t b = 0; b < k; ++b) {
       double* S = &mid[static_cast<size_t>(r) * len + static_cast<size_t>(b * p.in)];
-      std::fill(T.begin(), T.end(), 0.0), std::fill(Q.begin(), Q.end(), 0.0);
+      double* Q = &rad[static_cast<size_t>(r) * len + static_cast<size_t>(b * p.in)];
       for (int64_t o = 0; o < p.out; ++o) {
         const size_t ci = static_cast<size_t>((r * k + b) * p.out + o);
-        const double m = in.mid[ci], rr = in.rad[ci], am = std::fabs(m);
+        const double m = in.mid[ci], rr = in.rad[ci];
         if (m == 0 && rr == 0) continue;
         sums[static_cast<size_t>(r)].add_prod(m, p.b[static_cast<size_t>(o)]);
         sums[static_cast<size_t>(r)].add_prod(-rr, std::fabs(p.b[static_cast<size_t>(o)]));
+        const double q = rr + kap * std::fabs(m);  // the radius and m's rounding share, per |w|
         const double* W = &p.w[static_cast<size_t>(o * p.in)];
         const double* A = &p.aw[static_cast<size_t>(o * p.in)];
         for (int64_t i = 0; i < p.in; ++i) {
           S[i] += m * W[i];
-          T[static_cast<size_t>(i)] += am * A[i];
-          Q[static_cast<size_t>(i)] += rr * A[i];
+          Q[i] += q * A[i];
         }
       }
-      double* R = &rad[static_cast<size_t>(r) * len + static_cast<size_t>(b * p.in)];
-      for (int64_t i = 0; i < p.in; ++i)
-        R[i] = radius_of(T[static_cast<size_t>(i)], Q[static_cast<size_t>(i)], 2.0 * static_cast<double>(p.out));
+      for (int64_t i = 0; i < p.in; ++i) Q[i] = radius_folded(Q[i], n);
     }
 }
 
@@ -116,19 +114,19 @@ void backward_conv(const Prepared& p, int64_t rows, const Coef& in, std::vector<
   const size_t len = static_cast<size_t>(p.cin * p.ih * p.iw), olen = static_cast<size_t>(p.numel);
   mid.assign(static_cast<size_t>(rows) * len, 0.0);
   rad.assign(mid.size(), 0.0);
-  std::vector<double> T(len), Q(len);
-  const double n = 2.0 * static_cast<double>(p.out * p.kh * p.kw);
+  const double n = 2.0 * static_cast<double>(p.out * p.kh * p.kw), kap = kappa(n);
   for (int64_t r = 0; r < rows; ++r) {
     double* S = &mid[static_cast<size_t>(r) * len];
-    std::fill(T.begin(), T.end(), 0.0), std::fill(Q.begin(), Q.end(), 0.0);
+    double* Q = &rad[static_cast<size_t>(r) * len];
     for (int64_t co = 0; co < p.out; ++co)
       for (int64_t oy = 0; oy < p.oh; ++oy)
         for (int64_t ox = 0; ox < p.ow; ++ox) {
           const size_t ci = static_cast<size_t>(r) * olen + static_cast<size_t>((co * p.oh + oy) * p.ow + ox);
-          const double m = in.mid[ci], rr = in.rad[ci], am = std::fabs(m);
+          const double m = in.mid[ci], rr = in.rad[ci];
           if (m == 0 && rr == 0) continue;
           sums[static_cast<size_t>(r)].add_prod(m, p.b[static_cast<size_t>(co)]);
           sums[static_cast<size_t>(r)].add_prod(-rr, std::fabs(p.b[static_cast<size_t>(co)]));
+          const double q = rr + kap * std::fabs(m);
           for (int64_t c = 0; c < p.cin; ++c)
             for (int64_t ky = 0; ky < p.kh; ++ky)
               for (int64_t kx = 0; kx < p.kw; ++kx) {
@@ -136,12 +134,10 @@ void backward_conv(const Prepared& p, int64_t rows, const Coef& in, std::vector<
                 if (j < 0) continue;
                 const size_t wi = static_cast<size_t>(((co * p.cin + c) * p.kh + ky) * p.kw + kx);
                 S[j] += m * p.w[wi];
-                T[static_cast<size_t>(j)] += am * p.aw[wi];
-                Q[static_cast<size_t>(j)] += rr * p.aw[wi];
+                Q[j] += q * p.aw[wi];
               }
         }
-    double* R = &rad[static_cast<size_t>(r) * len];
-    for (size_t i = 0; i < len; ++i) R[i] = radius_of(T[i], Q[i], n);
+    for (size_t i = 0; i < len; ++i) Q[i] = radius_folded(Q[i], n);
   }
 }
 
