@@ -25,16 +25,18 @@ double vertex_lower(double a, double h, double mu, double z) {
   return std::isnan(v) ? -INFINITY : v;
 }
 
-double crown_mu(double m, double l, double u) {
+// CROWN's multiplier: the lower line's slope (the hint, else 1 where u > -l, else 0) where m >= 0, the
+// upper chord's where m < 0.
+double crown_mu(double m, double l, double u, int8_t hint) {
   if (l >= 0) return m;
   if (u <= 0) return 0;
-  if (m >= 0) return u >= -l ? m : 0;
+  if (m >= 0) return (hint >= 0 ? hint == 1 : u > -l) ? m : 0;
   return m * (u / (u - l));
 }
 
 void relax(const Net& net, int64_t id, int64_t rows, const std::vector<Box>& boxes, std::vector<Coef>& coef,
            std::vector<Sum>& sums, const std::map<int64_t, std::vector<double>>* mu,
-           std::map<int64_t, std::vector<double>>* used) {
+           std::map<int64_t, std::vector<double>>* used, const std::map<int64_t, std::vector<int8_t>>* slopes) {
   const int64_t parent = net.node(id).var;
   const Box& pb = boxes[static_cast<size_t>(parent)];
   const size_t len = pb.lo.size();
@@ -44,13 +46,18 @@ void relax(const Net& net, int64_t id, int64_t rows, const std::vector<Box>& box
     auto it = mu->find(id);
     if (it != mu->end() && it->second.size() == len) given = &it->second;
   }
+  const std::vector<int8_t>* hint = nullptr;
+  if (slopes) {
+    auto it = slopes->find(id);
+    if (it != slopes->end() && it->second.size() == len) hint = &it->second;
+  }
   std::vector<double> out(static_cast<size_t>(rows) * len, 0.0);
   for (int64_t r = 0; r < rows; ++r)
     for (size_t j = 0; j < len; ++j) {
       const size_t ci = static_cast<size_t>(r) * len + j;
       const double m = in.mid[ci], rr = in.rad[ci], l = pb.lo[j], u = pb.hi[j];
       const double nu = rr == 0 ? m : lo_of(m, rr);
-      const double g = given && r == 0 && !std::isnan((*given)[j]) ? (*given)[j] : crown_mu(m, l, u);
+      const double g = given && r == 0 && !std::isnan((*given)[j]) ? (*given)[j] : crown_mu(m, l, u, hint ? (*hint)[j] : -1);
       double v;
       if (l >= 0) {
         v = std::min(vertex_lower(nu, l, g, l), vertex_lower(nu, u, g, u));
@@ -94,7 +101,8 @@ bool first_layer(const Net& net, int64_t id) {
 
 // Narrows node id's box (a relu input) by CROWN rows, in chunks: from the elements on both sides of 0
 // (a stable element's relaxation is exact whatever its box), or from all.
-void narrow(const Net& net, int64_t id, std::vector<Box>& boxes, bool all) {
+void narrow(const Net& net, int64_t id, std::vector<Box>& boxes, bool all,
+            const std::map<int64_t, std::vector<int8_t>>* slopes) {
   Box& b = boxes[static_cast<size_t>(id)];
   if (!all && first_layer(net, id)) return;
   std::vector<size_t> open;
@@ -109,7 +117,8 @@ void narrow(const Net& net, int64_t id, std::vector<Box>& boxes, bool all) {
       C[(2 * i + 1) * len + open[at + i]] = -1;
     }
     const int64_t rows = static_cast<int64_t>(2 * k);
-    std::vector<double> low = lower_bounds(net, boxes, id, rows, std::move(C), std::vector<double>(2 * k * len, 0.0));
+    std::vector<double> low =
+        lower_bounds(net, boxes, id, rows, std::move(C), std::vector<double>(2 * k * len, 0.0), nullptr, nullptr, slopes);
     for (size_t i = 0; i < k; ++i) {
       const size_t j = open[at + i];
       b.lo[j] = std::max(b.lo[j], low[2 * i]);
@@ -132,7 +141,8 @@ void clamp(const Domain& d, int64_t id, Box& b) {
 std::vector<double> lower_bounds(const Net& net, const std::vector<Box>& boxes, int64_t start, int64_t rows,
                                  std::vector<double> cmid, std::vector<double> crad,
                                  const std::map<int64_t, std::vector<double>>* mu,
-                                 std::map<int64_t, std::vector<double>>* used) {
+                                 std::map<int64_t, std::vector<double>>* used,
+                                 const std::map<int64_t, std::vector<int8_t>>* slopes) {
   std::vector<Coef> coef(net.graph().nodes.size());
   std::vector<Sum> sums(static_cast<size_t>(rows));
   coef[static_cast<size_t>(start)] = Coef{std::move(cmid), std::move(crad), true};
@@ -142,7 +152,7 @@ std::vector<double> lower_bounds(const Net& net, const std::vector<Box>& boxes, 
     if (k == Kind::Input)
       concretize(boxes[static_cast<size_t>(id)], rows, coef[static_cast<size_t>(id)], sums);
     else if (k == Kind::Relu)
-      relax(net, id, rows, boxes, coef, sums, mu, used);
+      relax(net, id, rows, boxes, coef, sums, mu, used, slopes);
     else
       net.backward(id, rows, coef, sums);
   }
@@ -167,7 +177,7 @@ DomainKind domain_boxes(const Net& net, const Domain& d, std::vector<Box>& boxes
     }
     if (net.relus_reading(id).empty()) continue;
     clamp(d, id, b);
-    if (d.crown) narrow(net, id, boxes, d.narrow_all);
+    if (d.crown) narrow(net, id, boxes, d.narrow_all, d.slopes);
     clamp(d, id, b);
     for (size_t j = 0; j < b.lo.size(); ++j) {
       if (std::isnan(b.lo[j]) || std::isnan(b.hi[j])) return DomainKind::Invalid;

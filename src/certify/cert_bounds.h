@@ -25,6 +25,9 @@ struct Domain {
   // CROWN rows from every element of a relu input, not only those the boxes leave on both sides of 0
   // (as the search does: a stable element's box is its interval one), and on the first layer too.
   bool narrow_all = false;
+  // Lower slopes to take (relu node id -> per element of its input: 1, 0, or -1 for CROWN's adaptive
+  // choice; Slopes of the certificate's tree node), or null.
+  const std::map<int64_t, std::vector<int8_t>>* slopes = nullptr;
 };
 
 // Every cone node's box on the domain. Empty: a clamp contradicts a box (no input satisfies the
@@ -39,6 +42,7 @@ DomainKind domain_boxes(const Net& net, const Domain& d, std::vector<Box>& boxes
 std::vector<double> lower_bounds(const Net& net, const std::vector<Box>& boxes, int64_t start, int64_t rows,
                                  std::vector<double> cmid, std::vector<double> crad,
                                  const std::map<int64_t, std::vector<double>>* mu = nullptr,
-                                 std::map<int64_t, std::vector<double>>* used = nullptr);
+                                 std::map<int64_t, std::vector<double>>* used = nullptr,
+                                 const std::map<int64_t, std::vector<int8_t>>* slopes = nullptr);
 
 }  // namespace denote::certify

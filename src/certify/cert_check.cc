@@ -21,6 +21,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+using SlopeMap = std::map<int64_t, std::vector<int8_t>>;
+
 // A tree node still to visit: its domain, and its parent's boxes (they hold on it too).
 struct State {
   std::vector<double> lo, hi;
@@ -30,6 +32,7 @@ struct State {
   bool empty = false;  // an ancestor's domain is empty: so is this one
   std::shared_ptr<const std::vector<Box>> known;  // this state's own boxes, when computed already
   bool narrow_all = false;  // Domain::narrow_all
+  std::shared_ptr<const SlopeMap> slopes;  // this tree node's lower-slope hints (Domain::slopes)
 };
 
 struct JobCheck {
@@ -50,7 +53,7 @@ Result<bool> state_boxes(const Net& net, State& st, std::shared_ptr<const std::v
     return true;
   }
   auto boxes = std::make_shared<std::vector<Box>>();
-  const Domain d{st.lo, st.hi, st.clamps, st.prior.get(), !st.by_relu || !st.prior, st.narrow_all};
+  const Domain d{st.lo, st.hi, st.clamps, st.prior.get(), !st.by_relu || !st.prior, st.narrow_all, st.slopes.get()};
   const DomainKind k = domain_boxes(net, d, *boxes);
   if (k == DomainKind::Invalid) return error_status(ErrorCode::kEval, "a box of the domain is not a number");
   if (k == DomainKind::Empty) return false;
@@ -102,6 +105,27 @@ std::string check_leaf_data(const Net& net, const Leaf& leaf, size_t atoms) {
   return "";
 }
 
+// A tree node's slope hints per relu, one per element of its input (-1: none), or why they are malformed.
+std::string dense_slopes(const Net& net, const Slopes& s, std::shared_ptr<const SlopeMap>& out) {
+  out = nullptr;
+  if (s.one.empty() && s.zero.empty()) return "";
+  auto m = std::make_shared<SlopeMap>();
+  for (int8_t v : {int8_t{1}, int8_t{0}})
+    for (const auto& [id, elems] : v ? s.one : s.zero) {
+      if (id < 0 || static_cast<size_t>(id) >= net.graph().nodes.size() || !net.in_cone(id) ||
+          net.node(id).kind != Kind::Relu)
+        return fmt::format("slopes: node {} is not a relu the output depends on", id);
+      std::vector<int8_t>& d = (*m)[id];
+      d.resize(static_cast<size_t>(net.numel(net.node(id).var)), -1);
+      for (int64_t e : elems) {
+        if (e < 0 || static_cast<size_t>(e) >= d.size()) return fmt::format("slopes[{}]: element {} is out of range", id, e);
+        d[static_cast<size_t>(e)] = v;
+      }
+    }
+  out = std::move(m);
+  return "";
+}
+
 // The leaf's multipliers per relu, one per element of its input, NaN where the leaf gives none.
 std::map<int64_t, std::vector<double>> dense_mu(const Net& net, const Leaf& leaf) {
   std::map<int64_t, std::vector<double>> out;
@@ -116,7 +140,7 @@ std::map<int64_t, std::vector<double>> dense_mu(const Net& net, const Leaf& leaf
 // A combination of atoms without given multipliers: sum_k lambda_k mu_k of CROWN's multipliers for
 // each atom alone (the bound of the combination of their linear bounds); empty for one atom.
 std::map<int64_t, std::vector<double>> combined_mu(const JobCheck& jc, const std::vector<Box>& boxes,
-                                                  const std::vector<double>& lambda) {
+                                                  const std::vector<double>& lambda, const SlopeMap* slopes) {
   std::vector<size_t> used;
   for (size_t k = 0; k < lambda.size(); ++k)
     if (lambda[k] > 0) used.push_back(k);
@@ -127,7 +151,7 @@ std::map<int64_t, std::vector<double>> combined_mu(const JobCheck& jc, const std
   std::map<int64_t, std::vector<double>> per_row, out;
   const size_t rows = used.size();
   (void)lower_bounds(jc.net, boxes, jc.net.output(), static_cast<int64_t>(rows), std::move(C),
-                     std::vector<double>(rows * static_cast<size_t>(ny), 0.0), nullptr, &per_row);
+                     std::vector<double>(rows * static_cast<size_t>(ny), 0.0), nullptr, &per_row, slopes);
   for (const auto& [id, v] : per_row) {
     const size_t len = v.size() / rows;
     std::vector<double>& m = out[id];
@@ -140,7 +164,7 @@ std::map<int64_t, std::vector<double>> combined_mu(const JobCheck& jc, const std
 
 // The leaf's bound of sum_k lambda_k (c_k . y - rhs_k) on boxes: the larger of the Lagrangian bound
 // (its multipliers, else CROWN's) and interval propagation's.
-double leaf_bound(const JobCheck& jc, const std::vector<Box>& boxes, const Leaf& leaf) {
+double leaf_bound(const JobCheck& jc, const std::vector<Box>& boxes, const Leaf& leaf, const SlopeMap* slopes) {
   const Net& net = jc.net;
   std::vector<double> mid, rad;
   double constant = 0;
@@ -152,8 +176,8 @@ double leaf_bound(const JobCheck& jc, const std::vector<Box>& boxes, const Leaf&
     if (rad[j] != 0) ibp.add_prod(-rad[j], std::max(std::fabs(ob.lo[j]), std::fabs(ob.hi[j])));
   }
   const std::map<int64_t, std::vector<double>> mu =
-      leaf.mu.empty() ? combined_mu(jc, boxes, leaf.lambda) : dense_mu(net, leaf);
-  const double lin = lower_bounds(net, boxes, net.output(), 1, std::move(mid), std::move(rad), &mu)[0];
+      leaf.mu.empty() ? combined_mu(jc, boxes, leaf.lambda, slopes) : dense_mu(net, leaf);
+  const double lin = lower_bounds(net, boxes, net.output(), 1, std::move(mid), std::move(rad), &mu, nullptr, slopes)[0];
   return add_dn(std::max(lin, ibp.lower()), constant);
 }
 
@@ -161,8 +185,10 @@ double leaf_bound(const JobCheck& jc, const std::vector<Box>& boxes, const Leaf&
 // the search's (the parent's intersected); where that bound falls short the leaf's own boxes without
 // its ancestors' are tried too (CROWN's bound is not monotone in the intermediate boxes: its adaptive
 // lower lines change with them).
-std::string check_leaf(JobCheck& jc, State& st, const Leaf& leaf) {
+std::string check_leaf(JobCheck& jc, State& st, const TreeNode& tn) {
+  const Leaf& leaf = tn.leaf;
   if (std::string bad = check_leaf_data(jc.net, leaf, jc.atoms.size()); !bad.empty()) return bad;
+  if (std::string bad = dense_slopes(jc.net, tn.slopes, st.slopes); !bad.empty()) return bad;
   bool strict = true;
   for (size_t k = 0; k < jc.atoms.size(); ++k)
     if (leaf.lambda[k] > 0) strict = strict && jc.atoms[k].strict;
@@ -171,7 +197,7 @@ std::string check_leaf(JobCheck& jc, State& st, const Leaf& leaf) {
   auto any = state_boxes(jc.net, st, own);
   if (!any.ok()) return any.message();
   if (!*any) return "";  // no input satisfies the splits
-  double bound = leaf_bound(jc, *own, leaf);
+  double bound = leaf_bound(jc, *own, leaf, st.slopes.get());
   // Where that falls short: CROWN rows from every element, then the leaf's boxes without its ancestors'.
   for (int retry = 0; retry < 3 && !refutes(bound) && !st.by_relu; ++retry) {
     State again = st;
@@ -180,7 +206,7 @@ std::string check_leaf(JobCheck& jc, State& st, const Leaf& leaf) {
     if (retry > 0) again.prior = nullptr;
     auto any2 = state_boxes(jc.net, again, own);
     if (any2.ok() && !*any2) return "";
-    if (any2.ok()) bound = std::max(bound, leaf_bound(jc, *own, leaf));
+    if (any2.ok()) bound = std::max(bound, leaf_bound(jc, *own, leaf, st.slopes.get()));
   }
   if (refutes(bound)) return "";
   return fmt::format("the bound {:.17g} of sum_k lambda_k (c_k . y - rhs_k) is not {} 0", bound, strict ? ">=" : ">");
@@ -190,6 +216,7 @@ std::string check_leaf(JobCheck& jc, State& st, const Leaf& leaf) {
 std::string split(const Net& net, const Property& p, const Split& s, const State& st, State& a, State& b) {
   a = st, b = st;
   a.known = b.known = nullptr;
+  a.slopes = b.slopes = nullptr;
   if (s.kind == Split::Kind::Input) {
     if (s.index < 0 || s.index >= p.inputs) return fmt::format("input split: element {} is not an input", s.index);
     const size_t i = static_cast<size_t>(s.index);
@@ -215,7 +242,9 @@ std::string split(const Net& net, const Property& p, const Split& s, const State
 // One job's tree: "" when valid, else the failure (with the tree node's index).
 std::string check_job(JobCheck& jc, const Property& p, const Job& job, const CheckOptions& o, CheckReport& rep) {
   std::vector<State> todo;
-  State cur{jc.cs.lo, jc.cs.hi, {}, false, nullptr, false, nullptr, false};
+  State cur{jc.cs.lo, jc.cs.hi, {}, false, nullptr, false, nullptr, false, nullptr};
+  if (!job.tree.empty())
+    if (std::string bad = dense_slopes(jc.net, job.tree[0].slopes, cur.slopes); !bad.empty()) return "tree node 0: " + bad;
   if (!jc.root) {
     std::shared_ptr<const std::vector<Box>> own;
     auto any = state_boxes(jc.net, cur, own);
@@ -232,6 +261,7 @@ std::string check_job(JobCheck& jc, const Property& p, const Job& job, const Che
     if (!tn.is_leaf) {
       State a, b;
       if (std::string bad = split(jc.net, p, tn.split, cur, a, b); !bad.empty()) return fmt::format("tree node {}: {}", i, bad);
+      if (std::string bad = dense_slopes(jc.net, tn.slopes, cur.slopes); !bad.empty()) return fmt::format("tree node {}: {}", i, bad);
       std::shared_ptr<const std::vector<Box>> own;
       auto any = state_boxes(jc.net, cur, own);
       if (!any.ok()) return fmt::format("tree node {}: {}", i, any.message());
@@ -243,7 +273,7 @@ std::string check_job(JobCheck& jc, const Property& p, const Job& job, const Che
       continue;
     }
     ++rep.leaves;
-    if (std::string bad = check_leaf(jc, cur, tn.leaf); !bad.empty()) return fmt::format("tree node {} (a leaf): {}", i, bad);
+    if (std::string bad = check_leaf(jc, cur, tn); !bad.empty()) return fmt::format("tree node {} (a leaf): {}", i, bad);
     if (todo.empty()) {
       if (i + 1 != job.tree.size()) return fmt::format("tree node {}: nodes after the last leaf", i + 1);
       return "";

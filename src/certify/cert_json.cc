@@ -60,8 +60,37 @@ Status parse_leaf(const json& l, const std::string& path, std::string_view file,
   return ok_status();
 }
 
+Status parse_ids(const json& o, const std::string& path, std::string_view file, std::map<int64_t, std::vector<int64_t>>& out) {
+  if (!o.is_object()) return bad(file, path, "expected an object of relu node ids to arrays of elements");
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const std::string& key = it.key();
+    if (key.empty() || key.size() > 18 || key.find_first_not_of("0123456789") != std::string::npos)
+      return bad(file, path, fmt::format("key '{}': expected a node id", key));
+    std::vector<int64_t>& v = out[std::stoll(key)];
+    if (!it.value().is_array()) return bad(file, path + "." + key, "expected an array of elements");
+    for (const json& e : it.value()) {
+      if (!e.is_number_integer()) return bad(file, path + "." + key, "expected an array of elements");
+      v.push_back(e.get<int64_t>());
+    }
+  }
+  return ok_status();
+}
+
+Status parse_slopes(const json& n, const std::string& path, std::string_view file, Slopes& s) {
+  auto it = n.find("slopes");
+  if (it == n.end()) return ok_status();
+  if (!it->is_object()) return bad(file, path + ".slopes", "expected {\"one\": {...}, \"zero\": {...}}");
+  for (const char* k : {"one", "zero"})
+    if (auto f = it->find(k); f != it->end()) {
+      Status st = parse_ids(*f, path + ".slopes." + k, file, k[0] == 'o' ? s.one : s.zero);
+      if (!st.ok()) return st;
+    }
+  return ok_status();
+}
+
 Status parse_node(const json& n, const std::string& path, std::string_view file, TreeNode& tn) {
   if (!n.is_object()) return bad(file, path, "expected an object (a split or a leaf)");
+  if (Status s = parse_slopes(n, path, file, tn.slopes); !s.ok()) return s;
   if (auto l = n.find("leaf"); l != n.end()) {
     tn.is_leaf = true;
     return parse_leaf(*l, path + ".leaf", file, tn.leaf);
@@ -117,12 +146,23 @@ Result<Certificate> parse_certificate(std::string_view text, std::string_view fi
 
 std::string certificate_json(const Certificate& c) {
   json jobs = json::array();
+  auto ids = [](const std::map<int64_t, std::vector<int64_t>>& m) {
+    json o = json::object();
+    for (const auto& [id, v] : m) o[std::to_string(id)] = v;
+    return o;
+  };
+  auto with_slopes = [&](json node, const Slopes& s) {
+    if (!s.one.empty() || !s.zero.empty()) node["slopes"] = {{"one", ids(s.one)}, {"zero", ids(s.zero)}};
+    return node;
+  };
   for (const Job& job : c.jobs) {
     json tree = json::array();
     for (const TreeNode& tn : job.tree) {
       if (!tn.is_leaf) {
-        if (tn.split.kind == Split::Kind::Input) tree.push_back({{"input", tn.split.index}, {"at", tn.split.at}});
-        else tree.push_back({{"relu", tn.split.index}, {"elem", tn.split.elem}});
+        if (tn.split.kind == Split::Kind::Input)
+          tree.push_back(with_slopes({{"input", tn.split.index}, {"at", tn.split.at}}, tn.slopes));
+        else
+          tree.push_back(with_slopes({{"relu", tn.split.index}, {"elem", tn.split.elem}}, tn.slopes));
         continue;
       }
       json leaf = {{"lambda", tn.leaf.lambda}};
@@ -135,7 +175,7 @@ std::string certificate_json(const Certificate& c) {
         }
         leaf["mu"] = std::move(mu);
       }
-      tree.push_back({{"leaf", std::move(leaf)}});
+      tree.push_back(with_slopes({{"leaf", std::move(leaf)}}, tn.slopes));
     }
     jobs.push_back({{"case", job.case_index}, {"conjunction", job.conjunction}, {"tree", std::move(tree)}});
   }

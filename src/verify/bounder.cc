@@ -61,10 +61,13 @@ Bounded Bounder::bound(const Domain& d, BoundMethod method, int alpha_open) cons
     return Bounded{};
   }
   AtomMultipliers mu;
-  if (o.certificate) mu = atom_multipliers(m.graph, r->relu_mu, r->relu_mu_rows, 0, conj.size(), r->boxes);
+  std::shared_ptr<const certify::Slopes> slopes;
+  if (o.certificate)
+    mu = atom_multipliers(m.graph, r->relu_mu, r->relu_mu_rows, 0, conj.size(), r->boxes), slopes = slopes_of(m.graph, r->boxes);
   Bounded out = judge(d, std::move(r->spec_lo), std::move(r->input_coef), r->input_linear,
                       std::make_shared<const Boxes>(std::move(r->boxes)));
   out.atom_mu = std::move(mu);
+  out.slopes = std::move(slopes);
   if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) tighten_alpha(d, alpha_open, out);
   return out;
 }
@@ -172,8 +175,10 @@ bool joint_crown(const Model& m, const std::vector<size_t>& jobs, const VnnCase&
       a.assign(r->input_coef.begin() + static_cast<std::ptrdiff_t>(at * nx),
                r->input_coef.begin() + static_cast<std::ptrdiff_t>((at + k) * nx));
     roots[i] = bounders[i].judge(whole, std::move(lower), std::move(a), r->input_linear && coef, boxes);
-    if (bounders[i].o.certificate)
+    if (bounders[i].o.certificate) {
       roots[i].atom_mu = atom_multipliers(m.graph, r->relu_mu, r->relu_mu_rows, at, k, *boxes);
+      roots[i].slopes = slopes_of(m.graph, *boxes);
+    }
     bounders[i].crown_s = took;
     at += k;
   }

@@ -38,7 +38,8 @@ struct Bounded {
   bool combined = false;                // proven by a combination of atoms (no single atom)
   bool alpha = false;                   // alpha-CROWN ran after CROWN left the box open
   std::vector<double> lambda;           // combined: the atoms' multipliers (for a certificate)
-  AtomMultipliers atom_mu;              // proven by alpha-CROWN: each atom's relu multipliers (certificate)
+  AtomMultipliers atom_mu;              // for a certificate: each atom's relu multipliers
+  std::shared_ptr<const certify::Slopes> slopes;  // for a certificate: the passes' lower slopes here
 };
 
 struct Domain {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -53,13 +54,33 @@ certify::Leaf leaf_from_bounds(const std::vector<double>& lower, const std::vect
   return leaf;
 }
 
-void CertRecorder::leaf(int job, const Path& path, certify::Leaf leaf) {
+std::shared_ptr<const certify::Slopes> slopes_of(const Graph& g, const NodeBoxes& boxes) {
+  auto s = std::make_shared<certify::Slopes>();
+  for (const Node& n : g.nodes) {
+    if (!splits_at_zero(n.op) || n.parents.empty()) continue;
+    const size_t p = static_cast<size_t>(n.parents[0]);
+    if (p >= boxes.size() || !boxes[p]) continue;
+    const DoubleBox& b = *boxes[p];
+    for (size_t j = 0; j < b.lo.size(); ++j)
+      if (b.lo[j] < 0 && b.hi[j] > 0) (b.hi[j] > -b.lo[j] ? s->one : s->zero)[n.id].push_back(static_cast<int64_t>(j));
+  }
+  return s;
+}
+
+void CertRecorder::leaf(int job, const Path& path, certify::Leaf leaf, std::shared_ptr<const certify::Slopes> slopes) {
   Recorded r;
-  for (const PathNode* p = path.get(); p; p = p->up.get()) r.steps.push_back({p->split, p->second});
+  for (const PathNode* p = path.get(); p; p = p->up.get()) r.steps.push_back(p);
   std::reverse(r.steps.begin(), r.steps.end());
+  r.path = path;
   r.leaf = std::move(leaf);
+  r.slopes = std::move(slopes);
   std::lock_guard<std::mutex> lock(mu_);
   leaves_[static_cast<size_t>(job)].push_back(std::move(r));
+}
+
+void CertRecorder::root_slopes(int job, std::shared_ptr<const certify::Slopes> slopes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  roots_[static_cast<size_t>(job)] = std::move(slopes);
 }
 
 void CertRecorder::relu_leaf(int job, const Graph& g, const std::vector<ReluSplit>& splits, certify::Leaf leaf) {
@@ -74,7 +95,7 @@ void CertRecorder::relu_leaf(int job, const Graph& g, const std::vector<ReluSpli
     certify::Split sp;
     sp.kind = certify::Split::Kind::Relu;
     sp.index = relu, sp.elem = s.elem;
-    r.steps.push_back({sp, s.active});
+    r.relu_steps.push_back({sp, s.active});
   }
   r.leaf = std::move(leaf);
   std::lock_guard<std::mutex> lock(mu_);
@@ -88,6 +109,7 @@ struct Trie {
   certify::Split s;
   int64_t child[2] = {-1, -1};
   const certify::Leaf* proof = nullptr;
+  const certify::Slopes* slopes = nullptr;
 };
 
 bool same(const certify::Split& a, const certify::Split& b) {
@@ -105,13 +127,18 @@ Result<certify::Certificate> CertRecorder::build() const {
                                                             jobs_[j].first, jobs_[j].second, why));
     };
     std::vector<Trie> t(1);
+    t[0].slopes = roots_[j].get();
     for (const Recorded& r : leaves_[j]) {
       int64_t cur = 0;
-      for (const auto& [s, second] : r.steps) {
+      std::vector<std::tuple<certify::Split, bool, const certify::Slopes*>> steps;
+      for (const PathNode* p : r.steps) steps.emplace_back(p->split, p->second, p->slopes.get());
+      for (const auto& [s, second] : r.relu_steps) steps.emplace_back(s, second, nullptr);
+      for (const auto& [s, second, slopes] : steps) {
         Trie& n = t[static_cast<size_t>(cur)];
         if (n.leaf) return fail("a proven subdomain was split further");
         if (!n.split) n.split = true, n.s = s;
         else if (!same(n.s, s)) return fail("one subdomain split two ways");
+        if (slopes && !n.slopes) n.slopes = slopes;
         int64_t& ch = t[static_cast<size_t>(cur)].child[second ? 1 : 0];
         if (ch < 0) {
           ch = static_cast<int64_t>(t.size());
@@ -122,6 +149,7 @@ Result<certify::Certificate> CertRecorder::build() const {
       Trie& n = t[static_cast<size_t>(cur)];
       if (n.leaf || n.split) return fail("a subdomain proven twice, or proven and split");
       n.leaf = true, n.proof = &r.leaf;
+      if (r.slopes) n.slopes = r.slopes.get();
     }
     certify::Job job{jobs_[j].first, jobs_[j].second, {}};
     std::vector<int64_t> todo{0};
@@ -129,6 +157,7 @@ Result<certify::Certificate> CertRecorder::build() const {
       const Trie& n = t[static_cast<size_t>(todo.back())];
       todo.pop_back();
       certify::TreeNode tn;
+      if (n.slopes) tn.slopes = *n.slopes;
       if (n.leaf) {
         tn.is_leaf = true, tn.leaf = *n.proof;
       } else {

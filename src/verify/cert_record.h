@@ -18,16 +18,23 @@
 namespace denote::verify_detail {
 
 // One step of a path: the split and which child (second: x >= at, or the relu active).
+// One step of a path: the split, which child (second: x >= at, or the relu active), and the lower
+// slopes the search's passes took on the domain being split (certify::Slopes).
 struct PathNode {
   std::shared_ptr<const PathNode> up;
   certify::Split split;
   bool second = false;
+  std::shared_ptr<const certify::Slopes> slopes;
 };
 using Path = std::shared_ptr<const PathNode>;
 
-inline Path extend(const Path& up, const certify::Split& s, bool second) {
-  return std::make_shared<const PathNode>(PathNode{up, s, second});
+inline Path extend(const Path& up, const certify::Split& s, bool second, std::shared_ptr<const certify::Slopes> slopes) {
+  return std::make_shared<const PathNode>(PathNode{up, s, second, std::move(slopes)});
 }
+
+// The lower slopes CROWN's passes take on boxes: per relu, the elements of its input on both sides of 0
+// with slope 1 (u > -l) and with slope 0.
+std::shared_ptr<const certify::Slopes> slopes_of(const Graph& g, const NodeBoxes& boxes);
 
 // Per atom: relu node id -> the multipliers of its input (rows offset .. offset + count of
 // CrownResult::relu_mu where relu_mu_rows says so), at the elements `boxes` leaves unstable (lo < 0 <
@@ -47,8 +54,10 @@ class CertRecorder {
  public:
   // jobs[i]: (case index, conjunction index) of verify's job i.
   explicit CertRecorder(std::vector<std::pair<int64_t, int64_t>> jobs) : jobs_(std::move(jobs)), leaves_(jobs_.size()) {}
-  // Thread-safe.
-  void leaf(int job, const Path& path, certify::Leaf leaf);
+  // Thread-safe. slopes: the leaf's own (or null).
+  void leaf(int job, const Path& path, certify::Leaf leaf, std::shared_ptr<const certify::Slopes> slopes = nullptr);
+  // The slopes of the job's whole box (a relu branch and bound's root, whose paths carry none).
+  void root_slopes(int job, std::shared_ptr<const certify::Slopes> slopes);
   // A relu branch and bound leaf: the splits in the order they were made (ReluSplit::node is the relu's
   // input; the relu reading it names the split).
   void relu_leaf(int job, const Graph& g, const std::vector<ReluSplit>& splits, certify::Leaf leaf);
@@ -56,12 +65,16 @@ class CertRecorder {
 
  private:
   struct Recorded {
-    std::vector<std::pair<certify::Split, bool>> steps;
+    std::vector<const PathNode*> steps;
+    Path path;  // keeps the steps alive
+    std::vector<std::pair<certify::Split, bool>> relu_steps;
     certify::Leaf leaf;
+    std::shared_ptr<const certify::Slopes> slopes;
   };
   std::vector<std::pair<int64_t, int64_t>> jobs_;
   mutable std::mutex mu_;
   std::vector<std::vector<Recorded>> leaves_;
+  std::vector<std::shared_ptr<const certify::Slopes>> roots_ = std::vector<std::shared_ptr<const certify::Slopes>>(jobs_.size());
 };
 
 }  // namespace denote::verify_detail

@@ -134,7 +134,7 @@ struct Bab {
     if (r.combined) ++s.stats.combined;
     if (r.alpha) ++s.stats.alpha_calls;
     if (r.dec == Decision::Proven) {
-      if (s.cert) s.cert->leaf(s.job, d.path, leaf_from_bounds(r.spec_lo, b.rhs, r.lambda, r.atom_mu));
+      if (s.cert) s.cert->leaf(s.job, d.path, leaf_from_bounds(r.spec_lo, b.rhs, r.lambda, r.atom_mu), r.slopes);
       return Step::Continue;
     }
     std::vector<double> mid(d.lo.size());
@@ -169,8 +169,8 @@ struct Bab {
     left.hi[sp.dim] = mid[sp.dim];
     right.lo[sp.dim] = mid[sp.dim];
     const certify::Split cut{certify::Split::Kind::Input, static_cast<int64_t>(sp.dim), 0, mid[sp.dim]};
-    left.path = extend(d.path, cut, false);
-    right.path = extend(d.path, cut, true);
+    left.path = extend(d.path, cut, false, r.slopes);
+    right.path = extend(d.path, cut, true, r.slopes);
     return {std::move(left), std::move(right)};
   }
 
@@ -321,15 +321,18 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
     Bounded a = b.bound(bab.whole, BoundMethod::AlphaCrown);
     if (a.dec != Decision::Error) root = std::move(a);
     if (root.dec == Decision::Proven) s.stats.decided_by = "alpha-crown";
-    if (root.dec == Decision::Proven && s.cert) s.cert->leaf(job, nullptr, leaf_from_bounds(root.spec_lo, b.rhs, root.lambda, root.atom_mu));
+    if (root.dec == Decision::Proven && s.cert)
+      s.cert->leaf(job, nullptr, leaf_from_bounds(root.spec_lo, b.rhs, root.lambda, root.atom_mu), root.slopes);
   }
   s.stats.bounds_s += since(tb);
   if (root.dec == Decision::Proven) return VerifyResult::Unsat;
   if (root.dec == Decision::Error) return past(deadline) ? VerifyResult::Timeout : VerifyResult::Unknown;
   const auto t = Clock::now();
   VerifyResult r = VerifyResult::Unknown;
-  if (const auto margins = relu_margins(s, root, bab.hook != nullptr))
+  if (const auto margins = relu_margins(s, root, bab.hook != nullptr)) {
+    if (s.cert) s.cert->root_slopes(job, root.slopes);
     r = relu_bab(s, b.spec, pool, domains, root.boxes, *margins, b.ibp);
+  }
   else
     r = bab.run(deadline, domains, std::move(root));
   if (bab.hook) bab.hook->finish(job);
@@ -509,7 +512,9 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   std::unique_ptr<CertRecorder> cert = o.certificate ? std::make_unique<CertRecorder>(job_ids) : nullptr;
   for (size_t i = 0; i < jobs.size() && !timed_out; ++i) {
     if (roots[i].dec == Decision::Proven) {
-      if (cert) cert->leaf(static_cast<int>(i), nullptr, leaf_from_bounds(roots[i].spec_lo, bounders[i].rhs, roots[i].lambda, roots[i].atom_mu));
+      if (cert)
+        cert->leaf(static_cast<int>(i), nullptr,
+                   leaf_from_bounds(roots[i].spec_lo, bounders[i].rhs, roots[i].lambda, roots[i].atom_mu), roots[i].slopes);
       continue;
     }
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline, chain ? &*chain : nullptr};

@@ -52,11 +52,20 @@ struct Leaf {
   std::map<int64_t, Multipliers> mu;
 };
 
+// The lower lines the search's CROWN passes took on this tree node's domain, per relu node id: the
+// elements with slope 1 and those with slope 0 (an element in neither takes CROWN's adaptive choice).
+// Hints only: any slope in [0, 1] gives a valid bound; they let the checker's intermediate bounds follow
+// the search's where its boxes (an f32 evaluation's error terms in them) made other choices.
+struct Slopes {
+  std::map<int64_t, std::vector<int64_t>> one, zero;
+};
+
 // A tree node in preorder: a split is followed by its first child's subtree, then its second's.
 struct TreeNode {
   bool is_leaf = true;
   Split split;
   Leaf leaf;
+  Slopes slopes;
 };
 
 struct Job {
