@@ -23,7 +23,6 @@ inline double err_bound(double t, double n) { return (n + 2) * (2.02 * kUnit) * 
 // a + b with a, b upper bounds: an upper bound of the exact sum.
 inline double add_up(double a, double b) { return next_up(a + b); }
 inline double add_dn(double a, double b) { return next_down(a + b); }
-inline double mul_up(double a, double b) { return next_up(next_up(a * b) + 2 * kEta); }
 
 // A lower (and upper) bound of a sum of exact products and exact doubles.
 struct Sum {

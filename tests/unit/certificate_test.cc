@@ -92,10 +92,10 @@ double eval_at(const Model& m, double a, double c) {
 TEST(Certificate, JsonRoundTripKeepsEveryBit) {
   Certificate c = cert_of({input_split(1, 0.1 + 0.2), leaf({1, 0}, {{3, {{0, 1.0 / 3}, {4, -0.0}, {7, 5e-324}}}}),
                            relu_split(2, 1), leaf({0, 2.5}), leaf({1e-300, 1})});
-  const std::string text = certify::certificate_json(c);
+  const std::string text = certificate_json(c);
   auto back = certify::parse_certificate(text);
   ASSERT_TRUE(back.ok()) << back.message();
-  EXPECT_EQ(certify::certificate_json(*back), text);
+  EXPECT_EQ(certificate_json(*back), text);
   ASSERT_EQ(back->jobs[0].tree.size(), 5u);
   EXPECT_EQ(back->jobs[0].tree[0].split.at, 0.1 + 0.2);
   EXPECT_EQ(back->jobs[0].tree[1].leaf.mu.at(3)[2].second, 5e-324);

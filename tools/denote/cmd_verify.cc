@@ -173,7 +173,7 @@ int check_one(const VerifyCliOptions& o) {
 int write_certificate(const VerifyCliOptions& o, const VerifyOutcome& r) {
   if (r.result != VerifyResult::Unsat) return kExitOk;
   if (!r.certificate) return fail("--certificate " + o.certificate + ": no certificate was made: " + r.certificate_error);
-  if (Status w = write_whole_file(o.certificate, certify::certificate_json(*r.certificate)); !w.ok())
+  if (Status w = write_whole_file(o.certificate, certificate_json(*r.certificate)); !w.ok())
     return fail("--certificate " + o.certificate + ": " + w.message());
   return kExitOk;
 }

@@ -94,9 +94,9 @@ struct Property {
   std::vector<Case> cases;
 };
 
-// Errors name the JSON path ("jobs[2].tree[14].leaf.lambda") and what was expected.
+// Errors name the JSON path ("jobs[2].tree[14].leaf.lambda") and what was expected. (The writer,
+// denote::certificate_json, is verify's: include/denote/verify/verify.h.)
 Result<Certificate> parse_certificate(std::string_view text, std::string_view file = "<certificate>");
-std::string certificate_json(const Certificate& c);
 
 struct CheckOptions {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

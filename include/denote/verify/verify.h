@@ -162,6 +162,8 @@ struct VerifyOutcome {
 // The property as the certificate checker states it: the outward-rounded boxes, each atom's right-hand
 // side rounded up, the strictness.
 certify::Property certificate_property(const VnnProperty& p);
+// A certificate as JSON (docs/CERTIFICATES.md; certify::parse_certificate reads it back bit for bit).
+std::string certificate_json(const certify::Certificate& c);
 
 // Errors: the model's input/output element counts differ from the property's X/Y counts, the model
 // has not exactly one input and one output, an arith other than f32/f64, an unknown intermediate.
