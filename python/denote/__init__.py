@@ -26,6 +26,7 @@ from ._denote import (  # noqa: F401
     load,
     loads,
     verify,
+    check_certificate,
     tune_allocator,
     format_op,
 )

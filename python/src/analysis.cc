@@ -512,7 +512,7 @@ std::string resolve_arith(const PyModel& self, const py::object& arith, const st
 
 py::dict verify(const PyModel& self, const std::string& vnnlib_path, double timeout, const py::object& arith_arg,
                 uint64_t seed, int threads, const std::string& split, const std::optional<int64_t>& max_memory,
-                double witness_tolerance, const std::string& intermediate) {
+                double witness_tolerance, const std::string& intermediate, bool certificate) {
   const auto mode = parse_split_mode(split);
   if (!mode) raise_invalid("split " + split + ": expected auto, input or relu", "split");
   if (threads < 1 || threads > 256) raise_invalid(fmt::format("threads {}: expected 1 to 256", threads), "threads");
@@ -536,6 +536,7 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   if (!valid_intermediate(intermediate))
     raise_invalid("intermediate " + intermediate + ": expected auto, crown, forward, forward+crown or ibp", "intermediate");
   o.intermediate = intermediate;
+  o.certificate = certificate;
   // The property's normal form counts against the timeout, as in the CLI.
   const auto start = std::chrono::steady_clock::now();
   VnnlibLimits limits;
@@ -556,7 +557,13 @@ py::dict verify(const PyModel& self, const std::string& vnnlib_path, double time
   o.timeout_s = timeout - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Result<VerifyOutcome> r = run_interruptible([&] { return denote::verify(self.model(), prop, o); });
   if (r.ok()) r->stats.total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return verify_result(unwrap(std::move(r)));
+  const VerifyOutcome out = unwrap(std::move(r));
+  py::dict d = verify_result(out);
+  if (certificate) {  // the unsat answer's certificate as JSON text (None otherwise), or why none was made
+    d["certificate"] = out.certificate ? py::object(py::str(certificate_json(*out.certificate))) : py::object(py::none());
+    d["certificate_error"] = out.certificate_error;
+  }
+  return d;
 }
 
 }  // namespace
@@ -643,7 +650,7 @@ or the report text (one line per node, as `denote plan`) with report=True.)doc")
         py::arg("arith") = py::none(), py::arg("seed") = defaults.seed, py::arg("threads") = defaults.threads,
         py::arg("split") = "auto",
         py::arg("max_memory") = py::none(), py::arg("witness_tolerance") = defaults.witness_tolerance,
-        py::arg("intermediate") = defaults.intermediate,
+        py::arg("intermediate") = defaults.intermediate, py::arg("certificate") = false,
         R"doc(Decides a VNN-LIB property on the model (one input, one output): a dict like `denote verify --json`.
 vnnlib_path: a VNN-LIB file, or the property's text itself (a string holding "(declare-const" or "(assert").
 The result:
@@ -656,7 +663,9 @@ for a conjunction whose whole-box CROWN pass runs past a quarter of the time lef
 "forward", "forward+crown" or "ibp" (CROWN-IBP), as bounds(intermediate=...); stats['intermediate'] says which. arith: the network's arithmetic, "f32" or "f64"; None (default): the model's own (Model.arith), else f32. threads: branch and bound
 threads (the answer does not depend on them). split: what branch and bound splits, "auto" (relu phases when more
 than 16 inputs are open), "input" or "relu". max_memory: the bound passes' memory budget in bytes (default: half
-the RAM). Ctrl-C stops the call (KeyboardInterrupt) at its next deadline check.)doc");
+the RAM). certificate: with an unsat answer also 'certificate', its proof as JSON text (None for another
+answer), and 'certificate_error' (why none was made); denote.check_certificate re-validates it
+(docs/CERTIFICATES.md). Ctrl-C stops the call (KeyboardInterrupt) at its next deadline check.)doc");
 }
 
 }  // namespace denote::python

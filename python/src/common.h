@@ -129,6 +129,7 @@ void register_run(py::module_& m, py::class_<PyModel, ModelPtr>& cls);
 void register_analysis(py::module_& m, py::class_<PyModel, ModelPtr>& cls);
 void register_formats(py::module_& m);
 void register_mx(py::module_& m);
+void register_certify(py::module_& m);
 py::class_<PyModel, ModelPtr>& model_class();
 
 // Python dicts of attrs records and back (attrs.cc).

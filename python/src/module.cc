@@ -18,6 +18,7 @@ PYBIND11_MODULE(_denote, m) {
   register_analysis(m, model_class());
   register_formats(m);
   register_mx(m);
+  register_certify(m);
   m.def("tune_allocator", &denote::tune_allocator_for_throughput,
         R"doc(Opt-in: raises glibc's malloc mmap threshold (32 MiB) and trim threshold (128 MiB) for the whole
 process, so the megabyte tensors of batched run/grad/bounds calls are reused from the heap instead of being

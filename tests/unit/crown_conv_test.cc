@@ -363,9 +363,12 @@ void check_network(const ConvCase& cc, bool second) {
       double w_ibp = 0, w_cr = 0;
       for (size_t k = 0; k < 3; ++k) {
         EXPECT_LE(al->spec_lo[k], al->spec_hi[k]);
-        // alpha-CROWN starts at CROWN's slopes and keeps the best bound
-        EXPECT_GE(al->spec_lo[k], cr->spec_lo[k]) << cc.name << (second ? "+conv" : "") << " " << arith;
-        EXPECT_LE(al->spec_hi[k], cr->spec_hi[k]) << cc.name << (second ? "+conv" : "") << " " << arith;
+        // alpha-CROWN starts at CROWN's slopes and keeps the best bound, but on its own (optimised)
+        // intermediate boxes, and CROWN's final pass is not monotone in them: equal up to rounding at
+        // worst (depthwise_stride f64 on a Zen 5 VM of 2026-12-07: -0.315299 against -0.315299, a few ulps).
+        const double slack = 1e-12 * (1 + std::fabs(cr->spec_lo[k]) + std::fabs(cr->spec_hi[k]));
+        EXPECT_GE(al->spec_lo[k], cr->spec_lo[k] - slack) << cc.name << (second ? "+conv" : "") << " " << arith;
+        EXPECT_LE(al->spec_hi[k], cr->spec_hi[k] + slack) << cc.name << (second ? "+conv" : "") << " " << arith;
         w_ibp += ibp->spec_hi[k] - ibp->spec_lo[k];
         w_cr += cr->spec_hi[k] - cr->spec_lo[k];
       }
