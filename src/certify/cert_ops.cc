@@ -45,6 +45,17 @@ inline int64_t tap(const Prepared& p, int64_t ci, int64_t oy, int64_t ox, int64_
   return (ci * p.ih + iy) * p.iw + ix;
 }
 
+// f(j, wi) for each input element j that output (co, oy, ox) reads (padding skipped), wi its weight.
+template <class F>
+void for_taps(const Prepared& p, int64_t co, int64_t oy, int64_t ox, F&& f) {
+  for (int64_t ci = 0; ci < p.cin; ++ci)
+    for (int64_t ky = 0; ky < p.kh; ++ky)
+      for (int64_t kx = 0; kx < p.kw; ++kx) {
+        const int64_t j = tap(p, ci, oy, ox, ky, kx);
+        if (j >= 0) f(static_cast<size_t>(j), static_cast<size_t>(((co * p.cin + ci) * p.kh + ky) * p.kw + kx));
+      }
+}
+
 void forward_conv(const Prepared& p, const Box& x, Box& y) {
   const size_t nin = x.lo.size();
   std::vector<double> c(nin), w(nin);
@@ -54,16 +65,11 @@ void forward_conv(const Prepared& p, const Box& x, Box& y) {
     for (int64_t oy = 0; oy < p.oh; ++oy)
       for (int64_t ox = 0; ox < p.ow; ++ox) {
         double s = p.b[static_cast<size_t>(co)], t = std::fabs(s), q = 0;
-        for (int64_t ci = 0; ci < p.cin; ++ci)
-          for (int64_t ky = 0; ky < p.kh; ++ky)
-            for (int64_t kx = 0; kx < p.kw; ++kx) {
-              const int64_t j = tap(p, ci, oy, ox, ky, kx);
-              if (j < 0) continue;
-              const size_t wi = static_cast<size_t>(((co * p.cin + ci) * p.kh + ky) * p.kw + kx);
-              s += p.w[wi] * c[static_cast<size_t>(j)];
-              t += p.aw[wi] * std::fabs(c[static_cast<size_t>(j)]);
-              q += p.aw[wi] * w[static_cast<size_t>(j)];
-            }
+        for_taps(p, co, oy, ox, [&](size_t j, size_t wi) {
+          s += p.w[wi] * c[j];
+          t += p.aw[wi] * std::fabs(c[j]);
+          q += p.aw[wi] * w[j];
+        });
         set_box(y, static_cast<size_t>((co * p.oh + oy) * p.ow + ox), s, radius_of(t, q, n));
       }
 }
@@ -127,15 +133,10 @@ void backward_conv(const Prepared& p, int64_t rows, const Coef& in, std::vector<
           sums[static_cast<size_t>(r)].add_prod(m, p.b[static_cast<size_t>(co)]);
           sums[static_cast<size_t>(r)].add_prod(-rr, std::fabs(p.b[static_cast<size_t>(co)]));
           const double q = rr + kap * std::fabs(m);
-          for (int64_t c = 0; c < p.cin; ++c)
-            for (int64_t ky = 0; ky < p.kh; ++ky)
-              for (int64_t kx = 0; kx < p.kw; ++kx) {
-                const int64_t j = tap(p, c, oy, ox, ky, kx);
-                if (j < 0) continue;
-                const size_t wi = static_cast<size_t>(((co * p.cin + c) * p.kh + ky) * p.kw + kx);
-                S[j] += m * p.w[wi];
-                Q[j] += q * p.aw[wi];
-              }
+          for_taps(p, co, oy, ox, [&](size_t j, size_t wi) {
+            S[j] += m * p.w[wi];
+            Q[j] += q * p.aw[wi];
+          });
         }
     for (size_t i = 0; i < len; ++i) Q[i] = radius_folded(Q[i], n);
   }

@@ -139,9 +139,10 @@ Result<certify::Certificate> CertRecorder::build() const {
         if (!n.split) n.split = true, n.s = s;
         else if (!same(n.s, s)) return fail("one subdomain split two ways");
         if (slopes && !n.slopes) n.slopes = slopes;
-        int64_t& ch = t[static_cast<size_t>(cur)].child[second ? 1 : 0];
-        if (ch < 0) {
+        int64_t ch = t[static_cast<size_t>(cur)].child[second ? 1 : 0];
+        if (ch < 0) {  // (index first: emplace_back may move the nodes)
           ch = static_cast<int64_t>(t.size());
+          t[static_cast<size_t>(cur)].child[second ? 1 : 0] = ch;
           t.emplace_back();
         }
         cur = ch;
