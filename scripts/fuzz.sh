@@ -6,6 +6,7 @@
 #   scalar_line   `denote scalar` lines          npy_load      .npy tensors (--input @file.npy)
 #   vnnlib_parse  VNN-LIB properties (docs/VNNLIB.md)
 #   precision_parse  precision policy files, MX specs, MX conversion (a projection)
+#   certificate_check  certificates: parser and checker on a satisfiable property (a valid one traps)
 # TARGET=all runs each in turn for N seconds. New corpus entries go to <build>/corpus/<target> (the
 # committed seeds in fuzz/corpus/<target> stay untouched); a crashing input is saved under
 # <build>/artifacts/ and the script exits non-zero. Each target runs with its dictionary
@@ -22,7 +23,7 @@ seconds="${1:-60}"
 shift || true
 cd "$root"
 
-all_targets=(json_import onnx_import words_load scalar_line npy_load vnnlib_parse precision_parse)
+all_targets=(json_import onnx_import words_load scalar_line npy_load vnnlib_parse precision_parse certificate_check)
 target="${TARGET:-json_import}"
 if [[ "$target" == all ]]; then
   targets=("${all_targets[@]}")
