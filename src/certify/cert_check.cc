@@ -342,4 +342,9 @@ Result<CheckReport> check_certificate(const Model& m, const Property& p, const C
   return finish("");
 }
 
+Status covers(const Model& m) {
+  auto net = Net::make(m);
+  return net.ok() ? ok_status() : net.status();
+}
+
 }  // namespace denote::certify

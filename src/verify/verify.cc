@@ -533,7 +533,9 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
     else if (st.decided_by.empty()) st.decided_by = "crown";
     if (cert) {
       auto c = cert->build();
-      if (c.ok()) out.certificate = std::move(*c);
+      const Status covered = certify::covers(m);
+      if (!covered.ok()) out.certificate_error = "the certificate checker does not cover this model: " + covered.message();
+      else if (c.ok()) out.certificate = std::move(*c);
       else out.certificate_error = c.status().message();
     }
     return finish(VerifyResult::Unsat);

@@ -345,6 +345,20 @@ TEST(Certificate, ModelsOutsideTheCheckersOpsAreErrorsNamingTheNode) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().node(), y);
   EXPECT_NE(r.message().find("tanh"), std::string::npos) << r.message();
+  EXPECT_EQ(certify::covers(m).node(), y);
+  // verify answers unsat (tanh <= 1 < 5) and says why it makes no certificate.
+  auto vp = parse_vnnlib("(declare-const X_0 Real)\n(declare-const X_1 Real)\n(declare-const Y_0 Real)\n"
+                         "(assert (>= X_0 0))\n(assert (<= X_0 1))\n(assert (>= X_1 0))\n(assert (<= X_1 1))\n"
+                         "(assert (>= Y_0 5))\n");
+  ASSERT_TRUE(vp.ok()) << vp.message();
+  VerifyOptions o;
+  o.certificate = true;
+  o.arith = ArithSpec::f64();
+  auto v = verify(m, *vp, o);
+  ASSERT_TRUE(v.ok()) << v.message();
+  EXPECT_EQ(v->result, VerifyResult::Unsat);
+  EXPECT_FALSE(v->certificate.has_value());
+  EXPECT_NE(v->certificate_error.find("does not cover"), std::string::npos) << v->certificate_error;
 }
 
 }  // namespace

@@ -115,5 +115,7 @@ struct CheckReport {
 // report with valid = false.
 Result<CheckReport> check_certificate(const Model& m, const Property& p, const Certificate& c,
                                       const CheckOptions& o = {});
+// Whether the checker covers the model (as check_certificate's first error, naming the node).
+Status covers(const Model& m);
 
 }  // namespace denote::certify
