@@ -42,14 +42,17 @@ def one(args, root, onnx, vnnlib, timeout):
             if cert.returncode != 0:
                 out["valid"], out["why"] = False, cert.stderr.strip()
             else:
-                chk, wall = run([args.denote, "check-certificate", os.path.join(root, onnx), os.path.join(root, vnnlib),
-                                 path, "--json"])
-                try:
-                    rep = json.loads(chk.stdout)
-                    out["valid"], out["check_s"], out["why"] = rep["valid"], rep["time_s"], rep["failure"]
-                    out["check_wall_s"] = wall
-                except json.JSONDecodeError:
-                    out["valid"], out["why"] = False, chk.stderr.strip()
+                for a in args.check_arith.split(","):
+                    chk, wall = run([args.denote, "check-certificate", os.path.join(root, onnx), os.path.join(root, vnnlib),
+                                     path, "--json", "--arith", a])
+                    try:
+                        rep = json.loads(chk.stdout)
+                        ok, secs, why = rep["valid"], rep["time_s"], rep["failure"]
+                    except json.JSONDecodeError:
+                        ok, secs, why = False, 0, chk.stderr.strip()
+                    out.setdefault("by_arith", {})[a] = (ok, secs, why)
+                first = out["by_arith"][args.check_arith.split(",")[0]]
+                out["valid"], out["check_s"], out["why"] = first
         return out
     finally:
         os.unlink(path)
@@ -63,6 +66,7 @@ def main():
     ap.add_argument("--cap", type=float, default=None, help="timeouts capped at this many seconds")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--every", type=int, default=1, help="every k-th line only")
+    ap.add_argument("--check-arith", default="real", help="check-certificate --arith values, comma-separated (real,f32)")
     args = ap.parse_args()
     root = args.root or os.path.dirname(os.path.abspath(args.csv))
     with open(args.csv) as f:
@@ -75,9 +79,10 @@ def main():
             if "error" in r:
                 print(f"{r['name']}: error {r['error']}", flush=True)
                 continue
+            checks = "".join(f"; {a}: {'valid' if v[0] else 'INVALID ' + v[2]} in {v[1]:.3f} s"
+                             for a, v in r.get("by_arith", {}).items())
             print(f"{r['name']}: {r['plain']} {r['plain_s']:.2f} s | with certificate {r['cert']} {r['cert_s']:.2f} s"
-                  + (f", {r['bytes']} bytes, {'valid' if r['valid'] else 'INVALID ' + r['why']} in {r['check_s']:.3f} s"
-                     if r["cert"] == "unsat" else ""), flush=True)
+                  + (f", {r['bytes']} bytes{checks or ', INVALID ' + r['why']}" if r["cert"] == "unsat" else ""), flush=True)
     ok = [r for r in results if "error" not in r]
     unsat = [r for r in ok if r["cert"] == "unsat"]
     valid = [r for r in unsat if r["valid"]]
@@ -89,6 +94,9 @@ def main():
         print(f"on the {len(both)} unsat both ways: verify {p:.1f} s without, {c:.1f} s with the certificate "
               f"({100 * (c / p - 1):+.1f}%); checking {sum(r['check_s'] for r in both):.1f} s; "
               f"certificates {sum(r['bytes'] for r in both) / 1e6:.1f} MB (largest {max(r['bytes'] for r in both) / 1e6:.2f} MB)")
+    for a in args.check_arith.split(","):
+        got = [r["by_arith"][a] for r in unsat if a in r.get("by_arith", {})]
+        print(f"check-certificate --arith {a}: {sum(v[0] for v in got)} of {len(unsat)} valid, {sum(v[1] for v in got):.1f} s")
     changed = [r["name"] for r in ok if r["plain"] != r["cert"]]
     if changed:
         print("answers that differ with --certificate: " + "; ".join(changed))

@@ -74,6 +74,17 @@ void relax(const Net& net, int64_t id, int64_t rows, const std::vector<Box>& box
   in = Coef{};
 }
 
+// The f32 evaluation's error at a node (Box::err): <L, delta> >= -sum (|m| + r) err.
+void perturbation(const Box& b, int64_t rows, const Coef& in, std::vector<Sum>& sums) {
+  const size_t len = b.err.size();
+  for (int64_t r = 0; r < rows && len > 0; ++r)
+    for (size_t j = 0; j < len; ++j) {
+      const size_t ci = static_cast<size_t>(r) * len + j;
+      if (b.err[j] != 0 && (in.mid[ci] != 0 || in.rad[ci] != 0))
+        sums[static_cast<size_t>(r)].add_prod(-next_up(std::fabs(in.mid[ci]) + in.rad[ci]), b.err[j]);
+    }
+}
+
 void concretize(const Box& b, int64_t rows, Coef& in, std::vector<Sum>& sums) {
   const size_t len = b.lo.size();
   for (int64_t r = 0; r < rows; ++r)
@@ -148,6 +159,7 @@ std::vector<double> lower_bounds(const Net& net, const std::vector<Box>& boxes, 
   coef[static_cast<size_t>(start)] = Coef{std::move(cmid), std::move(crad), true};
   for (int64_t id = start; id >= 0; --id) {
     if (!net.in_cone(id) || !coef[static_cast<size_t>(id)].set) continue;
+    perturbation(boxes[static_cast<size_t>(id)], rows, coef[static_cast<size_t>(id)], sums);
     const Kind k = net.node(id).kind;
     if (k == Kind::Input)
       concretize(boxes[static_cast<size_t>(id)], rows, coef[static_cast<size_t>(id)], sums);
@@ -170,6 +182,7 @@ DomainKind domain_boxes(const Net& net, const Domain& d, std::vector<Box>& boxes
     Box& b = boxes[static_cast<size_t>(id)];
     if (id == net.input()) b.lo = d.lo, b.hi = d.hi;
     else net.forward(id, boxes);
+    if (d.f32 && !net.add_f32_error(id, boxes)) return DomainKind::Invalid;
     if (d.root) {
       const Box& r = (*d.root)[static_cast<size_t>(id)];
       for (size_t j = 0; j < b.lo.size() && j < r.lo.size(); ++j)

@@ -28,6 +28,7 @@ struct Domain {
   // Lower slopes to take (relu node id -> per element of its input: 1, 0, or -1 for CROWN's adaptive
   // choice; Slopes of the certificate's tree node), or null.
   const std::map<int64_t, std::vector<int8_t>>* slopes = nullptr;
+  bool f32 = false;  // the boxes enclose the f32 evaluation too (Net::add_f32_error)
 };
 
 // Every cone node's box on the domain. Empty: a clamp contradicts a box (no input satisfies the

@@ -41,19 +41,20 @@ struct JobCheck {
   const std::vector<Atom>& atoms;
   // The case box's boxes, shared by the jobs of one case (computed by the first; empty: not yet).
   std::optional<Result<std::shared_ptr<const std::vector<Box>>>>& root;
+  bool f32 = false;  // CheckOptions::f32
 };
 
 // The state's boxes (computed as the search computes a subdomain's: CROWN rows on the input box, or its
 // parent's boxes clamped by a new relu split, each intersected with the parent's); false when the
 // domain is empty. Errors: a NaN box.
-Result<bool> state_boxes(const Net& net, State& st, std::shared_ptr<const std::vector<Box>>& out) {
+Result<bool> state_boxes(const Net& net, State& st, std::shared_ptr<const std::vector<Box>>& out, bool f32) {
   if (st.empty) return false;
   if (st.known) {
     out = st.known;
     return true;
   }
   auto boxes = std::make_shared<std::vector<Box>>();
-  const Domain d{st.lo, st.hi, st.clamps, st.prior.get(), !st.by_relu || !st.prior, st.narrow_all, st.slopes.get()};
+  const Domain d{st.lo, st.hi, st.clamps, st.prior.get(), !st.by_relu || !st.prior, st.narrow_all, st.slopes.get(), f32};
   const DomainKind k = domain_boxes(net, d, *boxes);
   if (k == DomainKind::Invalid) return error_status(ErrorCode::kEval, "a box of the domain is not a number");
   if (k == DomainKind::Empty) return false;
@@ -194,7 +195,7 @@ std::string check_leaf(JobCheck& jc, State& st, const TreeNode& tn) {
     if (leaf.lambda[k] > 0) strict = strict && jc.atoms[k].strict;
   auto refutes = [&](double b) { return b > 0 || (strict && b >= 0); };
   std::shared_ptr<const std::vector<Box>> own;
-  auto any = state_boxes(jc.net, st, own);
+  auto any = state_boxes(jc.net, st, own, jc.f32);
   if (!any.ok()) return any.message();
   if (!*any) return "";  // no input satisfies the splits
   double bound = leaf_bound(jc, *own, leaf, st.slopes.get());
@@ -204,7 +205,7 @@ std::string check_leaf(JobCheck& jc, State& st, const TreeNode& tn) {
     again.known = nullptr;
     again.narrow_all = retry != 1;
     if (retry > 0) again.prior = nullptr;
-    auto any2 = state_boxes(jc.net, again, own);
+    auto any2 = state_boxes(jc.net, again, own, jc.f32);
     if (any2.ok() && !*any2) return "";
     if (any2.ok()) bound = std::max(bound, leaf_bound(jc, *own, leaf, st.slopes.get()));
   }
@@ -247,7 +248,7 @@ std::string check_job(JobCheck& jc, const Property& p, const Job& job, const Che
     if (std::string bad = dense_slopes(jc.net, job.tree[0].slopes, cur.slopes); !bad.empty()) return "tree node 0: " + bad;
   if (!jc.root) {
     std::shared_ptr<const std::vector<Box>> own;
-    auto any = state_boxes(jc.net, cur, own);
+    auto any = state_boxes(jc.net, cur, own, jc.f32);
     if (!any.ok()) jc.root = any.status();
     else jc.root = *any ? own : nullptr;
   }
@@ -263,7 +264,7 @@ std::string check_job(JobCheck& jc, const Property& p, const Job& job, const Che
       if (std::string bad = split(jc.net, p, tn.split, cur, a, b); !bad.empty()) return fmt::format("tree node {}: {}", i, bad);
       if (std::string bad = dense_slopes(jc.net, tn.slopes, cur.slopes); !bad.empty()) return fmt::format("tree node {}: {}", i, bad);
       std::shared_ptr<const std::vector<Box>> own;
-      auto any = state_boxes(jc.net, cur, own);
+      auto any = state_boxes(jc.net, cur, own, jc.f32);
       if (!any.ok()) return fmt::format("tree node {}: {}", i, any.message());
       a.prior = b.prior = own;
       a.empty = b.empty = !*any;
@@ -306,6 +307,10 @@ Result<CheckReport> check_certificate(const Model& m, const Property& p, const C
   auto net = Net::make(m);
   if (!net.ok()) return net.status();
   if (Status s = fits(*net, p); !s.ok()) return s;
+  if (const int64_t bn = net->first_batch_norm(); o.f32 && bn >= 0)
+    return error_status(ErrorCode::kUnsupported,
+                        fmt::format("certificate checker: node {} (batch_norm_eval): its f32 evaluation is not bounded", bn))
+        .with_node(bn, "batch_norm_eval in f32");
   CheckReport rep;
   auto finish = [&](std::string failure) {
     rep.valid = failure.empty();
@@ -325,7 +330,7 @@ Result<CheckReport> check_certificate(const Model& m, const Property& p, const C
     if (!seen.insert({job.case_index, job.conjunction}).second)
       return finish(fmt::format("jobs[{}]: case {} conjunction {} appears twice", k, job.case_index, job.conjunction));
     const Case& cs = p.cases[static_cast<size_t>(job.case_index)];
-    JobCheck jc{*net, cs, cs.conjunctions[static_cast<size_t>(job.conjunction)], roots[static_cast<size_t>(job.case_index)]};
+    JobCheck jc{*net, cs, cs.conjunctions[static_cast<size_t>(job.conjunction)], roots[static_cast<size_t>(job.case_index)], o.f32};
     ++rep.jobs;
     if (std::string bad = check_job(jc, p, job, o, rep); !bad.empty()) {
       if (bad == "deadline") return error_status(ErrorCode::kResource, "certificate checker: the deadline passed");

@@ -229,6 +229,7 @@ Result<Net> Net::make(const Model& m) {
     Status s = prepare(m, n, net.nodes_[static_cast<size_t>(n.id)]);
     if (!s.ok()) return s;
     if (n.op == Op::Relu) net.readers_[static_cast<size_t>(n.parents[0])].push_back(n.id);
+    if (n.op == Op::BatchNormEval && net.first_bn_ < 0) net.first_bn_ = n.id;
   }
   if (!net.cone_[static_cast<size_t>(net.input_)])
     return error_status(ErrorCode::kInvalidInput, "certificate checker: the output does not depend on the input");

@@ -14,8 +14,11 @@
 
 namespace denote::certify {
 
+// A node's values on a domain. err (checking the f32 evaluation too): per element a bound of what the
+// f32 evaluation of the node's op adds to the exact op on its parents' (f32) values; lo and hi enclose
+// both the exact and the f32 values. Empty: no such term.
 struct Box {
-  std::vector<double> lo, hi;
+  std::vector<double> lo, hi, err;
 };
 
 // Coefficients of `rows` linear functionals at one node, rows x numel, as midpoint and radius.
@@ -64,9 +67,14 @@ class Net {
   int64_t numel(int64_t id) const { return nodes_[static_cast<size_t>(id)].numel; }
   // The relu nodes of the cone whose input is node `id` (a relu input node has its box clamped).
   const std::vector<int64_t>& relus_reading(int64_t id) const { return readers_[static_cast<size_t>(id)]; }
+  int64_t first_batch_norm() const { return first_bn_; }  // -1: none (add_f32_error refuses batch norm)
 
   // The box of node id from its parents' boxes (the input's is set by the caller).
   void forward(int64_t id, std::vector<Box>& boxes) const;
+  // Checking the f32 evaluation too: node id's err from its parents' boxes (an a-priori bound of one f32
+  // evaluation of its op, its parameters rounded to f32, in any summation order), and its box widened by
+  // it. False for an op whose f32 evaluation this does not bound (batch_norm_eval).
+  bool add_f32_error(int64_t id, std::vector<Box>& boxes) const;
   // Moves node id's coefficients (rows of them) to its parents (accumulating), adding the constant
   // terms' lower bounds to sums[r]. Relu nodes are the caller's (their relaxation).
   void backward(int64_t id, int64_t rows, std::vector<Coef>& coef, std::vector<Sum>& sums) const;
@@ -75,7 +83,7 @@ class Net {
 
  private:
   const Graph* g_ = nullptr;
-  int64_t input_ = -1, output_ = -1;
+  int64_t input_ = -1, output_ = -1, first_bn_ = -1;
   std::vector<char> cone_;
   std::vector<Prepared> nodes_;
   std::vector<std::vector<int64_t>> readers_;

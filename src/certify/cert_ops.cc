@@ -162,7 +162,58 @@ void backward_scale(const Prepared& p, int64_t rows, const Coef& in, std::vector
     }
 }
 
+double magnitude(const Box& b, size_t i) { return std::fmax(std::fabs(b.lo[i]), std::fabs(b.hi[i])); }
+
+// Per output element the sum of |w| |x| + |b| over its terms (x's magnitude from its box), and n: how
+// many terms can be nonzero (a zero product adds no rounding: dead relus, zero weights).
+std::vector<double> f32_terms(const Prepared& p, const Box& x, std::vector<double>& n) {
+  std::vector<double> t(static_cast<size_t>(p.numel), 0.0);
+  n.assign(t.size(), 1.0);
+  auto add = [&](size_t o, double w, double v) {
+    t[o] += w * v;
+    n[o] += w != 0 && v != 0;
+  };
+  if (p.kind == Kind::Linear) {
+    for (size_t o = 0; o < t.size(); ++o) {
+      const size_t r = o / static_cast<size_t>(p.out), oo = o % static_cast<size_t>(p.out), in = static_cast<size_t>(p.in);
+      t[o] = std::fabs(p.b[oo]);
+      for (size_t i = 0; i < in; ++i) add(o, p.aw[oo * in + i], magnitude(x, r * in + i));
+    }
+  } else if (p.kind == Kind::Conv) {
+    for (int64_t co = 0; co < p.out; ++co)
+      for (int64_t oy = 0; oy < p.oh; ++oy)
+        for (int64_t ox = 0; ox < p.ow; ++ox) {
+          const size_t o = static_cast<size_t>((co * p.oh + oy) * p.ow + ox);
+          t[o] = std::fabs(p.b[static_cast<size_t>(co)]);
+          for_taps(p, co, oy, ox, [&](size_t j, size_t wi) { add(o, p.aw[wi], magnitude(x, j)); });
+        }
+  } else {  // scale: a x + b in up to two f32 operations, the constant rounded to f32
+    for (size_t i = 0; i < t.size(); ++i) t[i] = (std::fabs(p.a_mid[i]) + p.a_rad[i]) * magnitude(x, i) + std::fabs(p.b_mid[i]) + p.b_rad[i];
+  }
+  for (double& v : t) v = next_up(v * (1 + 0x1p-40));  // the sums' own rounding
+  return t;
+}
+
 }  // namespace
+
+bool Net::add_f32_error(int64_t id, std::vector<Box>& boxes) const {
+  const Prepared& p = node(id);
+  Box& y = boxes[static_cast<size_t>(id)];
+  if (p.kind == Kind::Input || p.kind == Kind::Same || p.kind == Kind::Relu) return true;  // exact in f32
+  if (id == first_bn_) return false;  // batch norm: several f32 steps (check_certificate refuses it first)
+  y.err.assign(static_cast<size_t>(p.numel), 0.0);
+  if (p.kind == Kind::Const) {
+    for (size_t i = 0; i < y.err.size(); ++i) y.err[i] = f32_err(std::fabs(p.b_mid[i]), 0);
+  } else if (p.kind == Kind::Add) {
+    for (size_t i = 0; i < y.err.size(); ++i) y.err[i] = f32_err(magnitude(y, i), 0);
+  } else {
+    std::vector<double> n;
+    const std::vector<double> t = f32_terms(p, boxes[static_cast<size_t>(p.var)], n);
+    for (size_t i = 0; i < y.err.size(); ++i) y.err[i] = f32_err(t[i], n[i]);
+  }
+  for (size_t i = 0; i < y.err.size(); ++i) y.lo[i] = next_down(y.lo[i] - y.err[i]), y.hi[i] = next_up(y.hi[i] + y.err[i]);
+  return true;
+}
 
 void Net::accumulate(int64_t id, std::vector<double> mid, std::vector<double> rad, std::vector<Coef>& coef) const {
   Coef& c = coef[static_cast<size_t>(id)];

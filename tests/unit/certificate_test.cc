@@ -289,6 +289,34 @@ TEST(Certificate, RoundingErrorsAreBoundedNotIgnored) {
   EXPECT_TRUE(check(m, one_atom(ones, ones, {1}, 1 - 1e-12), cert_of({leaf({1})})).valid);
 }
 
+// The f32 evaluation: y = (1 + 2^-30) x at x = 1 exceeds 1 exactly, but the weight rounds to 1 in f32,
+// where y = 1: "y <= 1" is refuted for the exact network only; a margin above the f32 error bounds is
+// refuted for both; a model with batch norm is refused in f32.
+TEST(Certificate, TheF32EvaluationIsCheckedOnRequest) {
+  GraphBuilder b;
+  const int64_t y = b.linear(b.input({1}), 1, {1 + 0x1p-30}, {0});
+  const Model m = eval_ctx::build_or_die(b, {y});
+  certify::CheckOptions f32;
+  f32.f32 = true;
+  const Certificate c = cert_of({leaf({1})});
+  auto exact = certify::check_certificate(m, one_atom({1}, {1}, {1}, 1.0), c);
+  auto rounded = certify::check_certificate(m, one_atom({1}, {1}, {1}, 1.0), c, f32);
+  ASSERT_TRUE(exact.ok() && rounded.ok());
+  EXPECT_TRUE(exact->valid) << exact->failure;
+  EXPECT_FALSE(rounded->valid);
+  auto margin = certify::check_certificate(m, one_atom({1}, {1}, {1}, 1 - 1e-6), c, f32);
+  ASSERT_TRUE(margin.ok());
+  EXPECT_TRUE(margin->valid) << margin->failure;
+  GraphBuilder bn;
+  const int64_t x = bn.input({1, 2, 1});
+  const int64_t n = bn.add(Op::BatchNormEval, {x}, BatchNormAttrs{1, 2});
+  bn.payload().batch_norm[n] = BatchNormRecord<double>{{1, 2}, {0, 0}, {0, 0}, {1, 1}, 1e-5};
+  const Model mb = eval_ctx::build_or_die(bn, {n});
+  auto refused = certify::check_certificate(mb, one_atom({0, 0}, {1, 1}, {1, 0}, -5), c, f32);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().node(), n);
+}
+
 // verify()'s certificates of unsat ACAS Xu instances check valid, and every mutation the issue names is
 // caught: a leaf removed, a split point moved out of its box (a leaf's box changed), a multiplier out of
 // its domain, a weight changed against the proof, the property's threshold moved against it.

@@ -21,6 +21,7 @@ namespace {
 struct CertOptions {
   std::string model, property, certificate;
   double timeout_s = 0;  // 0: none
+  std::string arith = "real";  // real, or f32: the f32 evaluation too
   bool json = false;
 };
 
@@ -37,6 +38,7 @@ int check_certificate_cmd(const CertOptions& o) {
   if (!cert.ok()) return fail(cert.message());
   certify::CheckOptions co;
   co.deadline = deadline;
+  co.f32 = o.arith == "f32";
   auto rep = certify::check_certificate(in->model, certificate_property(in->property), *cert, co);
   if (!rep.ok()) return fail(rep.message());
   if (o.json) {
@@ -69,10 +71,12 @@ void add_check_certificate(CLI::App& app, Command& cmd) {
   sub->add_option("property", o->property, "VNN-LIB property file")->required();
   sub->add_option("certificate", o->certificate, "certificate file (denote verify --certificate)")->required();
   sub->add_option("--timeout", o->timeout_s, "seconds for the check (0: no limit)")->capture_default_str();
+  sub->add_option("--arith", o->arith, "real (the exact network) or f32 (its f32 evaluation too)")->capture_default_str();
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([&cmd, o] {
     cmd.run = [o] {
       if (!(o->timeout_s >= 0)) return usage_error(fmt::format("--timeout {}: expected seconds >= 0", o->timeout_s));
+      if (o->arith != "real" && o->arith != "f32") return usage_error("--arith " + o->arith + ": expected real or f32");
       return check_certificate_cmd(*o);
     };
   });

@@ -100,6 +100,10 @@ Result<Certificate> parse_certificate(std::string_view text, std::string_view fi
 
 struct CheckOptions {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Also the network's f32 evaluation (parameters rounded to f32, every operation in binary32, any
+  // summation order): each affine node's value may differ from the exact op on its parents' values by an
+  // a-priori error bound, which the boxes and the leaves' bounds take in (docs/CERTIFICATES.md).
+  bool f32 = false;
 };
 
 struct CheckReport {
