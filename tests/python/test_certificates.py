@@ -73,3 +73,11 @@ def test_no_certificate_for_a_sat_answer(data_dir):
     assert r["result"] == "sat"
     assert r["certificate"] is None
     assert "certificate" not in denote.verify(m, os.path.join(data_dir, "acasxu", "prop_2.vnnlib"), timeout=60)
+
+
+def test_the_f32_evaluation_on_request(acas_unsat):
+    m, prop, r = acas_unsat
+    rep = denote.check_certificate(m, prop, r["certificate"], arith="f32")
+    assert rep["valid"], rep["failure"]
+    with pytest.raises(denote.InvalidInputError):
+        denote.check_certificate(m, prop, r["certificate"], arith="f16")
