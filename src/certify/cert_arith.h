@@ -44,11 +44,11 @@ struct Sum {
   }
 };
 
-// binary32: a bound of one f32 evaluation's error on a sum of n products with magnitudes summing to t,
-// its parameters rounded to f32 (one more relative u each), the result rounded: (n + 3) u32 t plus
-// underflow, with slack.
+// binary32: a bound of one f32 evaluation's error on a sum of n terms (products and a bias) whose
+// magnitudes sum to t, in any order (gamma_n u32 t, Higham's Lemma 3.1), its parameters rounded to f32
+// first (u32 t more): (n + 1) u32 t with slack, plus underflow.
 inline constexpr double kUnit32 = 0x1p-24, kEta32 = 0x1p-149;
-inline double f32_err(double t, double n) { return next_up(next_up(t * ((n + 3) * (1.02 * kUnit32))) + (n + 3) * kEta32); }
+inline double f32_err(double t, double n) { return next_up(next_up(t * ((n + 1) * (1.02 * kUnit32))) + (n + 3) * kEta32); }
 
 // A sum of products whose radius terms and rounding are folded into one nonnegative accumulation:
 // q = sum (r_i + kappa(n) |m_i|) |w_i| bounds both the radii's part and the rounding error of sum m_i w_i
