@@ -65,8 +65,9 @@ struct ReluBab {
     return d;
   }
 
-  // CROWN with the splits; proven when empty or some atom is impossible.
-  Bounds bound(const Subdomain& d, int iters) const {
+  // CROWN with the splits; proven when empty or some atom is impossible. keep: with a certificate, record
+  // the multipliers (not for a split candidate's halves, which are bounded again when searched).
+  Bounds bound(const Subdomain& d, int iters, bool keep = true) const {
     const DoubleBox box{input_shape(s.m), s.c.lo_out, s.c.hi_out};
     CrownOptions co;
     co.method = iters > 0 ? BoundMethod::AlphaCrown : BoundMethod::Crown;
@@ -80,7 +81,7 @@ struct ReluBab {
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
     co.input_coefficients = co.relu_coefficients = true;
-    co.relu_multipliers = s.o.certificate;
+    co.relu_multipliers = s.o.certificate && keep;
     auto r = run_crown(s.m.graph, s.m.payload, std::span<const DoubleBox>(&box, 1), s.m.output_ids[0], &spec, co, d);
     Bounds out;
     if (!r.ok()) {
@@ -137,7 +138,7 @@ struct ReluBab {
       Split sp = cands[static_cast<size_t>(i) / 2];
       sp.active = i % 2 == 0;
       half.splits.push_back(sp);
-      const Bounds r = bound(half, /*iters=*/0);
+      const Bounds r = bound(half, /*iters=*/0, /*keep=*/false);
       lo[static_cast<size_t>(i)] = r.error ? -INFINITY : r.proven ? INFINITY : r.spec_lo[w];
     });
     size_t best = 0;

@@ -4,6 +4,7 @@
 // certificate, however its splits and multipliers are chosen, is ever valid.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -362,6 +363,47 @@ TEST(Certificate, VerifysCertificatesCheckAndMutationsFail) {
   for (double& v : last.weight) v = -v;
   for (double& v : last.bias) v = -v;
   EXPECT_FALSE(check(flipped, p, c).valid);
+}
+
+// Relu splitting (mnistfc's 784 inputs): the certificate's relu splits, beta-CROWN's multipliers and the
+// root's slopes check valid, for the exact network and the f32 evaluation; a relu split's leaf removed fails.
+TEST(Certificate, ReluSplittingCertificatesCheck) {
+  auto m = load_model_onnx_file(kData + "/mnistfc/mnist-net_256x2.onnx");
+  ASSERT_TRUE(m.ok()) << m.message();
+  auto vp = load_vnnlib_file(kData + "/mnistfc/prop_0_0.03.vnnlib");
+  ASSERT_TRUE(vp.ok()) << vp.message();
+  VerifyOptions o;
+  o.timeout_s = 60;
+  o.certificate = true;
+  o.split = SplitMode::Relu;
+  auto r = verify(*m, *vp, o);
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r->result, VerifyResult::Unsat);
+  ASSERT_TRUE(r->certificate.has_value()) << r->certificate_error;
+  const certify::Property p = certificate_property(*vp);
+  int64_t relu_splits = 0, with_mu = 0;
+  for (const auto& job : r->certificate->jobs)
+    for (const TreeNode& t : job.tree) {
+      relu_splits += !t.is_leaf && t.split.kind == Split::Kind::Relu;
+      with_mu += t.is_leaf && !t.leaf.mu.empty();
+    }
+  EXPECT_GT(relu_splits, 0);
+  EXPECT_GT(with_mu, 0);
+  const auto ok = check(*m, p, *r->certificate);
+  EXPECT_TRUE(ok.valid) << ok.failure;
+  certify::CheckOptions f32;
+  f32.f32 = true;
+  auto both = certify::check_certificate(*m, p, *r->certificate, f32);
+  ASSERT_TRUE(both.ok()) << both.message();
+  EXPECT_TRUE(both->valid) << both->failure;
+  Certificate cut = *r->certificate;
+  for (auto& job : cut.jobs) {
+    auto it = std::find_if(job.tree.begin(), job.tree.end(), [](const TreeNode& t) { return !t.is_leaf; });
+    if (it == job.tree.end()) continue;
+    job.tree.pop_back();  // the last leaf of a tree with a split
+    break;
+  }
+  EXPECT_FALSE(check(*m, p, cut).valid);
 }
 
 TEST(Certificate, ModelsOutsideTheCheckersOpsAreErrorsNamingTheNode) {
