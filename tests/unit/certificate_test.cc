@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -318,23 +319,39 @@ TEST(Certificate, TheF32EvaluationIsCheckedOnRequest) {
   EXPECT_EQ(refused.status().node(), n);
 }
 
+// verify() with a certificate on tests/data's MODEL and PROP, which must be unsat.
+struct Certified {
+  Model model;
+  VnnProperty property;
+  Certificate certificate;
+};
+std::optional<Certified> certified(const std::string& model, const std::string& prop, SplitMode split) {
+  auto m = load_model_onnx_file(kData + "/" + model);
+  auto vp = load_vnnlib_file(kData + "/" + prop);
+  EXPECT_TRUE(m.ok() && vp.ok()) << m.message() << vp.message();
+  if (!m.ok() || !vp.ok()) return std::nullopt;
+  VerifyOptions o;
+  o.timeout_s = 60;
+  o.certificate = true;
+  o.split = split;
+  auto r = verify(*m, *vp, o);
+  EXPECT_TRUE(r.ok()) << r.message();
+  if (!r.ok()) return std::nullopt;
+  EXPECT_EQ(r->result, VerifyResult::Unsat);
+  EXPECT_TRUE(r->certificate.has_value()) << r->certificate_error;
+  if (!r->certificate) return std::nullopt;
+  return Certified{std::move(*m), std::move(*vp), std::move(*r->certificate)};
+}
+
 // verify()'s certificates of unsat ACAS Xu instances check valid, and every mutation the issue names is
 // caught: a leaf removed, a split point moved out of its box (a leaf's box changed), a multiplier out of
 // its domain, a weight changed against the proof, the property's threshold moved against it.
 TEST(Certificate, VerifysCertificatesCheckAndMutationsFail) {
-  auto m = load_model_onnx_file(kData + "/acasxu/ACASXU_run2a_1_1_batch_2000.onnx");
-  ASSERT_TRUE(m.ok()) << m.message();
-  auto vp = load_vnnlib_file(kData + "/acasxu/prop_4.vnnlib");
-  ASSERT_TRUE(vp.ok()) << vp.message();
-  VerifyOptions o;
-  o.timeout_s = 60;
-  o.certificate = true;
-  auto r = verify(*m, *vp, o);
-  ASSERT_TRUE(r.ok()) << r.message();
-  ASSERT_EQ(r->result, VerifyResult::Unsat);
-  ASSERT_TRUE(r->certificate.has_value()) << r->certificate_error;
-  const Certificate& c = *r->certificate;
-  const certify::Property p = certificate_property(*vp);
+  const auto run = certified("acasxu/ACASXU_run2a_1_1_batch_2000.onnx", "acasxu/prop_4.vnnlib", SplitMode::Auto);
+  ASSERT_TRUE(run.has_value());
+  const Model* m = &run->model;
+  const Certificate& c = run->certificate;
+  const certify::Property p = certificate_property(run->property);
   const auto ok = check(*m, p, c);
   EXPECT_TRUE(ok.valid) << ok.failure;
   EXPECT_GT(ok.leaves, 2);
@@ -368,35 +385,27 @@ TEST(Certificate, VerifysCertificatesCheckAndMutationsFail) {
 // Relu splitting (mnistfc's 784 inputs): the certificate's relu splits, beta-CROWN's multipliers and the
 // root's slopes check valid, for the exact network and the f32 evaluation; a relu split's leaf removed fails.
 TEST(Certificate, ReluSplittingCertificatesCheck) {
-  auto m = load_model_onnx_file(kData + "/mnistfc/mnist-net_256x2.onnx");
-  ASSERT_TRUE(m.ok()) << m.message();
-  auto vp = load_vnnlib_file(kData + "/mnistfc/prop_0_0.03.vnnlib");
-  ASSERT_TRUE(vp.ok()) << vp.message();
-  VerifyOptions o;
-  o.timeout_s = 60;
-  o.certificate = true;
-  o.split = SplitMode::Relu;
-  auto r = verify(*m, *vp, o);
-  ASSERT_TRUE(r.ok()) << r.message();
-  ASSERT_EQ(r->result, VerifyResult::Unsat);
-  ASSERT_TRUE(r->certificate.has_value()) << r->certificate_error;
-  const certify::Property p = certificate_property(*vp);
+  const auto run = certified("mnistfc/mnist-net_256x2.onnx", "mnistfc/prop_0_0.03.vnnlib", SplitMode::Relu);
+  ASSERT_TRUE(run.has_value());
+  const Model* m = &run->model;
+  const Certificate* cert = &run->certificate;
+  const certify::Property p = certificate_property(run->property);
   int64_t relu_splits = 0, with_mu = 0;
-  for (const auto& job : r->certificate->jobs)
+  for (const auto& job : cert->jobs)
     for (const TreeNode& t : job.tree) {
       relu_splits += !t.is_leaf && t.split.kind == Split::Kind::Relu;
       with_mu += t.is_leaf && !t.leaf.mu.empty();
     }
   EXPECT_GT(relu_splits, 0);
   EXPECT_GT(with_mu, 0);
-  const auto ok = check(*m, p, *r->certificate);
+  const auto ok = check(*m, p, *cert);
   EXPECT_TRUE(ok.valid) << ok.failure;
   certify::CheckOptions f32;
   f32.f32 = true;
-  auto both = certify::check_certificate(*m, p, *r->certificate, f32);
+  auto both = certify::check_certificate(*m, p, *cert, f32);
   ASSERT_TRUE(both.ok()) << both.message();
   EXPECT_TRUE(both->valid) << both->failure;
-  Certificate cut = *r->certificate;
+  Certificate cut = *cert;
   for (auto& job : cut.jobs) {
     auto it = std::find_if(job.tree.begin(), job.tree.end(), [](const TreeNode& t) { return !t.is_leaf; });
     if (it == job.tree.end()) continue;
