@@ -165,6 +165,28 @@ Status prepare_conv(const Model& m, const Node& n, Prepared& p) {
   return ok_status();
 }
 
+// avg_pool as the convolution it is (weight 1/k from each channel to itself; the divisor counts padding):
+// only where k = kh kw is a power of two, so that 1/k is exact.
+Status prepare_avg_pool(const Model& m, const Node& n, Prepared& p) {
+  const auto* w = std::get_if<WindowConfig>(&n.attrs);
+  const Shape& in = m.graph.nodes[static_cast<size_t>(n.parents[0])].out_shape;
+  const Shape& out = n.out_shape;
+  if (!w || w->spatial_rank != 2 || in.size() < 3 || out.size() != in.size() || count(Shape(in.begin(), in.end() - 3)) != 1)
+    return unsupported(n, "expected a 2-d average pool of one image (channels first)");
+  const int64_t k = w->kernel[0] * w->kernel[1];
+  if (k <= 0 || (k & (k - 1)) != 0) return unsupported(n, "a window whose size is not a power of two (1/size inexact)");
+  p.kind = Kind::Conv, p.var = n.parents[0];
+  p.cin = p.out = in[in.size() - 3], p.ih = in[in.size() - 2], p.iw = in[in.size() - 1];
+  p.oh = out[out.size() - 2], p.ow = out[out.size() - 1];
+  p.kh = w->kernel[0], p.kw = w->kernel[1], p.sh = w->stride[0], p.sw = w->stride[1], p.ph = w->padding[0], p.pw = w->padding[1];
+  p.w.assign(static_cast<size_t>(p.out * p.cin * k), 0.0);
+  for (int64_t c = 0; c < p.out; ++c)
+    for (int64_t t = 0; t < k; ++t) p.w[static_cast<size_t>((c * p.cin + c) * k + t)] = 1.0 / static_cast<double>(k);
+  p.aw = p.w;
+  p.b.assign(static_cast<size_t>(p.out), 0.0);
+  return ok_status();
+}
+
 Status prepare(const Model& m, const Node& n, Prepared& p) {
   const Graph& g = m.graph;
   p.numel = count(n.out_shape);
@@ -180,6 +202,7 @@ Status prepare(const Model& m, const Node& n, Prepared& p) {
     }
     case Op::Linear: p.kind = Kind::Linear; return prepare_linear(m, n, p);
     case Op::Conv: p.kind = Kind::Conv; return prepare_conv(m, n, p);
+    case Op::AvgPool: return prepare_avg_pool(m, n, p);
     case Op::Relu: p.kind = Kind::Relu, p.var = n.parents[0]; return ok_status();
     case Op::BatchNormEval: p.kind = Kind::Scale; return prepare_batch_norm(m, n, p);
     case Op::Neg: p.kind = Kind::Scale; return prepare_scale(m, n, p);
@@ -201,8 +224,8 @@ Status prepare(const Model& m, const Node& n, Prepared& p) {
     p.kind = Kind::Same, p.var = n.parents[0];
     return ok_status();
   }
-  return unsupported(n, "not covered (covered: input, const, linear, conv, relu, batch_norm_eval, add, sub, neg, "
-                        "mul_elem/div by a constant, reshape/flatten/detach)");
+  return unsupported(n, "not covered (covered: input, const, linear, conv, avg_pool, relu, batch_norm_eval, add, sub, "
+                        "neg, mul_elem/div by a constant, reshape/flatten/detach)");
 }
 
 }  // namespace

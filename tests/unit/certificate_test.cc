@@ -208,6 +208,25 @@ double certified_threshold(const Model& m, const std::vector<double>& lo, const 
   return a;
 }
 
+// Node `node`'s affine map from the input (shape `in`) as a dense matrix [outs, ins] and a bias, from the
+// evaluator on 0 and on unit inputs.
+void dense_form(const Model& m, int64_t node, const Shape& in, std::vector<double>& dense, std::vector<double>& bias) {
+  const size_t ins = static_cast<size_t>(numel(in));
+  auto at = [&](std::vector<double> x) {
+    auto r = eval_ctx::run<F64Context>(m, {Tensor<double>(in, std::move(x))}, node);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? r->data : std::vector<double>{};
+  };
+  bias = at(std::vector<double>(ins, 0.0));
+  dense.assign(bias.size() * ins, 0.0);
+  for (size_t i = 0; i < ins; ++i) {
+    std::vector<double> e(ins, 0.0);
+    e[i] = 1;
+    const auto col = at(e);
+    for (size_t o = 0; o < bias.size() && o < col.size(); ++o) dense[o * ins + i] = col[o] - bias[o];
+  }
+}
+
 // A convolutional network (conv with padding before and after, relu, flatten, linear): the checker's
 // bound holds at sampled points, and equals its bound on the same network with the convolution written
 // as a dense linear layer (its columns from the evaluator on unit inputs).
@@ -230,19 +249,8 @@ TEST(Certificate, ConvolutionalNetworkMatchesItsDenseForm) {
   const Model m = eval_ctx::build_or_die(b, {y, cv});
   Model single = m;
   single.output_ids = {y};
-  std::vector<double> dense(32 * 16), bias(32);
-  auto at = [&](std::vector<double> in) {
-    auto r = eval_ctx::run<F64Context>(m, {Tensor<double>({1, 1, 4, 4}, std::move(in))}, cv);
-    EXPECT_TRUE(r.ok()) << r.message();
-    return r.ok() ? r->data : std::vector<double>(32, 0.0);
-  };
-  bias = at(std::vector<double>(16, 0.0));
-  for (size_t i = 0; i < 16; ++i) {
-    std::vector<double> e(16, 0.0);
-    e[i] = 1;
-    const auto col = at(e);
-    for (size_t o = 0; o < 32; ++o) dense[o * 16 + i] = col[o] - bias[o];
-  }
+  std::vector<double> dense, bias;
+  dense_form(m, cv, {1, 1, 4, 4}, dense, bias);
   GraphBuilder d;
   const int64_t dx = d.input({1, 1, 4, 4});
   const int64_t dh = d.unary(Op::Relu, d.linear(d.unary(Op::Flatten, dx, ValueShapeAttrs{{1, 1, 4, 4}}), 32, dense, bias));
@@ -259,6 +267,36 @@ TEST(Certificate, ConvolutionalNetworkMatchesItsDenseForm) {
     ASSERT_TRUE(r.ok()) << r.message();
     EXPECT_GT(r->data[0], t) << "a point below the certified threshold";
   }
+}
+
+// An average pool (2x2, stride 2, padding 1: the divisor counts the padding) behind a relu: the same
+// certified threshold as its dense form; a 3x3 window (1/9 inexact) is refused, naming the node.
+TEST(Certificate, AveragePoolMatchesItsDenseForm) {
+  GraphBuilder b;
+  const int64_t x = b.input({1, 2, 4, 4});
+  const int64_t h = b.unary(Op::Relu, b.binary(Op::Sub, x, b.constant({1, 2, 4, 4}, std::vector<double>(32, 0.25))));
+  const int64_t pool = b.unary(Op::AvgPool, h, WindowConfig{2, {2, 2}, {2, 2}, {1, 1}});
+  std::vector<double> fc(18);
+  for (size_t i = 0; i < fc.size(); ++i) fc[i] = std::sin(1.0 + static_cast<double>(i));
+  const int64_t y = b.linear(b.unary(Op::Flatten, pool, ValueShapeAttrs{{1, 2, 3, 3}}), 1, fc, {0.1});
+  const Model m = eval_ctx::build_or_die(b, {y});
+  GraphBuilder alone;  // the pool alone, to read its matrix off the evaluator
+  const int64_t ap = alone.unary(Op::AvgPool, alone.input({1, 2, 4, 4}), WindowConfig{2, {2, 2}, {2, 2}, {1, 1}});
+  std::vector<double> dense, bias;
+  dense_form(eval_ctx::build_or_die(alone, {ap}), ap, {1, 2, 4, 4}, dense, bias);
+  GraphBuilder d;
+  const int64_t dx = d.input({1, 2, 4, 4});
+  const int64_t dh = d.unary(Op::Relu, d.binary(Op::Sub, dx, d.constant({1, 2, 4, 4}, std::vector<double>(32, 0.25))));
+  const int64_t dp = d.linear(d.unary(Op::Flatten, dh, ValueShapeAttrs{{1, 2, 4, 4}}), 18, dense, bias);
+  const Model dm = eval_ctx::build_or_die(d, {d.linear(dp, 1, fc, {0.1})});
+  const std::vector<double> lo(32, 0.0), hi(32, 1.0);
+  const double t = certified_threshold(m, lo, hi);
+  EXPECT_GT(t, -100);
+  EXPECT_NEAR(t, certified_threshold(dm, lo, hi), 1e-9 * (1 + std::fabs(t)));
+  GraphBuilder n9;
+  const int64_t p9 = n9.unary(Op::AvgPool, n9.input({1, 1, 3, 3}), WindowConfig{2, {3, 3}, {1, 1}, {0, 0}});
+  const Model m9 = eval_ctx::build_or_die(n9, {p9});
+  EXPECT_EQ(certify::covers(m9).node(), p9);
 }
 
 // A leaf's Lagrangian bound takes every vertex of a relu's hull: y = relu(x) + x / 2 on [-1, 1] has its
