@@ -55,9 +55,15 @@ certify::Leaf leaf_from_bounds(const std::vector<double>& lower, const std::vect
 }
 
 std::shared_ptr<const certify::Slopes> slopes_of(const Graph& g, const NodeBoxes& boxes) {
+  // Only relus with another relu after them: a slope is read by the CROWN rows of a later relu's input
+  // (the final rows carry their own multipliers), so the last relu layer's would never be.
+  std::vector<char> later(g.nodes.size(), 0);
+  for (size_t i = g.nodes.size(); i-- > 0;)
+    for (int64_t p : g.nodes[i].parents)
+      later[static_cast<size_t>(p)] = later[static_cast<size_t>(p)] || later[i] || splits_at_zero(g.nodes[i].op);
   auto s = std::make_shared<certify::Slopes>();
   for (const Node& n : g.nodes) {
-    if (!splits_at_zero(n.op) || n.parents.empty()) continue;
+    if (!splits_at_zero(n.op) || n.parents.empty() || !later[static_cast<size_t>(n.id)]) continue;
     const size_t p = static_cast<size_t>(n.parents[0]);
     if (p >= boxes.size() || !boxes[p]) continue;
     const DoubleBox& b = *boxes[p];

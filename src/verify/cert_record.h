@@ -32,8 +32,8 @@ inline Path extend(const Path& up, const certify::Split& s, bool second, std::sh
   return std::make_shared<const PathNode>(PathNode{up, s, second, std::move(slopes)});
 }
 
-// The lower slopes CROWN's passes take on boxes: per relu, the elements of its input on both sides of 0
-// with slope 1 (u > -l) and with slope 0.
+// The lower slopes CROWN's passes take on boxes: per relu with another relu after it, the elements of its
+// input on both sides of 0 with slope 1 (u > -l) and with slope 0.
 std::shared_ptr<const certify::Slopes> slopes_of(const Graph& g, const NodeBoxes& boxes);
 
 // Per atom: relu node id -> the multipliers of its input (rows offset .. offset + count of
