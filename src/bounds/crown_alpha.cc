@@ -207,14 +207,13 @@ void keep_best_rows(const Graph& g, const PassResult& pr, int64_t x_id, int64_t 
   }
 }
 
-// Marks each relu's input node (the multipliers a certificate keeps).
-void mark_relu_inputs(const Graph& g, std::vector<char>& rec, KeptMultipliers& mu, int64_t rows) {
+// Sizes mu for `rows` rows and marks each relu's input node in it and in the pass's record mask.
+void keep_relu_inputs(const Graph& g, std::vector<char>& rec, KeptMultipliers& mu, int64_t rows) {
   mu.at.assign(g.nodes.size(), {});
   mu.rows.assign(static_cast<size_t>(rows), 0);
   mu.relu_input.assign(g.nodes.size(), 0);
-  for (const Node& n : g.nodes)
-    if (splits_at_zero(n.op) && !n.parents.empty())
-      rec[static_cast<size_t>(n.parents[0])] = 1, mu.relu_input[static_cast<size_t>(n.parents[0])] = 1;
+  mark_relu_inputs(g, mu.relu_input);
+  mark_relu_inputs(g, rec);
 }
 
 }  // namespace
@@ -254,7 +253,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   if (input_coef || mu) {  // the input's (relus' inputs') coefficients stored by every pass: no fused first layer
     if (input_coef && x_id < 0) return best;
     if (input_coef) record_only[static_cast<size_t>(x_id)] = 1;
-    if (mu) mark_relu_inputs(g, record_only, *mu, rows);
+    if (mu) keep_relu_inputs(g, record_only, *mu, rows);
     po.record_only = &record_only;
   } else if (setup_.fuse_forward) {  // a fused first layer makes its forward values in the pass
     po.vertex_need = &need;

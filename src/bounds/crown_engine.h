@@ -22,6 +22,13 @@ struct KeptMultipliers {
   std::vector<char> rows, relu_input;
 };
 
+// Sets mask[p] for every node p that a split op (relu) reads: where a pass's coefficients are the relus'
+// multipliers (CrownOptions::relu_multipliers). mask has one entry per node.
+inline void mark_relu_inputs(const Graph& g, std::vector<char>& mask) {
+  for (const Node& n : g.nodes)
+    if (splits_at_zero(n.op) && !n.parents.empty()) mask[static_cast<size_t>(n.parents[0])] = 1;
+}
+
 struct PassResult {
   std::vector<double> lower;  // per row: a lower bound of (C v_start)_r (-inf: none)
   std::string failure;        // why every row is -inf

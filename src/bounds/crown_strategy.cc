@@ -237,16 +237,29 @@ void keep_coefficients(const Run& run, PassResult& pr, int64_t k, CrownResult& r
     res.input_coef.assign(a->begin(), a->begin() + static_cast<std::ptrdiff_t>(k * nx));
   res.input_linear = !res.input_coef.empty() && !pr.cut && in_ids.size() == 1 && res.has_spec;
   if (run.o.relu_multipliers) {  // every row's coefficients at each relu's input node
+    std::vector<char> inputs(g.nodes.size(), 0);
+    mark_relu_inputs(g, inputs);
     res.relu_mu.assign(g.nodes.size(), {});
     res.relu_mu_rows.assign(static_cast<size_t>(k), 1);
-    for (const Node& n : g.nodes) {
-      if (!splits_at_zero(n.op) || n.parents.empty()) continue;
-      const size_t p = static_cast<size_t>(n.parents[0]);
+    for (size_t p = 0; p < inputs.size() && p < pr.A.size(); ++p) {
       const size_t len = static_cast<size_t>(k * numel(g.nodes[p].out_shape));
-      if (p < pr.A.size() && pr.A[p].size() >= len) res.relu_mu[p].assign(pr.A[p].begin(), pr.A[p].begin() + static_cast<std::ptrdiff_t>(len));
+      if (inputs[p] && pr.A[p].size() >= len)
+        res.relu_mu[p].assign(pr.A[p].begin(), pr.A[p].begin() + static_cast<std::ptrdiff_t>(len));
     }
   }
   if (run.o.relu_coefficients) res.relu_coef = relu_rows(g, std::move(pr.A), k);
+}
+
+// What keep_coefficients reads, the only coefficients the final pass copies: the input's, and the relus'
+// (relu_coefficients) and their inputs' (relu_multipliers). It copied every node's before.
+std::vector<char> kept_nodes(const Run& run) {
+  const Graph& g = run.eng.g;
+  std::vector<char> keep(g.nodes.size(), 0);
+  for (int64_t x : g.input_ids()) keep[static_cast<size_t>(x)] = 1;
+  if (run.o.relu_multipliers) mark_relu_inputs(g, keep);
+  if (run.o.relu_coefficients)
+    for (const Node& n : g.nodes) keep[static_cast<size_t>(n.id)] = keep[static_cast<size_t>(n.id)] || splits_at_zero(n.op);
+  return keep;
 }
 
 }  // namespace
@@ -320,6 +333,8 @@ class CrownStrategy : public BoundStrategy {
   std::vector<double> final_rows(Run& run, const FinalRows& f, CrownResult& res) const override {
     PassOptions po;
     po.record = run.o.input_coefficients || run.o.relu_coefficients || run.o.relu_multipliers;
+    const std::vector<char> keep = po.record ? kept_nodes(run) : std::vector<char>{};
+    if (po.record) po.record_only = &keep;
     po.scales = &run.scales;
     PassResult pr = run.eng.pass(run.output, f.C, f.nr, po);
     if (po.record) keep_coefficients(run, pr, f.k, res);

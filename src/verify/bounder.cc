@@ -103,11 +103,7 @@ void Bounder::tighten_alpha(const Domain& d, int iters, Bounded& out) const {
     out.spec_lo[k] = std::max(out.spec_lo[k], a->spec_lo[k]);
   }
   if (some_atom_impossible(conj, out.spec_lo)) {
-    if (o.certificate) {  // each atom's multipliers from the pass that gave its bound
-      AtomMultipliers mu = atom_multipliers(m.graph, a->relu_mu, by_alpha, 0, conj.size(), a->boxes);
-      for (size_t k = 0; k < mu.size() && k < out.atom_mu.size(); ++k)
-        if (by_alpha[k]) out.atom_mu[k] = std::move(mu[k]);
-    }
+    if (o.certificate) take_alpha_rows(m.graph, *a, by_alpha, 0, a->boxes, out.atom_mu);
     out.dec = Decision::Proven;
     out.boxes.reset();
     return;
@@ -116,6 +112,13 @@ void Bounder::tighten_alpha(const Domain& d, int iters, Bounded& out) const {
   Boxes both = *out.boxes;
   intersect_node_boxes(both, a->boxes);
   out.boxes = std::make_shared<const Boxes>(std::move(both));
+}
+
+void take_alpha_rows(const Graph& g, const CrownResult& alpha, const std::vector<char>& by_alpha, size_t offset,
+                     const NodeBoxes& boxes, AtomMultipliers& mu) {
+  AtomMultipliers a = atom_multipliers(g, alpha.relu_mu, by_alpha, offset, mu.size(), boxes);
+  for (size_t k = 0; k < mu.size(); ++k)
+    if (offset + k < by_alpha.size() && by_alpha[offset + k]) mu[k] = std::move(a[k]);
 }
 
 Clock::time_point quarter_left(Clock::time_point deadline) {
@@ -291,11 +294,7 @@ bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& op
       if (k < b.spec_lo.size()) lower[k] = std::max(lower[k], b.spec_lo[k]);
     }
     if (some_atom_impossible(bounders[i].conj, lower)) {
-      if (bounders[i].o.certificate) {  // each atom's multipliers from the pass that gave its bound
-        AtomMultipliers mu = atom_multipliers(m.graph, r->relu_mu, by_alpha, offset, lower.size(), *boxes);
-        for (size_t k = 0; k < mu.size() && k < b.atom_mu.size(); ++k)
-          if (by_alpha[offset + k]) b.atom_mu[k] = std::move(mu[k]);
-      }
+      if (bounders[i].o.certificate) take_alpha_rows(m.graph, *r, by_alpha, offset, *boxes, b.atom_mu);
       b.dec = Decision::Proven, any = true, b.spec_lo = std::move(lower), b.alpha = true;
       continue;
     }

@@ -103,6 +103,16 @@ struct Bounder {
   void tighten_alpha(const Domain& d, int iters, Bounded& out) const;
 };
 
+// A certificate's multipliers of each atom from the pass that gave its bound: alpha-CROWN's rows (offset ..
+// offset + mu.size() of `alpha`) flagged in by_alpha replace the CROWN pass's in mu.
+void take_alpha_rows(const Graph& g, const CrownResult& alpha, const std::vector<char>& by_alpha, size_t offset,
+                     const NodeBoxes& boxes, AtomMultipliers& mu);
+
+// A proven domain's proof into the certificate (`c` null: none is made).
+inline void record_proof(CertRecorder* c, int job, const Path& path, const Bounded& b, const std::vector<double>& rhs) {
+  if (c) c->leaf(job, path, leaf_from_bounds(b.spec_lo, rhs, b.lambda, b.atom_mu), b.slopes);
+}
+
 // A quarter of the time left before `deadline`: the share of sampling, of gradient descent and, under
 // intermediate "auto", of the whole-box CROWN pass.
 Clock::time_point quarter_left(Clock::time_point deadline);

@@ -89,18 +89,22 @@ void CertRecorder::root_slopes(int job, std::shared_ptr<const certify::Slopes> s
   roots_[static_cast<size_t>(job)] = std::move(slopes);
 }
 
-void CertRecorder::relu_leaf(int job, const Graph& g, const std::vector<ReluSplit>& splits, certify::Leaf leaf) {
+CertRecorder::CertRecorder(std::vector<std::pair<int64_t, int64_t>> jobs, const Graph& g)
+    : jobs_(std::move(jobs)), leaves_(jobs_.size()), relu_of_(g.nodes.size(), -1) {
+  for (const Node& n : g.nodes) {
+    if (!splits_at_zero(n.op) || n.parents.empty()) continue;
+    int64_t& r = relu_of_[static_cast<size_t>(n.parents[0])];
+    if (r < 0) r = n.id;
+  }
+}
+
+void CertRecorder::relu_leaf(int job, const std::vector<ReluSplit>& splits, certify::Leaf leaf) {
   Recorded r;
   for (const ReluSplit& s : splits) {
-    int64_t relu = -1;
-    for (const Node& n : g.nodes)
-      if (splits_at_zero(n.op) && !n.parents.empty() && n.parents[0] == s.node) {
-        relu = n.id;
-        break;
-      }
     certify::Split sp;
     sp.kind = certify::Split::Kind::Relu;
-    sp.index = relu, sp.elem = s.elem;
+    sp.index = s.node >= 0 && static_cast<size_t>(s.node) < relu_of_.size() ? relu_of_[static_cast<size_t>(s.node)] : -1;
+    sp.elem = s.elem;
     r.relu_steps.push_back({sp, s.active});
   }
   r.leaf = std::move(leaf);

@@ -52,15 +52,15 @@ certify::Leaf leaf_from_bounds(const std::vector<double>& lower, const std::vect
 
 class CertRecorder {
  public:
-  // jobs[i]: (case index, conjunction index) of verify's job i.
-  explicit CertRecorder(std::vector<std::pair<int64_t, int64_t>> jobs) : jobs_(std::move(jobs)), leaves_(jobs_.size()) {}
+  // jobs[i]: (case index, conjunction index) of verify's job i; g: the model's graph (the relu reading each node).
+  CertRecorder(std::vector<std::pair<int64_t, int64_t>> jobs, const Graph& g);
   // Thread-safe. slopes: the leaf's own (or null).
   void leaf(int job, const Path& path, certify::Leaf leaf, std::shared_ptr<const certify::Slopes> slopes = nullptr);
   // The slopes of the job's whole box (a relu branch and bound's root, whose paths carry none).
   void root_slopes(int job, std::shared_ptr<const certify::Slopes> slopes);
   // A relu branch and bound leaf: the splits in the order they were made (ReluSplit::node is the relu's
   // input; the relu reading it names the split).
-  void relu_leaf(int job, const Graph& g, const std::vector<ReluSplit>& splits, certify::Leaf leaf);
+  void relu_leaf(int job, const std::vector<ReluSplit>& splits, certify::Leaf leaf);
   Result<certify::Certificate> build() const;
 
  private:
@@ -75,6 +75,7 @@ class CertRecorder {
   mutable std::mutex mu_;
   std::vector<std::vector<Recorded>> leaves_;
   std::vector<std::shared_ptr<const certify::Slopes>> roots_ = std::vector<std::shared_ptr<const certify::Slopes>>(jobs_.size());
+  std::vector<int64_t> relu_of_;  // per node, the (first) relu reading it, or -1: what names a relu split
 };
 
 }  // namespace denote::verify_detail

@@ -161,7 +161,7 @@ struct ReluBab {
   std::optional<VerifyResult> expand(Subdomain&& d, const Bounds& b) {
     if (b.error) return VerifyResult::Unknown;
     if (b.proven) {
-      if (s.cert) s.cert->relu_leaf(s.job, s.m.graph, d.splits, leaf_from_bounds(b.spec_lo, rhs, {}, b.atom_mu));
+      if (s.cert) s.cert->relu_leaf(s.job, d.splits, leaf_from_bounds(b.spec_lo, rhs, {}, b.atom_mu));
       return std::nullopt;
     }
     const size_t w = closest_atom(s.conj, b.spec_lo);

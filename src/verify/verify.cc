@@ -134,7 +134,7 @@ struct Bab {
     if (r.combined) ++s.stats.combined;
     if (r.alpha) ++s.stats.alpha_calls;
     if (r.dec == Decision::Proven) {
-      if (s.cert) s.cert->leaf(s.job, d.path, leaf_from_bounds(r.spec_lo, b.rhs, r.lambda, r.atom_mu), r.slopes);
+      record_proof(s.cert, s.job, d.path, r, b.rhs);
       return Step::Continue;
     }
     std::vector<double> mid(d.lo.size());
@@ -321,8 +321,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
     Bounded a = b.bound(bab.whole, BoundMethod::AlphaCrown);
     if (a.dec != Decision::Error) root = std::move(a);
     if (root.dec == Decision::Proven) s.stats.decided_by = "alpha-crown";
-    if (root.dec == Decision::Proven && s.cert)
-      s.cert->leaf(job, nullptr, leaf_from_bounds(root.spec_lo, b.rhs, root.lambda, root.atom_mu), root.slopes);
+    if (root.dec == Decision::Proven) record_proof(s.cert, job, nullptr, root, b.rhs);
   }
   s.stats.bounds_s += since(tb);
   if (root.dec == Decision::Proven) return VerifyResult::Unsat;
@@ -509,12 +508,10 @@ Result<VerifyOutcome> verify(const Model& m, const VnnProperty& p, const VerifyO
   }
   bool all_unsat = true, timed_out = false;
   std::string search_note;  // why a search stopped undecided (its memory), the first one
-  std::unique_ptr<CertRecorder> cert = o.certificate ? std::make_unique<CertRecorder>(job_ids) : nullptr;
+  std::unique_ptr<CertRecorder> cert = o.certificate ? std::make_unique<CertRecorder>(job_ids, m.graph) : nullptr;
   for (size_t i = 0; i < jobs.size() && !timed_out; ++i) {
     if (roots[i].dec == Decision::Proven) {
-      if (cert)
-        cert->leaf(static_cast<int>(i), nullptr,
-                   leaf_from_bounds(roots[i].spec_lo, bounders[i].rhs, roots[i].lambda, roots[i].atom_mu), roots[i].slopes);
+      record_proof(cert.get(), static_cast<int>(i), nullptr, roots[i], bounders[i].rhs);
       continue;
     }
     Search s{m, *jobs[i].c, *jobs[i].conj, o, st, {}, p32.get(), deadline, chain ? &*chain : nullptr};
