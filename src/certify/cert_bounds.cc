@@ -88,13 +88,8 @@ void perturbation(const Box& b, int64_t rows, const Coef& in, std::vector<Sum>& 
 void concretize(const Box& b, int64_t rows, Coef& in, std::vector<Sum>& sums) {
   const size_t len = b.lo.size();
   for (int64_t r = 0; r < rows; ++r)
-    for (size_t j = 0; j < len; ++j) {
-      const size_t ci = static_cast<size_t>(r) * len + j;
-      const double m = in.mid[ci], rr = in.rad[ci];
-      Sum& s = sums[static_cast<size_t>(r)];
-      if (m != 0) s.add_prod(m, m > 0 ? b.lo[j] : b.hi[j]);
-      if (rr != 0) s.add_prod(-rr, std::max(std::fabs(b.lo[j]), std::fabs(b.hi[j])));
-    }
+    add_box_minimum(b, in.mid.data() + static_cast<size_t>(r) * len, in.rad.data() + static_cast<size_t>(r) * len,
+                    sums[static_cast<size_t>(r)]);
   in = Coef{};
 }
 
@@ -148,6 +143,13 @@ void clamp(const Domain& d, int64_t id, Box& b) {
 }
 
 }  // namespace
+
+void add_box_minimum(const Box& b, const double* mid, const double* rad, Sum& s) {
+  for (size_t j = 0; j < b.lo.size(); ++j) {
+    if (mid[j] != 0) s.add_prod(mid[j], mid[j] > 0 ? b.lo[j] : b.hi[j]);
+    if (rad[j] != 0) s.add_prod(-rad[j], std::max(std::fabs(b.lo[j]), std::fabs(b.hi[j])));
+  }
+}
 
 std::vector<double> lower_bounds(const Net& net, const std::vector<Box>& boxes, int64_t start, int64_t rows,
                                  std::vector<double> cmid, std::vector<double> crad,

@@ -36,6 +36,9 @@ struct Domain {
 enum class DomainKind : uint8_t { Boxes, Empty, Invalid };
 DomainKind domain_boxes(const Net& net, const Domain& d, std::vector<Box>& boxes);
 
+// Adds to s the terms of a lower bound of sum_j L_j x_j over the box, L_j in mid_j +- rad_j.
+void add_box_minimum(const Box& b, const double* mid, const double* rad, Sum& s);
+
 // Lower bounds of `rows` linear functionals of node `start` (coefficients cmid +- crad, rows x numel)
 // over the domain whose boxes are given: the relu relaxations' multipliers from mu (relu node id ->
 // per element of its input, NaN where not given; row 0 only) where given, else CROWN's. -inf where not finite. used (or

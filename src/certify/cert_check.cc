@@ -172,10 +172,7 @@ double leaf_bound(const JobCheck& jc, const std::vector<Box>& boxes, const Leaf&
   objective(jc.atoms, leaf.lambda, net.numel(net.output()), mid, rad, constant);
   const Box& ob = boxes[static_cast<size_t>(net.output())];
   Sum ibp;
-  for (size_t j = 0; j < mid.size(); ++j) {
-    if (mid[j] != 0) ibp.add_prod(mid[j], mid[j] > 0 ? ob.lo[j] : ob.hi[j]);
-    if (rad[j] != 0) ibp.add_prod(-rad[j], std::max(std::fabs(ob.lo[j]), std::fabs(ob.hi[j])));
-  }
+  add_box_minimum(ob, mid.data(), rad.data(), ibp);
   const std::map<int64_t, std::vector<double>> mu =
       leaf.mu.empty() ? combined_mu(jc, boxes, leaf.lambda, slopes) : dense_mu(net, leaf);
   const double lin = lower_bounds(net, boxes, net.output(), 1, std::move(mid), std::move(rad), &mu, nullptr, slopes)[0];
