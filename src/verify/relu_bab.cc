@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "bounds/crown_relax.h"
 #include "bounds/kernel_ops.h"
 #include "verify/cert_record.h"
 
@@ -35,6 +36,53 @@ size_t candidate_count(const Model& m, int asked) {
   for (const Node& n : m.graph.nodes)
     if (bound_kernel(n.op) == BoundKernel::Conv) return 24;
   return 10;
+}
+
+// half_gains at one relu: c is the parent pass's row w at the relu's input p (its coefficients at the
+// relu through the relu's lines at p's box), t the lines' intercept terms; rows [c; per candidate c
+// with its element's coefficient the identity's, then zero], bounded by one CROWN pass from p on the
+// parent's boxes. Empty where the pass fails or the inputs do not fit.
+std::vector<double> gains_at(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
+                             const std::vector<std::vector<double>>& relu_coef, size_t w, int64_t relu,
+                             const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
+  const Node& rn = m.graph.nodes[static_cast<size_t>(relu)];
+  const int64_t p = rn.parents[0];
+  if (!parent.prior || !(*parent.prior)[static_cast<size_t>(p)]) return {};
+  const DoubleBox& pb = *(*parent.prior)[static_cast<size_t>(p)];
+  const size_t len = pb.lo.size();
+  if (relu_coef.size() <= static_cast<size_t>(relu) || relu_coef[static_cast<size_t>(relu)].size() < (w + 1) * len) return {};
+  const double* lam = relu_coef[static_cast<size_t>(relu)].data() + w * len;
+  std::vector<double> c(len), t(len);
+  for (size_t i = 0; i < len; ++i) {
+    const crown::Relax r = crown::relax_relu(pb.lo[i], pb.hi[i]);
+    const crown::Line& line = lam[i] >= 0 ? r.lo : r.up;
+    c[i] = lam[i] * line.a, t[i] = lam[i] * line.b;
+  }
+  SpecMatrix rows{static_cast<int64_t>(1 + 2 * at.size()), static_cast<int64_t>(len), {}};
+  rows.c.reserve(static_cast<size_t>(rows.rows) * len);
+  rows.c.insert(rows.c.end(), c.begin(), c.end());
+  for (const size_t q : at) {
+    const size_t j = static_cast<size_t>(cands[q].sp.elem);
+    if (j >= len) return {};
+    for (const double v : {lam[j], 0.0}) {
+      rows.c.insert(rows.c.end(), c.begin(), c.end());
+      rows.c[rows.c.size() - len + j] = v;
+    }
+  }
+  CrownOptions co = base;
+  co.method = BoundMethod::Crown;
+  co.intermediate_crown = false;
+  co.lower_only = true;
+  co.input_coefficients = co.relu_coefficients = co.relu_multipliers = false;
+  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&input, 1), p, &rows, co, parent);
+  if (!r.ok()) return {};
+  const std::vector<double>& lo = r->spec_lo;
+  std::vector<double> gain(at.size());
+  for (size_t i = 0; i < at.size(); ++i) {
+    gain[i] = std::min(lo[1 + 2 * i], lo[2 + 2 * i]) - lo[0] - t[static_cast<size_t>(cands[at[i]].sp.elem)];
+    if (std::isnan(gain[i])) gain[i] = -INFINITY;
+  }
+  return gain;
 }
 
 struct ReluBab {
@@ -100,8 +148,8 @@ struct ReluBab {
   }
 
   // The unstable unsplit elements with the largest |A| u(-l)/(u-l) for row w, at most k, best first.
-  std::vector<Split> candidates(const Subdomain& d, const Bounds& b, size_t w, size_t k) const {
-    std::vector<std::pair<double, Split>> all;
+  std::vector<Candidate> candidates(const Subdomain& d, const Bounds& b, size_t w, size_t k) const {
+    std::vector<std::pair<double, Candidate>> all;  // Candidate: relu_bab.h
     const Graph& g = s.m.graph;
     for (size_t id = 0; id < b.relu_coef.size(); ++id) {
       const auto& A = b.relu_coef[id];
@@ -116,35 +164,32 @@ struct ReluBab {
         if (sp.node == p && static_cast<size_t>(sp.elem) < len) split_here[static_cast<size_t>(sp.elem)] = 1;
       for (size_t j = 0; j < len; ++j) {
         const double l = pb->lo[j], u = pb->hi[j];
-        if (!(l < -e[j] && u > e[j])) continue;
-        if (!split_here[j]) all.push_back({std::fabs(A[w * len + j]) * (u * -l / (u - l)), Split{p, static_cast<int64_t>(j), true, e[j]}});
+        if (!(l < -e[j] && u > e[j]) || split_here[j]) continue;
+        all.push_back({std::fabs(A[w * len + j]) * (u * -l / (u - l)),
+                       Candidate{Split{p, static_cast<int64_t>(j), true, e[j]}, static_cast<int64_t>(id)}});
       }
     }
     const size_t n = std::min(k, all.size());
     std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
                       [](const auto& x, const auto& y) { return x.first > y.first; });
-    std::vector<Split> out;
+    std::vector<Candidate> out;
     for (size_t i = 0; i < n; ++i) out.push_back(all[i].second);
     return out;
   }
 
-  // Of the candidates, the one whose two halves' CROWN lower bounds of row w (without multipliers:
-  // one pass each, on the pool) have the largest minimum; the first on a tie.
-  Split pick(const Subdomain& d, const Bounds& b, size_t w, const std::vector<Split>& cands) const {
-    if (cands.size() == 1) return cands[0];
-    std::vector<double> lo(2 * cands.size(), -INFINITY);
-    pool.run(static_cast<int>(lo.size()), [&](int i) {
-      Subdomain half = open(d.splits, b.boxes);
-      Split sp = cands[static_cast<size_t>(i) / 2];
-      sp.active = i % 2 == 0;
-      half.splits.push_back(sp);
-      const Bounds r = bound(half, /*iters=*/0, /*keep=*/false);
-      lo[static_cast<size_t>(i)] = r.error ? -INFINITY : r.proven ? INFINITY : r.spec_lo[w];
-    });
+  // Of the candidates, the one whose two halves' CROWN lower bounds of row w (without multipliers) have
+  // the largest minimum; the first on a tie. One pass per relu with candidates (half_gains).
+  Split pick(const Subdomain& d, const Bounds& b, size_t w, const std::vector<Candidate>& cands, int64_t& passes) const {
+    if (cands.size() == 1) return cands[0].sp;
+    const DoubleBox box{input_shape(s.m), s.c.lo_out, s.c.hi_out};
+    CrownOptions co;
+    co.arith = s.o.arith;
+    co.eval.max_bytes = bound_memory(s.o);
+    const std::vector<double> score = half_gains(s.m, box, co, open(d.splits, b.boxes), b.relu_coef, w, cands, &passes);
     size_t best = 0;
-    for (size_t c = 1; c < cands.size(); ++c)
-      if (std::min(lo[2 * c], lo[2 * c + 1]) > std::min(lo[2 * best], lo[2 * best + 1])) best = c;
-    return cands[best];
+    for (size_t q = 1; q < cands.size(); ++q)
+      if (score[q] > score[best]) best = q;
+    return cands[best].sp;
   }
 
   // The input vertex minimising row w's linear lower bound: where the relaxation says the atom is
@@ -166,15 +211,14 @@ struct ReluBab {
     }
     const size_t w = closest_atom(s.conj, b.spec_lo);
     if (probe(b, w)) return VerifyResult::Sat;
-    const std::vector<Split> cands = candidates(d, b, w, n_candidates);
+    const std::vector<Candidate> cands = candidates(d, b, w, n_candidates);
     if (cands.empty()) {  // every relu decided: the linear bound over the box misses the splits' constraints
       undecided = true;
       return std::nullopt;
     }
     const auto tc = Clock::now();
-    const std::optional<Split> sp = pick(d, b, w, cands);
+    const std::optional<Split> sp = pick(d, b, w, cands, s.stats.crown_calls);
     s.stats.bab_bounds_s += since(tc);
-    s.stats.crown_calls += cands.size() > 1 ? static_cast<int64_t>(2 * cands.size()) : 0;
     Subdomain off = open(d.splits, b.boxes), on = open(std::move(d.splits), b.boxes);
     off.splits.push_back(Split{sp->node, sp->elem, false, sp->margin});
     on.splits.push_back(*sp);
@@ -228,6 +272,24 @@ struct ReluBab {
 };
 
 }  // namespace
+
+std::vector<double> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
+                               const std::vector<std::vector<double>>& relu_coef, size_t w,
+                               const std::vector<Candidate>& cands, int64_t* passes) {
+  std::vector<double> gain(cands.size(), -INFINITY);
+  std::vector<int64_t> relus;
+  for (const Candidate& c : cands)
+    if (std::find(relus.begin(), relus.end(), c.relu) == relus.end()) relus.push_back(c.relu);
+  for (const int64_t relu : relus) {
+    std::vector<size_t> at;
+    for (size_t q = 0; q < cands.size(); ++q)
+      if (cands[q].relu == relu) at.push_back(q);
+    const std::vector<double> g = gains_at(m, input, base, parent, relu_coef, w, relu, cands, at);
+    for (size_t i = 0; i < at.size() && i < g.size(); ++i) gain[at[i]] = g[i];
+    if (passes) ++*passes;
+  }
+  return gain;
+}
 
 VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,

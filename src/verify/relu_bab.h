@@ -37,6 +37,25 @@ namespace denote::verify_detail {
 std::optional<std::vector<std::vector<double>>> eval_margins(const Model& m, const NodeBoxes& boxes, int64_t output,
                                                              const ArithSpec& arith);
 
+// A split candidate: sp splits element sp.elem of relu `relu`'s input node sp.node.
+struct Candidate {
+  ReluSplit sp;
+  int64_t relu = -1;
+};
+
+// Per candidate, row w's CROWN lower bound of its worse half (the element's input >= 0, or <= 0) minus
+// the parent's, without multipliers: the halves keep the parent's node boxes (parent.prior, with
+// prior_only and the parent's splits) and differ from it only in the element's relu line (the
+// identity, or zero), so with c the parent pass's row at the relu's input p and B(v) the lower bound
+// of v . x_p by a CROWN pass from p, a half's bound is the parent's minus the element's intercept term
+// plus B(c') - B(c). One pass from p with 1 + 2k rows serves the k candidates there (one per relu:
+// counted in *passes); split by split, 2k passes from the output each bounded every row above p
+// again. relu_coef: the parent's CROWN pass's coefficients at each relu (CrownResult::relu_coef, row
+// w of them). -inf where a pass fails. base: the arithmetic and memory budget.
+std::vector<double> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
+                               const std::vector<std::vector<double>>& relu_coef, size_t w,
+                               const std::vector<Candidate>& cands, int64_t* passes = nullptr);
+
 // Whether verify() should split relus rather than inputs: more than 16 input dimensions of positive
 // width, margins available.
 bool prefer_relu_split(const VnnCase& c);

@@ -280,5 +280,75 @@ TEST(VerifyRelu, NoMarginsOutsideTheirOps) {
   EXPECT_FALSE(verify_detail::eval_margins(*m, r->boxes, y, ArithSpec::f32()).has_value());
 }
 
+// The split choice's scores (verify_detail::half_gains: one pass per relu from its input, on rows that
+// differ from the parent's in one element) against each half bounded on its own by the search's CROWN
+// pass from the output: per candidate, the worse half's bound minus the parent's. Both arithmetics'
+// error terms, a dense network and a convolutional one with a residual join and max-pooling, several
+// rows of the spec.
+void expect_gains_are_the_halves(const Model& m, const VnnProperty& p, const ArithSpec& arith) {
+  const VnnCase& c = p.cases[0];
+  const DoubleBox box{verify_detail::input_shape(m), c.lo_out, c.hi_out};
+  const int64_t out = m.output_ids[0];
+  const int64_t k = numel(m.graph.nodes[static_cast<size_t>(out)].out_shape);
+  SpecMatrix spec{k, k, std::vector<double>(static_cast<size_t>(k * k), 0.0)};
+  for (int64_t i = 0; i < k; ++i) spec.c[static_cast<size_t>(i * k + (i + 1) % k)] = 1, spec.c[static_cast<size_t>(i * k)] -= 1;
+  CrownOptions co;
+  co.arith = arith;
+  auto root = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), out, nullptr, co);
+  ASSERT_TRUE(root.ok()) << root.message();
+  Subdomain parent;  // as the search bounds a subdomain: the root's boxes, no intermediate passes
+  parent.prior = std::make_shared<const NodeBoxes>(root->boxes);
+  parent.prior_only = true;
+  co.intermediate_crown = false;
+  co.lower_only = co.relu_coefficients = true;
+  auto at = [&](const Subdomain& d) {
+    auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), out, &spec, co, d);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? std::move(*r) : CrownResult{};
+  };
+  const CrownResult par = at(parent);
+  ASSERT_EQ(par.relu_coef.size(), m.graph.nodes.size());
+  std::vector<verify_detail::Candidate> cands;  // up to 8 unstable elements of each relu's input
+  for (const Node& n : m.graph.nodes) {
+    if (n.op != Op::Relu) continue;
+    const DoubleBox& b = *root->boxes[static_cast<size_t>(n.parents[0])];
+    for (size_t j = 0, q = 0; j < b.lo.size() && q < 8; j += 3)
+      if (b.lo[j] < 0 && b.hi[j] > 0) q++, cands.push_back({ReluSplit{n.parents[0], static_cast<int64_t>(j), true, 0}, n.id});
+  }
+  ASSERT_GE(cands.size(), 8u);
+  // f32: a split also narrows the box its relu's output has, which the evaluation error terms of the
+  // layers after it read (a half's own pass has them a few 1e-7 smaller); f64's terms are 1e-16.
+  const double tol = arith.name == "f32" ? 2e-6 : 1e-9;
+  int compared = 0;
+  for (size_t w : {size_t{0}, static_cast<size_t>(k / 2)}) {
+    int64_t passes = 0;
+    const std::vector<double> gain = verify_detail::half_gains(m, box, co, parent, par.relu_coef, w, cands, &passes);
+    ASSERT_EQ(gain.size(), cands.size());
+    EXPECT_LT(passes, static_cast<int64_t>(cands.size()));  // one per relu
+    for (size_t q = 0; q < cands.size(); ++q) {
+      double worse = INFINITY;
+      for (const bool active : {true, false}) {
+        Subdomain half = parent;
+        half.splits.push_back(cands[q].sp);
+        half.splits.back().active = active;
+        worse = std::min(worse, at(half).spec_lo[w]);
+      }
+      const double want = worse - par.spec_lo[w];
+      EXPECT_NEAR(gain[q], want, tol * (1 + std::fabs(par.spec_lo[w]))) << "candidate " << q << ", row " << w << ", " << arith.name;
+      compared += std::isfinite(want);
+    }
+  }
+  EXPECT_GE(compared, 16);
+}
+
+TEST(VerifyRelu, SplitScoresAreTheHalvesBounds) {
+  const Loaded l = load("mnistfc/mnist-net_256x2.onnx", "mnistfc/prop_0_0.03.vnnlib");
+  expect_gains_are_the_halves(l.m, l.p, ArithSpec::f32());
+  expect_gains_are_the_halves(l.m, l.p, ArithSpec::f64());
+  auto pool = load_model_onnx_file(kData + "/verivital/Convnet_avgpool.onnx");
+  ASSERT_TRUE(pool.ok()) << pool.message();
+  expect_gains_are_the_halves(*pool, box_property(784, 0.5, 0.05, 10), ArithSpec::f32());
+}
+
 }  // namespace
 }  // namespace denote
