@@ -28,14 +28,17 @@ struct Bounds {
   AtomMultipliers atom_mu;                      // proven, for a certificate: each atom's relu multipliers
 };
 
-// Split candidates tried per subdomain (VerifyOptions::bab_candidates; mnistfc prop_5_0.03: 1 -> 3,276
-// subdomains and 3.9 s of branch and bound, 3 -> 1,552, 6 -> 560, 10 -> 346 and 0.9 s, 16 -> 334 and
-// 1.3 s; oval21 cifar_wide img4720: 10 -> 27.7 s, 16 -> 8.9 s, 24 -> 8.0 s).
+// Split candidates scored per subdomain (VerifyOptions::bab_candidates). With one scoring pass per relu
+// (half_gains) more candidates cost little and pick better splits: mnistfc prop_1_0.03 timeout at 60 s
+// with 10, 49 s with 24, 12.0 s with 48 (9,914 subdomains), 12.9 s with 64; oval21 cifar_deep img5168
+// timeout at 60 s with 32, 21 s with 48, 13.4 s with 64 (508 subdomains), 16.3 s with 96; cifar_base
+// img6638 timeout with 24, 11.9 s with 32, 13.9 s with 48, 16.5 s with 64. (Scored by 2k passes each,
+// before: mnistfc prop_5_0.03 346 subdomains with 10, 3,276 with 1.)
 size_t candidate_count(const Model& m, int asked) {
   if (asked > 0) return static_cast<size_t>(asked);
   for (const Node& n : m.graph.nodes)
-    if (bound_kernel(n.op) == BoundKernel::Conv) return 24;
-  return 10;
+    if (bound_kernel(n.op) == BoundKernel::Conv) return 64;
+  return 48;
 }
 
 // half_gains at one relu: c is the parent pass's row w at the relu's input p (its coefficients at the
@@ -202,26 +205,39 @@ struct ReluBab {
     return try_point(s, x);
   }
 
-  // After a subdomain's bounds: probe it, then split it onto the stack (active on top).
-  std::optional<VerifyResult> expand(Subdomain&& d, const Bounds& b) {
+  // A bounded subdomain's split: the atom row it aims at (the closest to proven) and the split, none when
+  // no unstable element is left; nothing for a proven or failed one. Pure: run() makes a batch's choices
+  // on the pool.
+  struct Choice {
+    size_t w = 0;
+    std::optional<Split> split;
+    int64_t passes = 0;
+  };
+  Choice choose(const Subdomain& d, const Bounds& b) const {
+    Choice c;
+    if (b.error || b.proven) return c;
+    c.w = closest_atom(s.conj, b.spec_lo);
+    const std::vector<Candidate> cands = candidates(d, b, c.w, n_candidates);
+    if (!cands.empty()) c.split = pick(d, b, c.w, cands, c.passes);
+    return c;
+  }
+
+  // After a subdomain's bounds and choice: probe it, then split it onto the stack (active on top).
+  std::optional<VerifyResult> expand(Subdomain&& d, const Bounds& b, const Choice& c) {
     if (b.error) return VerifyResult::Unknown;
     if (b.proven) {
       if (s.cert) s.cert->relu_leaf(s.job, d.splits, leaf_from_bounds(b.spec_lo, rhs, {}, b.atom_mu));
       return std::nullopt;
     }
-    const size_t w = closest_atom(s.conj, b.spec_lo);
-    if (probe(b, w)) return VerifyResult::Sat;
-    const std::vector<Candidate> cands = candidates(d, b, w, n_candidates);
-    if (cands.empty()) {  // every relu decided: the linear bound over the box misses the splits' constraints
+    if (probe(b, c.w)) return VerifyResult::Sat;
+    if (!c.split) {  // every relu decided: the linear bound over the box misses the splits' constraints
       undecided = true;
       return std::nullopt;
     }
-    const auto tc = Clock::now();
-    const std::optional<Split> sp = pick(d, b, w, cands, s.stats.crown_calls);
-    s.stats.bab_bounds_s += since(tc);
+    const Split& sp = *c.split;
     Subdomain off = open(d.splits, b.boxes), on = open(std::move(d.splits), b.boxes);
-    off.splits.push_back(Split{sp->node, sp->elem, false, sp->margin});
-    on.splits.push_back(*sp);
+    off.splits.push_back(Split{sp.node, sp.elem, false, sp.margin});
+    on.splits.push_back(sp);
     stack.push_back(std::move(off));
     stack.push_back(std::move(on));
     return std::nullopt;
@@ -246,6 +262,7 @@ struct ReluBab {
     const size_t batch = static_cast<size_t>(std::max(1, s.o.bab_batch));
     std::vector<Subdomain> ds;
     std::vector<Bounds> rs;
+    std::vector<Choice> cs;
     const int64_t per_set = stack.empty() || !stack.back().prior ? 0 : boxes_bytes(*stack.back().prior);
     while (!stack.empty()) {
       if (s.past_deadline()) return VerifyResult::Timeout;
@@ -255,16 +272,21 @@ struct ReluBab {
       while (!stack.empty() && ds.size() < batch) ds.push_back(std::move(stack.back())), stack.pop_back();
       if ((domains += static_cast<int64_t>(ds.size())) > s.o.max_domains) return VerifyResult::Unknown;
       rs.assign(ds.size(), Bounds{});
+      cs.assign(ds.size(), Choice{});
       const auto tb = Clock::now();
-      pool.run(static_cast<int>(ds.size()), [&](int i) { rs[static_cast<size_t>(i)] = bound(ds[static_cast<size_t>(i)], s.o.beta_iters); });
+      pool.run(static_cast<int>(ds.size()), [&](int i) {
+        const size_t k = static_cast<size_t>(i);
+        rs[k] = bound(ds[k], s.o.beta_iters);
+        cs[k] = choose(ds[k], rs[k]);
+      });
       s.stats.bab_bounds_s += since(tb);
       s.stats.crown_calls += static_cast<int64_t>(ds.size());
+      for (const Choice& c : cs) s.stats.crown_calls += c.passes;
       const auto tp = Clock::now();
-      const double bounding_before = s.stats.bab_bounds_s;  // pick() bounds split candidates in here
       for (size_t i = ds.size(); i-- > 0;)  // last popped first: depth-first, as verify()'s input search
-        if (const auto r = expand(std::move(ds[i]), rs[i])) return *r;
+        if (const auto r = expand(std::move(ds[i]), rs[i], cs[i])) return *r;
       const bool found = descend_more(started);
-      s.stats.bab_probe_s += since(tp) - (s.stats.bab_bounds_s - bounding_before);
+      s.stats.bab_probe_s += since(tp);
       if (found) return (s.stats.decided_by = "pgd", VerifyResult::Sat);
     }
     return undecided ? VerifyResult::Unknown : VerifyResult::Unsat;

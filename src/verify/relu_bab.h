@@ -4,10 +4,10 @@
 // A subdomain is the case's input box with a set of relu splits (an element of a relu's input
 // node is >= 0 or <= 0, by its exact value); alpha-beta-CROWN bounds it with those splits clamped
 // into the node boxes and their constraints' multipliers (CrownOptions::splits), from the parent's
-// node boxes. The split: of the 10 unstable neurons with the largest |coefficient of the worst atom
-// at the relu| times the upper line's intercept u(-l)/(u-l) (BaBSR's score, from the same pass), the
-// one whose two halves get the best worse CROWN bound (a filtered strong branching, as beta-CROWN's
-// FSB). Each subdomain's probe is the input vertex that minimises the worst atom's linear lower
+// node boxes. The split: of the 48 unstable neurons (64 on a network with a conv) with the largest
+// |coefficient of the worst atom at the relu| times the upper line's intercept u(-l)/(u-l) (BaBSR's
+// score, from the same pass), the one whose two halves get the best worse CROWN bound (a filtered
+// strong branching, as beta-CROWN's FSB), every candidate at one relu scored by one pass (half_gains). Each subdomain's probe is the input vertex that minimises the worst atom's linear lower
 // bound.
 //
 // Evaluation soundness: splitting by the exact sign leaves the evaluation's value (f32 or f64) on

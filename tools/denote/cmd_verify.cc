@@ -385,8 +385,8 @@ void add_verify(CLI::App& app, Command& cmd) {
   sub->add_option("--beta-iters", v.beta_iters, "relu splitting: alpha-beta-CROWN steps per subdomain (0: CROWN only)")
       ->capture_default_str();
   sub->add_option("--bab-candidates", v.bab_candidates,
-                  "relu splitting: split candidates bounded per subdomain to pick the split (0: automatic, 10, or "
-                  "24 on networks with a conv)")
+                  "relu splitting: split candidates scored per subdomain to pick the split (0: automatic, 48, or "
+                  "64 on networks with a conv)")
       ->capture_default_str();
   sub->add_flag("--forward-bounds", v.forward_bounds,
                 "input splitting: forward linear bounds in the input before CROWN's intermediate passes (inputs "

@@ -67,10 +67,10 @@ struct VerifyOptions {
   // Relu branch and bound: alpha-beta-CROWN steps per subdomain (the relu slopes and the splits'
   // multipliers of the final rows, intermediate bounds by CROWN); 0: CROWN only.
   int beta_iters = 10;
-  // Relu branch and bound: split candidates bounded per subdomain to pick the split (filtered strong
-  // branching); 0: automatic, 10 on networks without a conv, 24 with one (measured: mnistfc prop_5_0.03
-  // 0.89 s at 10 against 1.04 s at 24; oval21 at a 30 s cap 8 of 30 decided at 10, 9 at 24, cifar_wide
-  // img4720 27.7 s against 8.0 s: a conv network's subdomain bound costs more next to a candidate's).
+  // Relu branch and bound: split candidates scored per subdomain to pick the split (filtered strong
+  // branching, one CROWN pass per relu with candidates); 0: automatic, 48 on networks without a conv,
+  // 64 with one (measured: mnistfc prop_1_0.03 a timeout at 60 s with 10, unsat in 12.0 s with 48;
+  // oval21 cifar_deep img5168 21 s with 48, 13.4 s with 64; src/verify/relu_bab.cc).
   int bab_candidates = 0;
   // Input branch and bound: intermediate bounds of each subdomain by CROWN's passes (false), or by
   // forward linear bounds first (CrownOptions::forward_intermediate; inputs of at most 64
