@@ -184,6 +184,7 @@ crown::Engine make_engine(const Graph& g, const Payload<double>& payload, crown:
   setup.prepared = where.prepared ? &*where.prepared : nullptr;
   setup.max_bytes = effective_max_bytes(o.eval);
   setup.deadline = o.deadline;
+  setup.warm = where.warm.get();
   for (const ReluSplit& sp : where.splits)
     setup.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
   return crown::Engine(g, payload, std::move(setup), std::move(ibp.boxes));

@@ -228,7 +228,8 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   const bool any = init_slopes(g, boxes_, start, rows, alpha, adam);
   const size_t terms = setup_.beta_terms.size();
   std::vector<double> beta(static_cast<size_t>(rows) * terms, 0.0);
-  Adam badam{beta, beta};
+  if (setup_.warm) warm_start(start, rows, alpha, beta);
+  Adam badam{std::vector<double>(beta.size(), 0.0), std::vector<double>(beta.size(), 0.0)};
   if (!any && terms == 0) return best;
   const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes_, setup_.beta_terms);
   const double b1 = 0.9, b2 = 0.999;
@@ -293,7 +294,43 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     lr *= o.alpha_decay;
   }
   recycle(pr.A);
+  keep_slopes(start, rows, alpha, beta);
   return best;
+}
+
+// The warm slopes of every relu whose size matches (clamped to [0, 1]), and each split's multipliers where
+// the warm state has the same split; nothing from a state of another start or row count.
+void Engine::warm_start(int64_t start, int64_t rows, std::vector<std::vector<double>>& alpha,
+                        std::vector<double>& beta) const {
+  const SlopeState& w = *setup_.warm;
+  if (w.start != start || w.rows != rows || w.alpha.size() != alpha.size()) return;
+  for (const Node& n : g.nodes) {
+    auto& a = alpha[static_cast<size_t>(n.id)];
+    const auto& from = w.alpha[static_cast<size_t>(n.id)];
+    if (!splits_at_zero(n.op) || a.empty() || from.size() != a.size()) continue;
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::clamp(from[i], 0.0, 1.0);
+  }
+  const size_t terms = setup_.beta_terms.size(), wterms = w.splits.size();
+  if (w.beta.size() != static_cast<size_t>(rows) * wterms) return;
+  for (size_t t = 0; t < terms; ++t) {
+    const BetaTerm& bt = setup_.beta_terms[t];
+    for (size_t u = 0; u < wterms; ++u) {
+      const ReluSplit& s = w.splits[u];
+      if (s.node != bt.node || s.elem != bt.elem || (s.active ? 1.0 : -1.0) != bt.sign) continue;
+      for (size_t r = 0; r < static_cast<size_t>(rows); ++r) beta[r * terms + t] = std::max(0.0, w.beta[r * wterms + u]);
+      break;
+    }
+  }
+}
+
+// The last step's relu slopes and multipliers, moved into last_slopes_ (take_slopes).
+void Engine::keep_slopes(int64_t start, int64_t rows, std::vector<std::vector<double>>& alpha,
+                         std::vector<double>& beta) {
+  last_slopes_ = SlopeState{start, rows, {}, {}, std::move(beta)};
+  last_slopes_.alpha.resize(alpha.size());
+  for (const Node& n : g.nodes)
+    if (splits_at_zero(n.op)) last_slopes_.alpha[static_cast<size_t>(n.id)] = std::move(alpha[static_cast<size_t>(n.id)]);
+  for (const BetaTerm& bt : setup_.beta_terms) last_slopes_.splits.push_back({bt.node, bt.elem, bt.sign > 0, bt.margin});
 }
 
 // d bound_r / d beta_{r,t} = -(sign v_node[elem] + margin) at the attaining point; projected onto

@@ -86,6 +86,8 @@ struct EngineSetup {
   // remaining rows keep no bound and stats().late is set.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::vector<BetaTerm> beta_terms{};  // the subdomain's relu splits (beta-CROWN)
+  // alpha-CROWN's starting slopes and multipliers (Subdomain::warm), or null.
+  const SlopeState* warm = nullptr;
   // alpha-CROWN: a first linear layer fused with the input's concretisation makes its forward values
   // in the pass (PassRows::vertex_values); false: the input's coefficients are stored and the
   // forward rules run (the tests compare the two).
@@ -141,6 +143,9 @@ class Engine {
                                std::vector<std::vector<double>>* scales = nullptr,
                                std::vector<double>* input_coef = nullptr, KeptMultipliers* mu = nullptr);
 
+  // The slopes and multipliers of the last optimise's last step (moved out; empty before one).
+  SlopeState take_slopes() { return std::move(last_slopes_); }
+
   // Node id's relu splits (all of node id) clamp its box (active: lo >= -margin; inactive: hi <= margin),
   // which then goes to its relu children; false when a split contradicts the box (the subdomain is empty).
   bool apply_splits(int64_t id, const std::vector<ReluSplit>& at_node);
@@ -169,6 +174,7 @@ class Engine {
   Workspace ws_;            // coefficient buffers reused by every pass of this engine
   Budget budget_;           // the coefficient rows' memory (setup_.max_bytes)
   ScaleCache scale_cache_;  // linear error scales, reused while their parent box is unchanged
+  SlopeState last_slopes_;  // optimise's last step
 
   const DoubleBox* box_ptr(int64_t id) const;  // node id's box, or null
   std::vector<const DoubleBox*> ptrs() const;
@@ -181,6 +187,8 @@ class Engine {
                       const std::vector<std::vector<char>>& need, std::vector<std::vector<double>>& V) const;
   void beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,
                  double lr, double c1, double c2) const;
+  void warm_start(int64_t start, int64_t rows, std::vector<std::vector<double>>& alpha, std::vector<double>& beta) const;
+  void keep_slopes(int64_t start, int64_t rows, std::vector<std::vector<double>>& alpha, std::vector<double>& beta);
   void add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const;
   bool linear_one_step(int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo, std::vector<double>& hi);
   void bound_chunk(int64_t id, const int64_t* elems, int64_t k, bool one_step, double* lo, double* hi);

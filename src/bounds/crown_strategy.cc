@@ -357,6 +357,7 @@ class AlphaCrownStrategy final : public CrownStrategy {
     std::vector<double> best = run.eng.optimise(run.output, f.C, f.nr, crown, run.o, stop, &run.scales,
                                                 keep ? &res.input_coef : nullptr, run.o.relu_multipliers ? &mu : nullptr);
     if (run.o.relu_multipliers) merge_rows(run.eng.g, mu, res);  // a row no step beat keeps CROWN's
+    res.slopes = std::make_shared<const SlopeState>(run.eng.take_slopes());
     return best;
   }
 };

@@ -25,6 +25,7 @@ struct Bounds {
   std::vector<double> spec_lo, coef;            // coef: rows x nx, the rows' lower bounds at the input
   std::vector<std::vector<double>> relu_coef;   // per relu node: rows x numel
   std::shared_ptr<const NodeBoxes> boxes;
+  std::shared_ptr<const SlopeState> slopes;     // alpha-beta-CROWN's last step: the children start there
   AtomMultipliers atom_mu;                      // proven, for a certificate: each atom's relu multipliers
 };
 
@@ -106,10 +107,12 @@ struct ReluBab {
   // A subdomain of the search: its splits and its parent's node boxes (they hold on it too, and are the
   // only boxes: prior_only), with the search's atoms to stop at and the prepared model, so that bound()
   // hands it to run_crown as it is.
-  Subdomain open(std::vector<Split> splits, std::shared_ptr<const NodeBoxes> prior) const {
+  Subdomain open(std::vector<Split> splits, std::shared_ptr<const NodeBoxes> prior,
+                 std::shared_ptr<const SlopeState> warm = nullptr) const {
     Subdomain d;
     d.splits = std::move(splits);
     d.prior = std::move(prior);
+    d.warm = std::move(warm);
     d.prior_only = true;
     d.stop_above = rhs;
     if (ibp) d.prepared = *ibp;
@@ -147,6 +150,7 @@ struct ReluBab {
     out.coef = std::move(r->input_coef);
     out.relu_coef = std::move(r->relu_coef);
     out.boxes = std::make_shared<const NodeBoxes>(std::move(r->boxes));
+    out.slopes = std::move(r->slopes);
     return out;
   }
 
@@ -235,7 +239,7 @@ struct ReluBab {
       return std::nullopt;
     }
     const Split& sp = *c.split;
-    Subdomain off = open(d.splits, b.boxes), on = open(std::move(d.splits), b.boxes);
+    Subdomain off = open(d.splits, b.boxes, b.slopes), on = open(std::move(d.splits), b.boxes, b.slopes);
     off.splits.push_back(Split{sp.node, sp.elem, false, sp.margin});
     on.splits.push_back(sp);
     stack.push_back(std::move(off));

@@ -3,6 +3,7 @@
 // the subdomain empty, a multiplier reaches what clamping cannot, and bad splits are errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -41,6 +42,37 @@ std::vector<Split> unstable(const Model& m, const CrownResult& r) {
   return out;
 }
 
+// 200 random points of the net's box (f64 evaluation): at those whose split values have the splits'
+// signs, r's bounds hold; how many such points there were.
+int64_t sampled_points_hold(const ReluNet& net, const std::vector<Split>& splits, const CrownResult& r,
+                            ibp_test::Rng& rng, int t) {
+  const Model& m = net.m;
+  F64Context ctx;
+  int64_t checked = 0;
+  for (int s = 0; s < 200; ++s) {
+    Tensor<double> x{{net.n}, {}};
+    for (int64_t i = 0; i < net.n; ++i)
+      x.data.push_back(rng.real(net.box.lo[static_cast<size_t>(i)], net.box.hi[static_cast<size_t>(i)]));
+    auto all = denote_all(m.graph, m.payload, std::span<const Tensor<double>>(&x, 1), ctx);
+    EXPECT_TRUE(all.ok()) << all.message();
+    if (!all.ok()) return checked;
+    bool inside = true;
+    for (const Split& sp : splits) {
+      const double v = (*all)[static_cast<size_t>(sp.node)].data[static_cast<size_t>(sp.elem)];
+      inside = inside && (sp.active ? v >= 0 : v <= 0);
+    }
+    if (!inside) continue;
+    EXPECT_FALSE(r.infeasible) << "a point satisfies the splits the bounds call empty";
+    ++checked;
+    const auto& y = (*all)[static_cast<size_t>(net.out)].data;
+    for (size_t j = 0; j < y.size(); ++j) {
+      EXPECT_GE(y[j], r.spec_lo[j]) << "net " << t << " row " << j;
+      EXPECT_LE(y[j], r.spec_hi[j]) << "net " << t << " row " << j;
+    }
+  }
+  return checked;
+}
+
 // Random networks, one or two splits of random signs: CROWN and alpha-beta-CROWN bounds hold at the
 // sampled points (f64 evaluation) whose split values have the split's sign.
 TEST(CrownSplits, BoundsHoldWhereTheSplitsHold) {
@@ -66,27 +98,7 @@ TEST(CrownSplits, BoundsHoldWhereTheSplitsHold) {
       auto r = run_crown(m.graph, m.payload, in, net.out, nullptr, with(method), at(splits, &root->boxes));
       ASSERT_TRUE(r.ok()) << r.message();
       empty += r->infeasible;
-      F64Context ctx;
-      for (int s = 0; s < 200; ++s) {
-        Tensor<double> x{{net.n}, {}};
-        for (int64_t i = 0; i < net.n; ++i)
-          x.data.push_back(rng.real(net.box.lo[static_cast<size_t>(i)], net.box.hi[static_cast<size_t>(i)]));
-        auto all = denote_all(m.graph, m.payload, std::span<const Tensor<double>>(&x, 1), ctx);
-        ASSERT_TRUE(all.ok()) << all.message();
-        bool inside = true;
-        for (const Split& sp : splits) {
-          const double v = (*all)[static_cast<size_t>(sp.node)].data[static_cast<size_t>(sp.elem)];
-          inside = inside && (sp.active ? v >= 0 : v <= 0);
-        }
-        if (!inside) continue;
-        ASSERT_FALSE(r->infeasible) << "a point satisfies the splits the bounds call empty";
-        ++checked;
-        const auto& y = (*all)[static_cast<size_t>(net.out)].data;
-        for (size_t j = 0; j < y.size(); ++j) {
-          EXPECT_GE(y[j], r->spec_lo[j]) << "net " << t << " row " << j;
-          EXPECT_LE(y[j], r->spec_hi[j]) << "net " << t << " row " << j;
-        }
-      }
+      checked += sampled_points_hold(net, splits, *r, rng, t);
     }
   }
   EXPECT_GT(checked, 3000);
@@ -128,6 +140,78 @@ TEST(CrownSplits, TheMultiplierReachesBehindTheRelu) {
   auto f = run_crown(m->graph, m->payload, neg, y, nullptr, with(BoundMethod::Crown), at(off));
   ASSERT_TRUE(f.ok());
   EXPECT_FALSE(f->infeasible);
+}
+
+// alpha-beta-CROWN started from a parent's slopes and multipliers (Subdomain::warm) resumes there: on
+// the network above one step from an 8-step state beats one step from CROWN's slopes and zero
+// multipliers; a state of another row count is ignored. Any state (slopes outside [0, 1], negative
+// multipliers) gives bounds that hold at sampled points of random networks.
+TEST(CrownSplits, WarmStartsResumeAndHold) {
+  GraphBuilder b;
+  const int64_t x = b.input({2});
+  const int64_t h = b.linear(x, 1, {1, 1}, {0});
+  const int64_t y = b.binary(Op::Add, b.linear(x, 1, {-1, -1}, {0}), b.linear(b.unary(Op::Relu, h), 1, {0}, {0}));
+  auto m = b.build({y});
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::vector<DoubleBox> in = {DoubleBox{{2}, {-1, -1}, {1, 1}}};
+  const std::vector<Split> off = {Split{h, 0, false, 0}};
+  CrownOptions o = with(BoundMethod::AlphaCrown);
+  o.alpha_iters = 8;
+  auto eight = run_crown(m->graph, m->payload, in, y, nullptr, o, at(off));
+  ASSERT_TRUE(eight.ok()) << eight.message();
+  ASSERT_TRUE(eight->slopes);
+  o.alpha_iters = 1;
+  auto cold = run_crown(m->graph, m->payload, in, y, nullptr, o, at(off));
+  Subdomain warm = at(off);
+  warm.warm = eight->slopes;
+  auto resumed = run_crown(m->graph, m->payload, in, y, nullptr, o, warm);
+  ASSERT_TRUE(cold.ok() && resumed.ok());
+  EXPECT_NEAR(cold->spec_lo[0], -2, 1e-9);
+  EXPECT_GT(resumed->spec_lo[0], cold->spec_lo[0] + 0.1);
+  EXPECT_LE(resumed->spec_lo[0], 0.0);
+  SlopeState other = *eight->slopes;
+  other.rows = 1;
+  warm.warm = std::make_shared<const SlopeState>(other);
+  auto ignored = run_crown(m->graph, m->payload, in, y, nullptr, o, warm);
+  ASSERT_TRUE(ignored.ok());
+  EXPECT_EQ(ignored->spec_lo[0], cold->spec_lo[0]);
+
+  ibp_test::Rng rng(0x3a7e);
+  int64_t checked = 0;
+  for (int t = 0; t < 30; ++t) {
+    const ReluNet net = random_relu_net(rng, 3);
+    const std::vector<DoubleBox> box = {net.box};
+    auto root = run_crown(net.m.graph, net.m.payload, box, net.out, nullptr, with(BoundMethod::Crown));
+    ASSERT_TRUE(root.ok()) << root.message();
+    std::vector<Split> splits = unstable(net.m, *root);
+    if (splits.size() > 2) splits.resize(2);
+    for (Split& sp : splits) sp.active = rng.real(0, 1) < 0.5, sp.margin = 1e-12;
+    CrownOptions a = with(BoundMethod::AlphaCrown);
+    a.alpha_iters = 3;
+    auto first = run_crown(net.m.graph, net.m.payload, box, net.out, nullptr, a, at(splits, &root->boxes));
+    ASSERT_TRUE(first.ok()) << first.message();
+    if (first->infeasible) continue;  // no pass ran: no state
+    ASSERT_TRUE(first->slopes);
+    SlopeState junk = *first->slopes;
+    for (auto& v : junk.alpha)
+      for (double& e : v) e = rng.real(-1, 2);
+    for (double& e : junk.beta) e = rng.real(-1, 3);
+    Subdomain w = at(splits, &root->boxes);
+    w.warm = std::make_shared<const SlopeState>(junk);
+    auto r = run_crown(net.m.graph, net.m.payload, box, net.out, nullptr, a, w);
+    ASSERT_TRUE(r.ok()) << r.message();
+    checked += sampled_points_hold(net, splits, *r, rng, t);
+    // The state is read as its projection onto the valid slopes and multipliers: the same bounds.
+    for (auto& v : junk.alpha)
+      for (double& e : v) e = std::clamp(e, 0.0, 1.0);
+    for (double& e : junk.beta) e = std::max(e, 0.0);
+    w.warm = std::make_shared<const SlopeState>(junk);
+    auto projected = run_crown(net.m.graph, net.m.payload, box, net.out, nullptr, a, w);
+    ASSERT_TRUE(projected.ok());
+    EXPECT_EQ(projected->spec_lo, r->spec_lo) << "net " << t;
+    EXPECT_EQ(projected->spec_hi, r->spec_hi) << "net " << t;
+  }
+  EXPECT_GT(checked, 1000);
 }
 
 TEST(CrownSplits, BadSplitsAreErrors) {

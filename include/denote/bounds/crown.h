@@ -126,6 +126,16 @@ struct ReluSplit {
 
 using NodeBoxes = std::vector<std::optional<DoubleBox>>;
 
+// Where an alpha-CROWN optimisation of a spec's rows left its parameters (CrownResult::slopes): a
+// subdomain split from it starts there (Subdomain::warm) instead of at CROWN's slopes and zero
+// multipliers, as alpha-beta-CROWN's children reuse their parent's.
+struct SlopeState {
+  int64_t start = -1, rows = 0;             // the rows' start node (the output) and their count
+  std::vector<std::vector<double>> alpha;   // per relu node: rows x numel, the lower slopes in [0, 1]
+  std::vector<ReluSplit> splits;            // the splits the multipliers belong to, in order
+  std::vector<double> beta;                 // rows x splits.size(), >= 0
+};
+
 // Where one run_crown call bounds: what branch and bound changes from one subdomain to the next, apart
 // from the input boxes (CrownOptions, the method and its parameters, stay the same). Owned: copies
 // share the prior boxes and the prepared model; nothing points into the caller.
@@ -146,6 +156,9 @@ struct Subdomain {
   // instance in branch and bound. One prepared for another graph, payload or arith is an error
   // (kInvalidInput), not a silent mix.
   std::optional<IbpPrepared> prepared;
+  // alpha-CROWN on the spec's rows: the relu slopes and split multipliers to start from (a parent's
+  // CrownResult::slopes; those of another start, row count or split are ignored). Null: CROWN's slopes.
+  std::shared_ptr<const SlopeState> warm;
 };
 
 // Two sets of node boxes that both hold on the same input boxes (e.g. a parent's and a child's, or
@@ -185,6 +198,8 @@ struct CrownResult {
   std::vector<char> relu_mu_rows;
   // The splits contradict the boxes: no input satisfies them (spec_lo = +inf, spec_hi = -inf).
   bool infeasible = false;
+  // alpha-CROWN with a spec: the slopes and multipliers of its last step (for Subdomain::warm).
+  std::shared_ptr<const SlopeState> slopes;
   // The nodes the output depends on that CROWN and alpha-CROWN take at their IBP box because they have no
   // linear relaxation (an op without a rule, or a product or quotient of two variables): where the linear
   // bounds are only as tight as IBP's. Empty with method ibp or when the passes did not run.
