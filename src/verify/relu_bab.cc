@@ -8,6 +8,7 @@
 
 #include "bounds/crown_relax.h"
 #include "bounds/kernel_ops.h"
+#include "eval/walk.h"
 #include "verify/cert_record.h"
 
 namespace denote::verify_detail {
@@ -46,6 +47,100 @@ size_t candidate_count(const Model& m, int asked) {
 // relu through the relu's lines at p's box), t the lines' intercept terms; rows [c; per candidate c
 // with its element's coefficient the identity's, then zero], bounded by one CROWN pass from p on the
 // parent's boxes. Empty where the pass fails or the inputs do not fit.
+// Whether every node p depends on is the input, a constant or affine (no relaxation between p and
+// the input): a pass from p is one linear function of the input.
+bool affine_to_input(const Graph& g, int64_t p) {
+  const std::vector<bool> anc = walk::ancestors(g, p);
+  for (const Node& n : g.nodes)
+    if (anc[static_cast<size_t>(n.id)] && n.op != Op::Input && n.op != Op::Const && !is_affine(n.op)) return false;
+  return true;
+}
+
+// A row's rows x numel(p) start matrix, one row per v in `rows` (each c with one element replaced).
+struct GainRows {
+  const std::vector<double>& c;  // the parent's row at p
+  const double* lam;             // its coefficients at the relu
+  std::vector<double> t;         // the relu lines' intercept terms
+};
+
+CrownOptions gain_options(const CrownOptions& base) {
+  CrownOptions co = base;
+  co.method = BoundMethod::Crown;
+  co.intermediate_crown = false;
+  co.lower_only = true;
+  co.input_coefficients = co.relu_coefficients = co.relu_multipliers = false;
+  return co;
+}
+
+// half_gains' pass from p: rows [c; per candidate c with its element lam_j (active), then 0].
+std::vector<double> pass_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
+                               int64_t p, const GainRows& gr, const std::vector<Candidate>& cands,
+                               const std::vector<size_t>& at) {
+  const size_t len = gr.c.size();
+  SpecMatrix rows{static_cast<int64_t>(1 + 2 * at.size()), static_cast<int64_t>(len), {}};
+  rows.c.reserve(static_cast<size_t>(rows.rows) * len);
+  rows.c.insert(rows.c.end(), gr.c.begin(), gr.c.end());
+  for (const size_t q : at) {
+    const size_t j = static_cast<size_t>(cands[q].sp.elem);
+    for (const double v : {gr.lam[j], 0.0}) {
+      rows.c.insert(rows.c.end(), gr.c.begin(), gr.c.end());
+      rows.c[rows.c.size() - len + j] = v;
+    }
+  }
+  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&input, 1), p, &rows, gain_options(base), parent);
+  if (!r.ok()) return {};
+  const std::vector<double>& lo = r->spec_lo;
+  std::vector<double> gain(at.size());
+  for (size_t i = 0; i < at.size(); ++i)
+    gain[i] = std::min(lo[1 + 2 * i], lo[2 + 2 * i]) - lo[0] - gr.t[static_cast<size_t>(cands[at[i]].sp.elem)];
+  return gain;
+}
+
+// half_gains where p is an affine function of the input x (affine_to_input): B(v) = v . b + sum_i
+// conc((W^T v)_i) with conc(a) = min(a lo_i, a hi_i), so B(c + d e_j) - B(c) = d b_j + sum over the
+// inputs output j reads of conc(g_i + d W_ji) - conc(g_i), g = W^T c: one pass for c and one for the
+// candidates' unit rows (their input coefficients W_j, and b_j from their bounds) instead of 2k + 1
+// dense rows. The evaluation's error terms (1e-7 of the terms in f32) are left out: a ranking.
+std::vector<double> affine_gains(const Model& m, const DoubleBox& input, const CrownOptions& base,
+                                 const Subdomain& parent, int64_t p, const GainRows& gr,
+                                 const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
+  const size_t len = gr.c.size(), k = at.size();
+  CrownOptions co = gain_options(base);
+  co.input_coefficients = true;
+  const std::span<const DoubleBox> in(&input, 1);
+  const SpecMatrix row{1, static_cast<int64_t>(len), gr.c};
+  SpecMatrix units{static_cast<int64_t>(k), static_cast<int64_t>(len), std::vector<double>(k * len, 0.0)};
+  for (size_t i = 0; i < k; ++i) units.c[i * len + static_cast<size_t>(cands[at[i]].sp.elem)] = 1;
+  auto rc = run_crown(m.graph, m.payload, in, p, &row, co, parent);
+  auto ru = run_crown(m.graph, m.payload, in, p, &units, co, parent);
+  const size_t nx = input.lo.size();
+  if (!rc.ok() || !ru.ok() || rc->input_coef.size() != nx || ru->input_coef.size() != k * nx) return {};
+  const double* lo = input.lo.data();
+  const double* hi = input.hi.data();
+  auto conc = [&](double a, size_t i) { return a >= 0 ? a * lo[i] : a * hi[i]; };
+  const std::vector<double>& g = rc->input_coef;
+  std::vector<double> gain(k);
+  for (size_t q = 0; q < k; ++q) {
+    const size_t j = static_cast<size_t>(cands[at[q]].sp.elem);
+    const double* wj = ru->input_coef.data() + q * nx;
+    double bj = ru->spec_lo[q], d_on = gr.lam[j] - gr.c[j], d_off = -gr.c[j];
+    for (size_t i = 0; i < nx; ++i) bj -= wj[i] != 0 ? conc(wj[i], i) : 0.0;
+    double on = d_on * bj, off = d_off * bj;
+    for (size_t i = 0; i < nx; ++i) {
+      if (wj[i] == 0) continue;
+      const double base_i = conc(g[i], i);
+      on += conc(g[i] + d_on * wj[i], i) - base_i;
+      off += conc(g[i] + d_off * wj[i], i) - base_i;
+    }
+    gain[q] = std::min(on, off) - gr.t[j];
+  }
+  return gain;
+}
+
+// half_gains at one relu: c is the parent pass's row w at the relu's input p (its coefficients at the
+// relu through the relu's lines at p's box), t the lines' intercept terms; the halves' rows bounded by
+// one CROWN pass from p on the parent's boxes (pass_gains), or in closed form where p is affine in
+// the input (affine_gains). Empty where a pass fails or the inputs do not fit.
 std::vector<double> gains_at(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
                              const std::vector<std::vector<double>>& relu_coef, size_t w, int64_t relu,
                              const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
@@ -55,37 +150,19 @@ std::vector<double> gains_at(const Model& m, const DoubleBox& input, const Crown
   const DoubleBox& pb = *(*parent.prior)[static_cast<size_t>(p)];
   const size_t len = pb.lo.size();
   if (relu_coef.size() <= static_cast<size_t>(relu) || relu_coef[static_cast<size_t>(relu)].size() < (w + 1) * len) return {};
-  const double* lam = relu_coef[static_cast<size_t>(relu)].data() + w * len;
-  std::vector<double> c(len), t(len);
+  for (const size_t q : at)
+    if (static_cast<size_t>(cands[q].sp.elem) >= len) return {};
+  std::vector<double> c(len);
+  GainRows gr{c, relu_coef[static_cast<size_t>(relu)].data() + w * len, std::vector<double>(len)};
   for (size_t i = 0; i < len; ++i) {
     const crown::Relax r = crown::relax_relu(pb.lo[i], pb.hi[i]);
-    const crown::Line& line = lam[i] >= 0 ? r.lo : r.up;
-    c[i] = lam[i] * line.a, t[i] = lam[i] * line.b;
+    const crown::Line& line = gr.lam[i] >= 0 ? r.lo : r.up;
+    c[i] = gr.lam[i] * line.a, gr.t[i] = gr.lam[i] * line.b;
   }
-  SpecMatrix rows{static_cast<int64_t>(1 + 2 * at.size()), static_cast<int64_t>(len), {}};
-  rows.c.reserve(static_cast<size_t>(rows.rows) * len);
-  rows.c.insert(rows.c.end(), c.begin(), c.end());
-  for (const size_t q : at) {
-    const size_t j = static_cast<size_t>(cands[q].sp.elem);
-    if (j >= len) return {};
-    for (const double v : {lam[j], 0.0}) {
-      rows.c.insert(rows.c.end(), c.begin(), c.end());
-      rows.c[rows.c.size() - len + j] = v;
-    }
-  }
-  CrownOptions co = base;
-  co.method = BoundMethod::Crown;
-  co.intermediate_crown = false;
-  co.lower_only = true;
-  co.input_coefficients = co.relu_coefficients = co.relu_multipliers = false;
-  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&input, 1), p, &rows, co, parent);
-  if (!r.ok()) return {};
-  const std::vector<double>& lo = r->spec_lo;
-  std::vector<double> gain(at.size());
-  for (size_t i = 0; i < at.size(); ++i) {
-    gain[i] = std::min(lo[1 + 2 * i], lo[2 + 2 * i]) - lo[0] - t[static_cast<size_t>(cands[at[i]].sp.elem)];
-    if (std::isnan(gain[i])) gain[i] = -INFINITY;
-  }
+  std::vector<double> gain = affine_to_input(m.graph, p) ? affine_gains(m, input, base, parent, p, gr, cands, at)
+                                                         : pass_gains(m, input, base, parent, p, gr, cands, at);
+  for (double& v : gain)
+    if (std::isnan(v)) v = -INFINITY;
   return gain;
 }
 
