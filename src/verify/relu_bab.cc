@@ -73,7 +73,7 @@ CrownOptions gain_options(const CrownOptions& base) {
 }
 
 // half_gains' pass from p: rows [c; per candidate c with its element lam_j (active), then 0].
-std::vector<double> pass_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
+std::vector<HalfGain> pass_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
                                int64_t p, const GainRows& gr, const std::vector<Candidate>& cands,
                                const std::vector<size_t>& at) {
   const size_t len = gr.c.size();
@@ -90,9 +90,11 @@ std::vector<double> pass_gains(const Model& m, const DoubleBox& input, const Cro
   auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&input, 1), p, &rows, gain_options(base), parent);
   if (!r.ok()) return {};
   const std::vector<double>& lo = r->spec_lo;
-  std::vector<double> gain(at.size());
-  for (size_t i = 0; i < at.size(); ++i)
-    gain[i] = std::min(lo[1 + 2 * i], lo[2 + 2 * i]) - lo[0] - gr.t[static_cast<size_t>(cands[at[i]].sp.elem)];
+  std::vector<HalfGain> gain(at.size());
+  for (size_t i = 0; i < at.size(); ++i) {
+    const double t = gr.t[static_cast<size_t>(cands[at[i]].sp.elem)];
+    gain[i] = {lo[1 + 2 * i] - lo[0] - t, lo[2 + 2 * i] - lo[0] - t};
+  }
   return gain;
 }
 
@@ -101,7 +103,7 @@ std::vector<double> pass_gains(const Model& m, const DoubleBox& input, const Cro
 // inputs output j reads of conc(g_i + d W_ji) - conc(g_i), g = W^T c: one pass for c and one for the
 // candidates' unit rows (their input coefficients W_j, and b_j from their bounds) instead of 2k + 1
 // dense rows. The evaluation's error terms (1e-7 of the terms in f32) are left out: a ranking.
-std::vector<double> affine_gains(const Model& m, const DoubleBox& input, const CrownOptions& base,
+std::vector<HalfGain> affine_gains(const Model& m, const DoubleBox& input, const CrownOptions& base,
                                  const Subdomain& parent, int64_t p, const GainRows& gr,
                                  const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
   const size_t len = gr.c.size(), k = at.size();
@@ -119,7 +121,7 @@ std::vector<double> affine_gains(const Model& m, const DoubleBox& input, const C
   const double* hi = input.hi.data();
   auto conc = [&](double a, size_t i) { return a >= 0 ? a * lo[i] : a * hi[i]; };
   const std::vector<double>& g = rc->input_coef;
-  std::vector<double> gain(k);
+  std::vector<HalfGain> gain(k);
   for (size_t q = 0; q < k; ++q) {
     const size_t j = static_cast<size_t>(cands[at[q]].sp.elem);
     const double* wj = ru->input_coef.data() + q * nx;
@@ -132,7 +134,7 @@ std::vector<double> affine_gains(const Model& m, const DoubleBox& input, const C
       on += conc(g[i] + d_on * wj[i], i) - base_i;
       off += conc(g[i] + d_off * wj[i], i) - base_i;
     }
-    gain[q] = std::min(on, off) - gr.t[j];
+    gain[q] = {on - gr.t[j], off - gr.t[j]};
   }
   return gain;
 }
@@ -141,7 +143,7 @@ std::vector<double> affine_gains(const Model& m, const DoubleBox& input, const C
 // relu through the relu's lines at p's box), t the lines' intercept terms; the halves' rows bounded by
 // one CROWN pass from p on the parent's boxes (pass_gains), or in closed form where p is affine in
 // the input (affine_gains). Empty where a pass fails or the inputs do not fit.
-std::vector<double> gains_at(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
+std::vector<HalfGain> gains_at(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
                              const std::vector<std::vector<double>>& relu_coef, size_t w, int64_t relu,
                              const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
   const Node& rn = m.graph.nodes[static_cast<size_t>(relu)];
@@ -159,10 +161,11 @@ std::vector<double> gains_at(const Model& m, const DoubleBox& input, const Crown
     const crown::Line& line = gr.lam[i] >= 0 ? r.lo : r.up;
     c[i] = gr.lam[i] * line.a, gr.t[i] = gr.lam[i] * line.b;
   }
-  std::vector<double> gain = affine_to_input(m.graph, p) ? affine_gains(m, input, base, parent, p, gr, cands, at)
-                                                         : pass_gains(m, input, base, parent, p, gr, cands, at);
-  for (double& v : gain)
-    if (std::isnan(v)) v = -INFINITY;
+  std::vector<HalfGain> gain = affine_to_input(m.graph, p) ? affine_gains(m, input, base, parent, p, gr, cands, at)
+                                                           : pass_gains(m, input, base, parent, p, gr, cands, at);
+  for (HalfGain& h : gain)
+    for (double* v : {&h.active, &h.inactive})
+      if (std::isnan(*v)) *v = -INFINITY;
   return gain;
 }
 
@@ -269,7 +272,11 @@ struct ReluBab {
     CrownOptions co;
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
-    const std::vector<double> score = half_gains(s.m, box, co, open(d.splits, b.boxes), b.relu_coef, w, cands, &passes);
+    const std::vector<HalfGain> gain = half_gains(s.m, box, co, open(d.splits, b.boxes), b.relu_coef, w, cands, &passes);
+    std::vector<double> score(gain.size());
+    for (size_t q = 0; q < gain.size(); ++q)
+      score[q] = s.o.bab_score == SplitScore::Worse ? std::min(gain[q].active, gain[q].inactive)
+                                                    : std::max(gain[q].active, gain[q].inactive);
     size_t best = 0;
     for (size_t q = 1; q < cands.size(); ++q)
       if (score[q] > score[best]) best = q;
@@ -376,10 +383,10 @@ struct ReluBab {
 
 }  // namespace
 
-std::vector<double> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
+std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
                                const std::vector<std::vector<double>>& relu_coef, size_t w,
                                const std::vector<Candidate>& cands, int64_t* passes) {
-  std::vector<double> gain(cands.size(), -INFINITY);
+  std::vector<HalfGain> gain(cands.size());
   std::vector<int64_t> relus;
   for (const Candidate& c : cands)
     if (std::find(relus.begin(), relus.end(), c.relu) == relus.end()) relus.push_back(c.relu);
@@ -387,7 +394,7 @@ std::vector<double> half_gains(const Model& m, const DoubleBox& input, const Cro
     std::vector<size_t> at;
     for (size_t q = 0; q < cands.size(); ++q)
       if (cands[q].relu == relu) at.push_back(q);
-    const std::vector<double> g = gains_at(m, input, base, parent, relu_coef, w, relu, cands, at);
+    const std::vector<HalfGain> g = gains_at(m, input, base, parent, relu_coef, w, relu, cands, at);
     for (size_t i = 0; i < at.size() && i < g.size(); ++i) gain[at[i]] = g[i];
     if (passes) ++*passes;
   }

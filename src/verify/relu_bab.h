@@ -6,8 +6,9 @@
 // into the node boxes and their constraints' multipliers (CrownOptions::splits), from the parent's
 // node boxes. The split: of the 48 unstable neurons (64 on a network with a conv) with the largest
 // |coefficient of the worst atom at the relu| times the upper line's intercept u(-l)/(u-l) (BaBSR's
-// score, from the same pass), the one whose two halves get the best worse CROWN bound (a filtered
-// strong branching, as beta-CROWN's FSB), every candidate at one relu scored by one pass (half_gains). Each subdomain's probe is the input vertex that minimises the worst atom's linear lower
+// score, from the same pass), the one whose better half (VerifyOptions::bab_score; or worse half) gets
+// the best CROWN bound (a filtered strong branching, as beta-CROWN's FSB with its oval21 and mnistfc
+// configs' `reduceop: max`), every candidate at one relu scored by one pass (half_gains). Each subdomain's probe is the input vertex that minimises the worst atom's linear lower
 // bound.
 //
 // Evaluation soundness: splitting by the exact sign leaves the evaluation's value (f32 or f64) on
@@ -17,6 +18,7 @@
 // unknown, never unsat.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -43,8 +45,8 @@ struct Candidate {
   int64_t relu = -1;
 };
 
-// Per candidate, row w's CROWN lower bound of its worse half (the element's input >= 0, or <= 0) minus
-// the parent's, without multipliers: the halves keep the parent's node boxes (parent.prior, with
+// Per candidate, row w's CROWN lower bound of each half (the element's input >= 0, or <= 0) minus the
+// parent's, without multipliers: the halves keep the parent's node boxes (parent.prior, with
 // prior_only and the parent's splits) and differ from it only in the element's relu line (the
 // identity, or zero), so with c the parent pass's row at the relu's input p and B(v) the lower bound
 // of v . x_p by a CROWN pass from p, a half's bound is the parent's minus the element's intercept term
@@ -52,9 +54,12 @@ struct Candidate {
 // counted in *passes); split by split, 2k passes from the output each bounded every row above p
 // again. relu_coef: the parent's CROWN pass's coefficients at each relu (CrownResult::relu_coef, row
 // w of them). -inf where a pass fails. base: the arithmetic and memory budget.
-std::vector<double> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
-                               const std::vector<std::vector<double>>& relu_coef, size_t w,
-                               const std::vector<Candidate>& cands, int64_t* passes = nullptr);
+struct HalfGain {
+  double active = -INFINITY, inactive = -INFINITY;
+};
+std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
+                                 const std::vector<std::vector<double>>& relu_coef, size_t w,
+                                 const std::vector<Candidate>& cands, int64_t* passes = nullptr);
 
 // Whether verify() should split relus rather than inputs: more than 16 input dimensions of positive
 // width, margins available.

@@ -94,6 +94,7 @@ VerifyOptions verify_options(const VerifyCliOptions& o, double timeout, const Lo
   if (o.arith == "auto") vo.arith = in.file_arith;
   vo.timeout_s = timeout;
   vo.split = parse_split_mode(o.split).value_or(SplitMode::Auto);
+  vo.bab_score = o.bab_score == "worse" ? SplitScore::Worse : SplitScore::Better;
   vo.max_bytes = std::max<int64_t>(1, o.max_bytes / (o.instances.empty() ? 1 : std::max(1, o.jobs)));
   vo.threads = o.threads > 0 ? o.threads
                : o.instances.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
@@ -388,6 +389,10 @@ void add_verify(CLI::App& app, Command& cmd) {
                   "relu splitting: split candidates scored per subdomain to pick the split (0: automatic, 48, or "
                   "64 on networks with a conv)")
       ->capture_default_str();
+  sub->add_option("--bab-score", o->bab_score,
+                  "relu splitting: a candidate's score is its better half's bound (better, default) or its worse "
+                  "half's (worse)")
+      ->capture_default_str();
   sub->add_flag("--forward-bounds", v.forward_bounds,
                 "input splitting: forward linear bounds in the input before CROWN's intermediate passes (inputs "
                 "of at most 64 elements)");
@@ -440,6 +445,8 @@ void add_verify(CLI::App& app, Command& cmd) {
       if (!valid_intermediate(v.intermediate))
         return usage_error("--intermediate " + v.intermediate + ": expected auto, crown, forward, forward+crown or ibp");
       if (!parse_split_mode(o->split)) return usage_error("--split " + o->split + ": expected auto, input or relu");
+      if (o->bab_score != "better" && o->bab_score != "worse")
+        return usage_error("--bab-score " + o->bab_score + ": expected better or worse");
       if (v.beta_iters < 0 || v.beta_iters > 1000)
         return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", v.beta_iters));
       if (v.bab_candidates < 0 || v.bab_candidates > 1000)

@@ -20,6 +20,7 @@ namespace denote::cli {
 struct VerifyCliOptions {
   VerifyOptions verify;
   std::string model, property, instances, root, out, split = "auto";
+  std::string bab_score = "better";  // --bab-score: better or worse; parsed into verify.bab_score
   std::string arith = "auto";  // --arith: auto (the model file's arithmetic), f32 or f64; parsed into verify.arith
   int jobs = 2;
   int threads = 0;          // 0: every core for one instance, one thread per instance with --instances

@@ -46,6 +46,9 @@ std::optional<SplitMode> parse_split_mode(std::string_view text);  // "auto", "i
 // ("crown", "forward", "forward+crown", "ibp", "CROWN-IBP", any case).
 bool valid_intermediate(std::string_view name);
 
+// Relu branch and bound's split score: the better or the worse half's bound (VerifyOptions::bab_score).
+enum class SplitScore { Better, Worse };
+
 struct VerifyOptions {
   double timeout_s = 60;
   ArithSpec arith = ArithSpec::f32();  // the network's arithmetic: f32 (ONNX FLOAT) or f64 (is_f32 / is_f64)
@@ -72,6 +75,12 @@ struct VerifyOptions {
   // 64 with one (measured: mnistfc prop_1_0.03 a timeout at 60 s with 10, unsat in 12.0 s with 48;
   // oval21 cifar_deep img5168 21 s with 48, 13.4 s with 64; src/verify/relu_bab.cc).
   int bab_candidates = 0;
+  // Relu branch and bound: which half's bound a candidate's score is (alpha-beta-CROWN's FSB `reduceop`):
+  // the better half's (max, the default) or the worse half's (min). Measured: the better half took
+  // oval21 cifar_base img4631 from a timeout at 120 s to unsat in 81 s and cut img6638's subdomains
+  // 1,840 -> 760, mnistfc prop_1_0.03's 8,574 -> 6,722; the worse half did better on cifar_deep img5168
+  // (482-700 subdomains against 2,294). docs/PERF.md.
+  SplitScore bab_score = SplitScore::Better;
   // Input branch and bound: intermediate bounds of each subdomain by CROWN's passes (false), or by
   // forward linear bounds first (CrownOptions::forward_intermediate; inputs of at most 64
   // elements), then CROWN's passes on what they leave unstable (true). Neither is faster on every
