@@ -222,7 +222,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
                                      std::vector<double> best, const CrownOptions& o,
                                      const std::vector<double>* stop_above,
                                      std::vector<std::vector<double>>* kept_scales, std::vector<double>* input_coef,
-                                     KeptMultipliers* mu) {
+                                     KeptMultipliers* mu, SlopeState* last) {
   std::vector<std::vector<double>> alpha(g.nodes.size());
   std::vector<Adam> adam(g.nodes.size());
   const bool any = init_slopes(g, boxes_, start, rows, alpha, adam);
@@ -230,7 +230,10 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   std::vector<double> beta(static_cast<size_t>(rows) * terms, 0.0);
   if (setup_.warm) warm_start(start, rows, alpha, beta);
   Adam badam{std::vector<double>(beta.size(), 0.0), std::vector<double>(beta.size(), 0.0)};
-  if (!any && terms == 0) return best;
+  if (!any && terms == 0) {  // nothing to optimise: the start is the state
+    if (last) keep_slopes(start, rows, alpha, beta, *last);
+    return best;
+  }
   const std::vector<std::vector<char>> need = needed_values(g, start, alpha, boxes_, setup_.beta_terms);
   const double b1 = 0.9, b2 = 0.999;
   double lr = o.alpha_lr;
@@ -294,7 +297,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     lr *= o.alpha_decay;
   }
   recycle(pr.A);
-  keep_slopes(start, rows, alpha, beta);
+  if (last) keep_slopes(start, rows, alpha, beta, *last);
   return best;
 }
 
@@ -323,14 +326,14 @@ void Engine::warm_start(int64_t start, int64_t rows, std::vector<std::vector<dou
   }
 }
 
-// The last step's relu slopes and multipliers, moved into last_slopes_ (take_slopes).
+// The last step's relu slopes and multipliers, moved into `last` (optimise's caller asked for them).
 void Engine::keep_slopes(int64_t start, int64_t rows, std::vector<std::vector<double>>& alpha,
-                         std::vector<double>& beta) {
-  last_slopes_ = SlopeState{start, rows, {}, {}, std::move(beta)};
-  last_slopes_.alpha.resize(alpha.size());
+                         std::vector<double>& beta, SlopeState& last) const {
+  last = SlopeState{start, rows, {}, {}, std::move(beta)};
+  last.alpha.resize(alpha.size());
   for (const Node& n : g.nodes)
-    if (splits_at_zero(n.op)) last_slopes_.alpha[static_cast<size_t>(n.id)] = std::move(alpha[static_cast<size_t>(n.id)]);
-  for (const BetaTerm& bt : setup_.beta_terms) last_slopes_.splits.push_back({bt.node, bt.elem, bt.sign > 0, bt.margin});
+    if (splits_at_zero(n.op)) last.alpha[static_cast<size_t>(n.id)] = std::move(alpha[static_cast<size_t>(n.id)]);
+  for (const BetaTerm& bt : setup_.beta_terms) last.splits.push_back({bt.node, bt.elem, bt.sign > 0, bt.margin});
 }
 
 // d bound_r / d beta_{r,t} = -(sign v_node[elem] + margin) at the attaining point; projected onto

@@ -136,15 +136,14 @@ class Engine {
   // pass that gave its best bound, kept with it (on entry: those of crown_lower's pass); the passes then
   // store the input's coefficients (no fused first layer) and a pass cut at another node improves nothing.
   // mu (or null): per row whose best bound came from an optimised step, that step's coefficients at
-  // every relu's input node (CrownOptions::relu_multipliers).
+  // every relu's input node (CrownOptions::relu_multipliers). last (or null): the last step's relu slopes
+  // and split multipliers (CrownResult::slopes; the starting ones when there is nothing to optimise).
   std::vector<double> optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                std::vector<double> crown_lower, const CrownOptions& o,
                                const std::vector<double>* stop_above = nullptr,
                                std::vector<std::vector<double>>* scales = nullptr,
-                               std::vector<double>* input_coef = nullptr, KeptMultipliers* mu = nullptr);
-
-  // The slopes and multipliers of the last optimise's last step (moved out; empty before one).
-  SlopeState take_slopes() { return std::move(last_slopes_); }
+                               std::vector<double>* input_coef = nullptr, KeptMultipliers* mu = nullptr,
+                               SlopeState* last = nullptr);
 
   // Node id's relu splits (all of node id) clamp its box (active: lo >= -margin; inactive: hi <= margin),
   // which then goes to its relu children; false when a split contradicts the box (the subdomain is empty).
@@ -174,7 +173,6 @@ class Engine {
   Workspace ws_;            // coefficient buffers reused by every pass of this engine
   Budget budget_;           // the coefficient rows' memory (setup_.max_bytes)
   ScaleCache scale_cache_;  // linear error scales, reused while their parent box is unchanged
-  SlopeState last_slopes_;  // optimise's last step
 
   const DoubleBox* box_ptr(int64_t id) const;  // node id's box, or null
   std::vector<const DoubleBox*> ptrs() const;
@@ -188,7 +186,8 @@ class Engine {
   void beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,
                  double lr, double c1, double c2) const;
   void warm_start(int64_t start, int64_t rows, std::vector<std::vector<double>>& alpha, std::vector<double>& beta) const;
-  void keep_slopes(int64_t start, int64_t rows, std::vector<std::vector<double>>& alpha, std::vector<double>& beta);
+  void keep_slopes(int64_t start, int64_t rows, std::vector<std::vector<double>>& alpha, std::vector<double>& beta,
+                   SlopeState& last) const;
   void add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const;
   bool linear_one_step(int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo, std::vector<double>& hi);
   void bound_chunk(int64_t id, const int64_t* elems, int64_t k, bool one_step, double* lo, double* hi);

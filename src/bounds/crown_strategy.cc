@@ -354,10 +354,12 @@ class AlphaCrownStrategy final : public CrownStrategy {
     const bool keep = res.input_linear && f.nr == f.k;
     res.input_linear = keep;
     KeptMultipliers mu;
+    SlopeState last;
     std::vector<double> best = run.eng.optimise(run.output, f.C, f.nr, crown, run.o, stop, &run.scales,
-                                                keep ? &res.input_coef : nullptr, run.o.relu_multipliers ? &mu : nullptr);
+                                                keep ? &res.input_coef : nullptr, run.o.relu_multipliers ? &mu : nullptr,
+                                                &last);
     if (run.o.relu_multipliers) merge_rows(run.eng.g, mu, res);  // a row no step beat keeps CROWN's
-    res.slopes = std::make_shared<const SlopeState>(run.eng.take_slopes());
+    if (last.start >= 0) res.slopes = std::make_shared<const SlopeState>(std::move(last));
     return best;
   }
 };

@@ -43,22 +43,9 @@ size_t candidate_count(const Model& m, int asked) {
   return 48;
 }
 
-// half_gains at one relu: c is the parent pass's row w at the relu's input p (its coefficients at the
-// relu through the relu's lines at p's box), t the lines' intercept terms; rows [c; per candidate c
-// with its element's coefficient the identity's, then zero], bounded by one CROWN pass from p on the
-// parent's boxes. Empty where the pass fails or the inputs do not fit.
-// Whether every node p depends on is the input, a constant or affine (no relaxation between p and
-// the input): a pass from p is one linear function of the input.
-bool affine_to_input(const Graph& g, int64_t p) {
-  const std::vector<bool> anc = walk::ancestors(g, p);
-  for (const Node& n : g.nodes)
-    if (anc[static_cast<size_t>(n.id)] && n.op != Op::Input && n.op != Op::Const && !is_affine(n.op)) return false;
-  return true;
-}
-
-// A row's rows x numel(p) start matrix, one row per v in `rows` (each c with one element replaced).
+// The parent's row at a relu's input p, as half_gains' passes start from it.
 struct GainRows {
-  const std::vector<double>& c;  // the parent's row at p
+  const std::vector<double>& c;  // the parent's row at p (its coefficients at the relu through the lines)
   const double* lam;             // its coefficients at the relu
   std::vector<double> t;         // the relu lines' intercept terms
 };
@@ -98,7 +85,7 @@ std::vector<HalfGain> pass_gains(const Model& m, const DoubleBox& input, const C
   return gain;
 }
 
-// half_gains where p is an affine function of the input x (affine_to_input): B(v) = v . b + sum_i
+// half_gains where p is an affine function of the input x (affine_in_input): B(v) = v . b + sum_i
 // conc((W^T v)_i) with conc(a) = min(a lo_i, a hi_i), so B(c + d e_j) - B(c) = d b_j + sum over the
 // inputs output j reads of conc(g_i + d W_ji) - conc(g_i), g = W^T c: one pass for c and one for the
 // candidates' unit rows (their input coefficients W_j, and b_j from their bounds) instead of 2k + 1
@@ -125,16 +112,16 @@ std::vector<HalfGain> affine_gains(const Model& m, const DoubleBox& input, const
   for (size_t q = 0; q < k; ++q) {
     const size_t j = static_cast<size_t>(cands[at[q]].sp.elem);
     const double* wj = ru->input_coef.data() + q * nx;
-    double bj = ru->spec_lo[q], d_on = gr.lam[j] - gr.c[j], d_off = -gr.c[j];
-    for (size_t i = 0; i < nx; ++i) bj -= wj[i] != 0 ? conc(wj[i], i) : 0.0;
-    double on = d_on * bj, off = d_off * bj;
+    const double d_on = gr.lam[j] - gr.c[j], d_off = -gr.c[j];
+    double bj = ru->spec_lo[q], on = 0, off = 0;  // b_j: W_j's bound minus its concretisation
     for (size_t i = 0; i < nx; ++i) {
       if (wj[i] == 0) continue;
       const double base_i = conc(g[i], i);
+      bj -= conc(wj[i], i);
       on += conc(g[i] + d_on * wj[i], i) - base_i;
       off += conc(g[i] + d_off * wj[i], i) - base_i;
     }
-    gain[q] = {on - gr.t[j], off - gr.t[j]};
+    gain[q] = {on + d_on * bj - gr.t[j], off + d_off * bj - gr.t[j]};
   }
   return gain;
 }
@@ -145,7 +132,7 @@ std::vector<HalfGain> affine_gains(const Model& m, const DoubleBox& input, const
 // the input (affine_gains). Empty where a pass fails or the inputs do not fit.
 std::vector<HalfGain> gains_at(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
                              const std::vector<std::vector<double>>& relu_coef, size_t w, int64_t relu,
-                             const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
+                             const std::vector<Candidate>& cands, const std::vector<size_t>& at, bool affine) {
   const Node& rn = m.graph.nodes[static_cast<size_t>(relu)];
   const int64_t p = rn.parents[0];
   if (!parent.prior || !(*parent.prior)[static_cast<size_t>(p)]) return {};
@@ -161,8 +148,8 @@ std::vector<HalfGain> gains_at(const Model& m, const DoubleBox& input, const Cro
     const crown::Line& line = gr.lam[i] >= 0 ? r.lo : r.up;
     c[i] = gr.lam[i] * line.a, gr.t[i] = gr.lam[i] * line.b;
   }
-  std::vector<HalfGain> gain = affine_to_input(m.graph, p) ? affine_gains(m, input, base, parent, p, gr, cands, at)
-                                                           : pass_gains(m, input, base, parent, p, gr, cands, at);
+  std::vector<HalfGain> gain = affine ? affine_gains(m, input, base, parent, p, gr, cands, at)
+                                : pass_gains(m, input, base, parent, p, gr, cands, at);
   for (HalfGain& h : gain)
     for (double* v : {&h.active, &h.inactive})
       if (std::isnan(*v)) *v = -INFINITY;
@@ -183,6 +170,8 @@ struct ReluBab {
   SearchBox box;
   double descent_s = 0;
   size_t n_candidates = 10;  // split candidates per subdomain (candidate_count)
+  DoubleBox input;           // the case's input box, as run_crown takes it
+  std::vector<char> affine;  // per node: affine in the input (affine_in_input; half_gains)
 
   // A subdomain of the search: its splits and its parent's node boxes (they hold on it too, and are the
   // only boxes: prior_only), with the search's atoms to stop at and the prepared model, so that bound()
@@ -199,10 +188,9 @@ struct ReluBab {
     return d;
   }
 
-  // CROWN with the splits; proven when empty or some atom is impossible. keep: with a certificate, record
-  // the multipliers (not for a split candidate's halves, which are bounded again when searched).
-  Bounds bound(const Subdomain& d, int iters, bool keep = true) const {
-    const DoubleBox box{input_shape(s.m), s.c.lo_out, s.c.hi_out};
+  // CROWN with the splits; proven when empty or some atom is impossible. With a certificate, the
+  // multipliers too.
+  Bounds bound(const Subdomain& d, int iters) const {
     CrownOptions co;
     co.method = iters > 0 ? BoundMethod::AlphaCrown : BoundMethod::Crown;
     co.alpha_iters = iters;
@@ -215,8 +203,8 @@ struct ReluBab {
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
     co.input_coefficients = co.relu_coefficients = true;
-    co.relu_multipliers = s.o.certificate && keep;
-    auto r = run_crown(s.m.graph, s.m.payload, std::span<const DoubleBox>(&box, 1), s.m.output_ids[0], &spec, co, d);
+    co.relu_multipliers = s.o.certificate;
+    auto r = run_crown(s.m.graph, s.m.payload, std::span<const DoubleBox>(&input, 1), s.m.output_ids[0], &spec, co, d);
     Bounds out;
     if (!r.ok()) {
       out.error = true;
@@ -264,15 +252,16 @@ struct ReluBab {
     return out;
   }
 
-  // Of the candidates, the one whose two halves' CROWN lower bounds of row w (without multipliers) have
-  // the largest minimum; the first on a tie. One pass per relu with candidates (half_gains).
+  // Of the candidates, the one whose halves' CROWN lower bounds of row w (without multipliers) have the
+  // largest maximum (VerifyOptions::bab_score; or minimum); the first on a tie. One pass per relu with
+  // candidates (half_gains).
   Split pick(const Subdomain& d, const Bounds& b, size_t w, const std::vector<Candidate>& cands, int64_t& passes) const {
     if (cands.size() == 1) return cands[0].sp;
-    const DoubleBox box{input_shape(s.m), s.c.lo_out, s.c.hi_out};
     CrownOptions co;
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
-    const std::vector<HalfGain> gain = half_gains(s.m, box, co, open(d.splits, b.boxes), b.relu_coef, w, cands, &passes);
+    const std::vector<HalfGain> gain =
+        half_gains(s.m, input, co, open(d.splits, b.boxes), b.relu_coef, w, cands, affine, &passes);
     std::vector<double> score(gain.size());
     for (size_t q = 0; q < gain.size(); ++q)
       score[q] = s.o.bab_score == SplitScore::Worse ? std::min(gain[q].active, gain[q].inactive)
@@ -383,9 +372,20 @@ struct ReluBab {
 
 }  // namespace
 
+std::vector<char> affine_in_input(const Graph& g) {
+  std::vector<char> out(g.nodes.size(), 0);
+  (void)walk::in_order(g, "relu branch and bound", [&](const Node& n) {
+    bool all = n.parents.empty() || is_affine(n.op);  // the input and constants, or an affine op
+    for (const int64_t p : n.parents) all = all && out[static_cast<size_t>(p)];
+    out[static_cast<size_t>(n.id)] = all;
+    return ok_status();
+  });
+  return out;
+}
+
 std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
-                               const std::vector<std::vector<double>>& relu_coef, size_t w,
-                               const std::vector<Candidate>& cands, int64_t* passes) {
+                                 const std::vector<std::vector<double>>& relu_coef, size_t w,
+                                 const std::vector<Candidate>& cands, const std::vector<char>& affine, int64_t* passes) {
   std::vector<HalfGain> gain(cands.size());
   std::vector<int64_t> relus;
   for (const Candidate& c : cands)
@@ -394,7 +394,9 @@ std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const C
     std::vector<size_t> at;
     for (size_t q = 0; q < cands.size(); ++q)
       if (cands[q].relu == relu) at.push_back(q);
-    const std::vector<HalfGain> g = gains_at(m, input, base, parent, relu_coef, w, relu, cands, at);
+    const size_t p = static_cast<size_t>(m.graph.nodes[static_cast<size_t>(relu)].parents[0]);
+    const std::vector<HalfGain> g =
+        gains_at(m, input, base, parent, relu_coef, w, relu, cands, at, p < affine.size() && affine[p]);
     for (size_t i = 0; i < at.size() && i < g.size(); ++i) gain[at[i]] = g[i];
     if (passes) ++*passes;
   }
@@ -405,7 +407,8 @@ VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,
                       const IbpPrepared* ibp) {
   ReluBab bab{s, spec, pool, margins, {}, false, atom_rhs(s.conj), ibp, SplitMix64(s.o.seed ^ 0x5eed0bab),
-              search_box(s.c, s.o.arith), 0.0, candidate_count(s.m, s.o.bab_candidates)};
+              search_box(s.c, s.o.arith), 0.0, candidate_count(s.m, s.o.bab_candidates),
+              DoubleBox{input_shape(s.m), s.c.lo_out, s.c.hi_out}, affine_in_input(s.m.graph)};
   for (size_t i = 0; i < bab.box.lo.size(); ++i)
     if (!(bab.box.lo[i] <= bab.box.hi[i])) bab.box = {};  // no value of the arithmetic along input i
   bab.stack.push_back(bab.open({}, std::move(root_boxes)));

@@ -57,9 +57,15 @@ struct Candidate {
 struct HalfGain {
   double active = -INFINITY, inactive = -INFINITY;
 };
+// affine: affine_in_input(m.graph), where the closed form applies.
 std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
                                  const std::vector<std::vector<double>>& relu_coef, size_t w,
-                                 const std::vector<Candidate>& cands, int64_t* passes = nullptr);
+                                 const std::vector<Candidate>& cands, const std::vector<char>& affine,
+                                 int64_t* passes = nullptr);
+
+// Per node, whether it is an affine function of the graph's inputs (every node it depends on is an
+// input, a constant or an affine op: no relaxation between it and the input), in one walk.
+std::vector<char> affine_in_input(const Graph& g);
 
 // Whether verify() should split relus rather than inputs: more than 16 input dimensions of positive
 // width, margins available.

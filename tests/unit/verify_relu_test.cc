@@ -335,7 +335,8 @@ void expect_gains_are_the_halves(const Model& m, const VnnProperty& p, const Ari
   for (size_t w : {size_t{0}, static_cast<size_t>(k / 2)}) {
     int64_t passes = 0;
     const std::vector<verify_detail::HalfGain> gain =
-        verify_detail::half_gains(m, box, co, parent, par.relu_coef, w, cands, &passes);
+        verify_detail::half_gains(m, box, co, parent, par.relu_coef, w, cands, verify_detail::affine_in_input(m.graph),
+                                  &passes);
     ASSERT_EQ(gain.size(), cands.size());
     EXPECT_LT(passes, static_cast<int64_t>(cands.size()));  // one per relu
     for (size_t q = 0; q < cands.size(); ++q)
