@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "bounds/crown_conv.h"
 #include "bounds/crown_relax.h"
 #include "bounds/kernel_ops.h"
 #include "eval/walk.h"
@@ -43,119 +44,6 @@ size_t candidate_count(const Model& m, int asked) {
   return 48;
 }
 
-// The parent's row at a relu's input p, as half_gains' passes start from it.
-struct GainRows {
-  const std::vector<double>& c;  // the parent's row at p (its coefficients at the relu through the lines)
-  const double* lam;             // its coefficients at the relu
-  std::vector<double> t;         // the relu lines' intercept terms
-};
-
-CrownOptions gain_options(const CrownOptions& base) {
-  CrownOptions co = base;
-  co.method = BoundMethod::Crown;
-  co.intermediate_crown = false;
-  co.lower_only = true;
-  co.input_coefficients = co.relu_coefficients = co.relu_multipliers = false;
-  return co;
-}
-
-// half_gains' pass from p: rows [c; per candidate c with its element lam_j (active), then 0].
-std::vector<HalfGain> pass_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
-                               int64_t p, const GainRows& gr, const std::vector<Candidate>& cands,
-                               const std::vector<size_t>& at) {
-  const size_t len = gr.c.size();
-  SpecMatrix rows{static_cast<int64_t>(1 + 2 * at.size()), static_cast<int64_t>(len), {}};
-  rows.c.reserve(static_cast<size_t>(rows.rows) * len);
-  rows.c.insert(rows.c.end(), gr.c.begin(), gr.c.end());
-  for (const size_t q : at) {
-    const size_t j = static_cast<size_t>(cands[q].sp.elem);
-    for (const double v : {gr.lam[j], 0.0}) {
-      rows.c.insert(rows.c.end(), gr.c.begin(), gr.c.end());
-      rows.c[rows.c.size() - len + j] = v;
-    }
-  }
-  auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&input, 1), p, &rows, gain_options(base), parent);
-  if (!r.ok()) return {};
-  const std::vector<double>& lo = r->spec_lo;
-  std::vector<HalfGain> gain(at.size());
-  for (size_t i = 0; i < at.size(); ++i) {
-    const double t = gr.t[static_cast<size_t>(cands[at[i]].sp.elem)];
-    gain[i] = {lo[1 + 2 * i] - lo[0] - t, lo[2 + 2 * i] - lo[0] - t};
-  }
-  return gain;
-}
-
-// half_gains where p is an affine function of the input x (affine_in_input): B(v) = v . b + sum_i
-// conc((W^T v)_i) with conc(a) = min(a lo_i, a hi_i), so B(c + d e_j) - B(c) = d b_j + sum over the
-// inputs output j reads of conc(g_i + d W_ji) - conc(g_i), g = W^T c: one pass for c and one for the
-// candidates' unit rows (their input coefficients W_j, and b_j from their bounds) instead of 2k + 1
-// dense rows. The evaluation's error terms (1e-7 of the terms in f32) are left out: a ranking.
-std::vector<HalfGain> affine_gains(const Model& m, const DoubleBox& input, const CrownOptions& base,
-                                 const Subdomain& parent, int64_t p, const GainRows& gr,
-                                 const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
-  const size_t len = gr.c.size(), k = at.size();
-  CrownOptions co = gain_options(base);
-  co.input_coefficients = true;
-  const std::span<const DoubleBox> in(&input, 1);
-  const SpecMatrix row{1, static_cast<int64_t>(len), gr.c};
-  SpecMatrix units{static_cast<int64_t>(k), static_cast<int64_t>(len), std::vector<double>(k * len, 0.0)};
-  for (size_t i = 0; i < k; ++i) units.c[i * len + static_cast<size_t>(cands[at[i]].sp.elem)] = 1;
-  auto rc = run_crown(m.graph, m.payload, in, p, &row, co, parent);
-  auto ru = run_crown(m.graph, m.payload, in, p, &units, co, parent);
-  const size_t nx = input.lo.size();
-  if (!rc.ok() || !ru.ok() || rc->input_coef.size() != nx || ru->input_coef.size() != k * nx) return {};
-  const double* lo = input.lo.data();
-  const double* hi = input.hi.data();
-  auto conc = [&](double a, size_t i) { return a >= 0 ? a * lo[i] : a * hi[i]; };
-  const std::vector<double>& g = rc->input_coef;
-  std::vector<HalfGain> gain(k);
-  for (size_t q = 0; q < k; ++q) {
-    const size_t j = static_cast<size_t>(cands[at[q]].sp.elem);
-    const double* wj = ru->input_coef.data() + q * nx;
-    const double d_on = gr.lam[j] - gr.c[j], d_off = -gr.c[j];
-    double bj = ru->spec_lo[q], on = 0, off = 0;  // b_j: W_j's bound minus its concretisation
-    for (size_t i = 0; i < nx; ++i) {
-      if (wj[i] == 0) continue;
-      const double base_i = conc(g[i], i);
-      bj -= conc(wj[i], i);
-      on += conc(g[i] + d_on * wj[i], i) - base_i;
-      off += conc(g[i] + d_off * wj[i], i) - base_i;
-    }
-    gain[q] = {on + d_on * bj - gr.t[j], off + d_off * bj - gr.t[j]};
-  }
-  return gain;
-}
-
-// half_gains at one relu: c is the parent pass's row w at the relu's input p (its coefficients at the
-// relu through the relu's lines at p's box), t the lines' intercept terms; the halves' rows bounded by
-// one CROWN pass from p on the parent's boxes (pass_gains), or in closed form where p is affine in
-// the input (affine_gains). Empty where a pass fails or the inputs do not fit.
-std::vector<HalfGain> gains_at(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
-                             const std::vector<std::vector<double>>& relu_coef, size_t w, int64_t relu,
-                             const std::vector<Candidate>& cands, const std::vector<size_t>& at, bool affine) {
-  const Node& rn = m.graph.nodes[static_cast<size_t>(relu)];
-  const int64_t p = rn.parents[0];
-  if (!parent.prior || !(*parent.prior)[static_cast<size_t>(p)]) return {};
-  const DoubleBox& pb = *(*parent.prior)[static_cast<size_t>(p)];
-  const size_t len = pb.lo.size();
-  if (relu_coef.size() <= static_cast<size_t>(relu) || relu_coef[static_cast<size_t>(relu)].size() < (w + 1) * len) return {};
-  for (const size_t q : at)
-    if (static_cast<size_t>(cands[q].sp.elem) >= len) return {};
-  std::vector<double> c(len);
-  GainRows gr{c, relu_coef[static_cast<size_t>(relu)].data() + w * len, std::vector<double>(len)};
-  for (size_t i = 0; i < len; ++i) {
-    const crown::Relax r = crown::relax_relu(pb.lo[i], pb.hi[i]);
-    const crown::Line& line = gr.lam[i] >= 0 ? r.lo : r.up;
-    c[i] = gr.lam[i] * line.a, gr.t[i] = gr.lam[i] * line.b;
-  }
-  std::vector<HalfGain> gain = affine ? affine_gains(m, input, base, parent, p, gr, cands, at)
-                                : pass_gains(m, input, base, parent, p, gr, cands, at);
-  for (HalfGain& h : gain)
-    for (double* v : {&h.active, &h.inactive})
-      if (std::isnan(*v)) *v = -INFINITY;
-  return gain;
-}
-
 struct ReluBab {
   Search& s;
   const SpecMatrix& spec;
@@ -172,6 +60,9 @@ struct ReluBab {
   size_t n_candidates = 10;  // split candidates per subdomain (candidate_count)
   DoubleBox input;           // the case's input box, as run_crown takes it
   std::vector<char> affine;  // per node: affine in the input (affine_in_input; half_gains)
+  // The conv plans the chains point into: the prepared model's, else the search's own.
+  std::unique_ptr<crown::ConvPlans> own_plans;
+  GainChains chains;  // per relu input: its convolutional chain (gain_chains; half_gains)
 
   // A subdomain of the search: its splits and its parent's node boxes (they hold on it too, and are the
   // only boxes: prior_only), with the search's atoms to stop at and the prepared model, so that bound()
@@ -261,7 +152,7 @@ struct ReluBab {
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
     const std::vector<HalfGain> gain =
-        half_gains(s.m, input, co, open(d.splits, b.boxes), b.relu_coef, w, cands, affine, &passes);
+        half_gains(s.m, input, co, open(d.splits, b.boxes), b.relu_coef, w, cands, affine, &chains, &passes);
     std::vector<double> score(gain.size());
     for (size_t q = 0; q < gain.size(); ++q)
       score[q] = s.o.bab_score == SplitScore::Worse ? std::min(gain[q].active, gain[q].inactive)
@@ -372,45 +263,17 @@ struct ReluBab {
 
 }  // namespace
 
-std::vector<char> affine_in_input(const Graph& g) {
-  std::vector<char> out(g.nodes.size(), 0);
-  (void)walk::in_order(g, "relu branch and bound", [&](const Node& n) {
-    bool all = n.parents.empty() || is_affine(n.op);  // the input and constants, or an affine op
-    for (const int64_t p : n.parents) all = all && out[static_cast<size_t>(p)];
-    out[static_cast<size_t>(n.id)] = all;
-    return ok_status();
-  });
-  return out;
-}
-
-std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
-                                 const std::vector<std::vector<double>>& relu_coef, size_t w,
-                                 const std::vector<Candidate>& cands, const std::vector<char>& affine, int64_t* passes) {
-  std::vector<HalfGain> gain(cands.size());
-  std::vector<int64_t> relus;
-  for (const Candidate& c : cands)
-    if (std::find(relus.begin(), relus.end(), c.relu) == relus.end()) relus.push_back(c.relu);
-  for (const int64_t relu : relus) {
-    std::vector<size_t> at;
-    for (size_t q = 0; q < cands.size(); ++q)
-      if (cands[q].relu == relu) at.push_back(q);
-    const size_t p = static_cast<size_t>(m.graph.nodes[static_cast<size_t>(relu)].parents[0]);
-    const std::vector<HalfGain> g =
-        gains_at(m, input, base, parent, relu_coef, w, relu, cands, at, p < affine.size() && affine[p]);
-    for (size_t i = 0; i < at.size() && i < g.size(); ++i) gain[at[i]] = g[i];
-    if (passes) ++*passes;
-  }
-  return gain;
-}
-
 VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,
                       const IbpPrepared* ibp) {
   ReluBab bab{s, spec, pool, margins, {}, false, atom_rhs(s.conj), ibp, SplitMix64(s.o.seed ^ 0x5eed0bab),
               search_box(s.c, s.o.arith), 0.0, candidate_count(s.m, s.o.bab_candidates),
-              DoubleBox{input_shape(s.m), s.c.lo_out, s.c.hi_out}, affine_in_input(s.m.graph)};
+              DoubleBox{input_shape(s.m), s.c.lo_out, s.c.hi_out}, affine_in_input(s.m.graph), nullptr, {}};
   for (size_t i = 0; i < bab.box.lo.size(); ++i)
     if (!(bab.box.lo[i] <= bab.box.hi[i])) bab.box = {};  // no value of the arithmetic along input i
+  crown::ConvPlans* plans = ibp ? ibp->conv_plans() : nullptr;
+  if (!plans) bab.own_plans = std::make_unique<crown::ConvPlans>(s.m.graph.nodes.size()), plans = bab.own_plans.get();
+  bab.chains = gain_chains(s.m, *plans);
   bab.stack.push_back(bab.open({}, std::move(root_boxes)));
   const VerifyResult r = bab.run(domains);
   if (r == VerifyResult::Sat && s.stats.decided_by != "pgd") s.stats.decided_by = "bab-probe";

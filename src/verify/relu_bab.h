@@ -8,8 +8,9 @@
 // |coefficient of the worst atom at the relu| times the upper line's intercept u(-l)/(u-l) (BaBSR's
 // score, from the same pass), the one whose better half (VerifyOptions::bab_score; or worse half) gets
 // the best CROWN bound (a filtered strong branching, as beta-CROWN's FSB with its oval21 and mnistfc
-// configs' `reduceop: max`), every candidate at one relu scored by one pass (half_gains). Each subdomain's probe is the input vertex that minimises the worst atom's linear lower
-// bound.
+// configs' `reduceop: max`), the candidates at one relu scored together (half_gains, src/verify/
+// split_gains.h). Each subdomain's probe is the input vertex that minimises the worst atom's linear
+// lower bound.
 //
 // Evaluation soundness: splitting by the exact sign leaves the evaluation's value (f32 or f64) on
 // the wrong side by up to its forward error, so each split is clamped with a margin: an a-priori
@@ -28,6 +29,7 @@
 #include "denote/bounds/crown.h"
 #include "verify/falsify.h"
 #include "verify/pool.h"
+#include "verify/split_gains.h"
 
 namespace denote::verify_detail {
 
@@ -38,34 +40,6 @@ namespace denote::verify_detail {
 // node on the way to `output` is another op or has no box.
 std::optional<std::vector<std::vector<double>>> eval_margins(const Model& m, const NodeBoxes& boxes, int64_t output,
                                                              const ArithSpec& arith);
-
-// A split candidate: sp splits element sp.elem of relu `relu`'s input node sp.node.
-struct Candidate {
-  ReluSplit sp;
-  int64_t relu = -1;
-};
-
-// Per candidate, row w's CROWN lower bound of each half (the element's input >= 0, or <= 0) minus the
-// parent's, without multipliers: the halves keep the parent's node boxes (parent.prior, with
-// prior_only and the parent's splits) and differ from it only in the element's relu line (the
-// identity, or zero), so with c the parent pass's row at the relu's input p and B(v) the lower bound
-// of v . x_p by a CROWN pass from p, a half's bound is the parent's minus the element's intercept term
-// plus B(c') - B(c). One pass from p with 1 + 2k rows serves the k candidates there (one per relu:
-// counted in *passes); split by split, 2k passes from the output each bounded every row above p
-// again. relu_coef: the parent's CROWN pass's coefficients at each relu (CrownResult::relu_coef, row
-// w of them). -inf where a pass fails. base: the arithmetic and memory budget.
-struct HalfGain {
-  double active = -INFINITY, inactive = -INFINITY;
-};
-// affine: affine_in_input(m.graph), where the closed form applies.
-std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
-                                 const std::vector<std::vector<double>>& relu_coef, size_t w,
-                                 const std::vector<Candidate>& cands, const std::vector<char>& affine,
-                                 int64_t* passes = nullptr);
-
-// Per node, whether it is an affine function of the graph's inputs (every node it depends on is an
-// input, a constant or an affine op: no relaxation between it and the input), in one walk.
-std::vector<char> affine_in_input(const Graph& g);
 
 // Whether verify() should split relus rather than inputs: more than 16 input dimensions of positive
 // width, margins available.
