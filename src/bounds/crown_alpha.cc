@@ -160,6 +160,7 @@ bool Engine::forward_values(int64_t start, int64_t rows, const std::vector<std::
   st.rows = rows;
   const std::vector<const DoubleBox*> box = ptrs();
   RuleCtx rc{g, payload, box, setup_.err, st, &alpha};
+  rc.lines = &line_cache_;
   rc.conv_plans = conv_plans();
   ForwardCtx fc{rc, pr.A, V, &need};
   bool ok = true;

@@ -278,6 +278,18 @@ const ConvBackward* conv_plan_for(const RuleCtx& c, const Node& n, ConvBackward&
   return conv_backward_plan(c.g, c.payload, n, scratch) ? &scratch : nullptr;
 }
 
+namespace {
+
+// conv_underflow's term from the parent's magnitudes xm.
+double underflow_term(const ConvBackward& cb, const std::vector<double>& xm) {
+  double xs = 0;
+  for (const double v : xm) xs += v;
+  const double ops = 2.0 * static_cast<double>(cb.group_out * cb.k_vol) + 2;
+  return up(up_sum(xs, static_cast<double>(xm.size())) * (ops * kEta));
+}
+
+}  // namespace
+
 std::vector<double> conv_live_fan(const ConvBackward& cb, const std::vector<double>& xm) {
   std::vector<double> fan(static_cast<size_t>(cb.lead * cb.cout * cb.out_vol));
   std::vector<double> live(static_cast<size_t>(cb.groups * cb.in_vol));
@@ -309,15 +321,16 @@ void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double 
   // |W| * xmax and the live counts depend on the parent's box only: kept, as [mx | live], while that
   // box is unchanged (alpha-CROWN's passes, the rows' chunks of one node).
   const std::vector<double>* kept = c.scale_cache && pb ? c.scale_cache->find(n.id, *pb) : nullptr;
-  if (kept && kept->size() != static_cast<size_t>(2 * m)) kept = nullptr;
+  if (kept && kept->size() != static_cast<size_t>(2 * m + 1)) kept = nullptr;
   std::vector<double> fresh;
-  if (!kept) {
+  if (!kept) {  // [mx | live | conv_underflow's term]
     std::vector<double> xm(static_cast<size_t>(pm));
     for (int64_t j = 0; j < pm; ++j) xm[static_cast<size_t>(j)] = c.absmax(p, j);
     fresh.resize(static_cast<size_t>(m));
     conv_forward(cb, xm.data(), cb.lead, fresh.data(), c.ws, /*magnitudes=*/true);
     const std::vector<double> live = conv_live_fan(cb, xm);
     fresh.insert(fresh.end(), live.begin(), live.end());
+    fresh.push_back(underflow_term(cb, xm));
     if (c.scale_cache && pb) c.scale_cache->store(n.id, *pb, fresh);
   }
   const std::vector<double>& both = kept ? *kept : fresh;
@@ -339,11 +352,13 @@ void conv_scale(const RuleCtx& c, const Node& n, const ConvBackward& cb, double 
 }
 
 double conv_underflow(const RuleCtx& c, const Node& n, const ConvBackward& cb) {
-  const int64_t p = n.parents[0], pm = c.numel_of(p);
-  double xs = 0;
-  for (int64_t j = 0; j < pm; ++j) xs += c.absmax(p, j);
-  const double ops = 2.0 * static_cast<double>(cb.group_out * cb.k_vol) + 2;
-  return up(up_sum(xs, static_cast<double>(pm)) * (ops * kEta));
+  const int64_t p = n.parents[0], pm = c.numel_of(p), m = c.numel_of(n.id);
+  const DoubleBox* pb = c.box[static_cast<size_t>(p)];
+  const std::vector<double>* kept = c.scale_cache && pb ? c.scale_cache->find(n.id, *pb) : nullptr;
+  if (kept && kept->size() == static_cast<size_t>(2 * m + 1)) return kept->back();  // conv_scale's
+  std::vector<double> xm(static_cast<size_t>(pm));
+  for (int64_t j = 0; j < pm; ++j) xm[static_cast<size_t>(j)] = c.absmax(p, j);
+  return underflow_term(cb, xm);
 }
 
 void conv_backward(const ConvBackward& cb, const double* a, int64_t batch, double* out, Workspace* ws) {

@@ -128,7 +128,7 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
     if (st.unit) st.unit_node = start;
   }
   const std::vector<const DoubleBox*> box = ptrs();
-  RuleCtx ctx{g, payload, box, setup_.err, st, o.alpha, o.scales, &ws_, &scale_cache_, conv_plans()};
+  RuleCtx ctx{g, payload, box, setup_.err, st, o.alpha, o.scales, &ws_, &scale_cache_, conv_plans(), &line_cache_};
   PassResult out;
   if (o.record) out.A.resize(g.nodes.size()), out.reached.assign(g.nodes.size(), 0);
   // A conv's unit rows as windows while they stay small (crown_patches.h); not where the pass keeps

@@ -10,6 +10,7 @@
 
 #include "bounds/crown_budget.h"
 #include "bounds/crown_conv.h"
+#include "bounds/crown_lines.h"
 #include "bounds/crown_rules.h"
 #include "denote/bounds/crown.h"
 
@@ -173,6 +174,7 @@ class Engine {
   Workspace ws_;            // coefficient buffers reused by every pass of this engine
   Budget budget_;           // the coefficient rows' memory (setup_.max_bytes)
   ScaleCache scale_cache_;  // linear error scales, reused while their parent box is unchanged
+  mutable LineCache line_cache_;  // elementwise lines, reused while their boxes are unchanged (forward_values too)
 
   const DoubleBox* box_ptr(int64_t id) const;  // node id's box, or null
   std::vector<const DoubleBox*> ptrs() const;

@@ -216,6 +216,16 @@ Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, dou
   return L;
 }
 
+// Node id's lines: the cache's where its boxes are unchanged, else made into `local` (and kept).
+template <Op O>
+const Lines& lines_of(const RuleCtx& c, int64_t id, const DoubleBox& xb, const DoubleBox& yb, Lines& local) {
+  if (c.lines)
+    if (const Lines* kept = c.lines->find(id, xb, yb)) return *kept;
+  local = element_lines<O>(xb, yb, c.err.u, c.err.tiny);
+  if (c.lines) c.lines->store(id, xb, yb, local);
+  return local;
+}
+
 using LinesFn = Lines (*)(const DoubleBox&, const DoubleBox&, double, double);
 template <Op O>
 constexpr LinesFn lines_fn() {
@@ -367,7 +377,8 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const DoubleBox* yb = box_of(c, n.id);
   if (!xb || !yb) return c.fail(fmt::format("node {}: no box for the relaxation", n.id));
   const int64_t m = c.numel_of(n.id);
-  const Lines L = element_lines<O>(*xb, *yb, c.err.u, c.err.tiny);
+  Lines local;
+  const Lines& L = lines_of<O>(c, n.id, *xb, *yb, local);
   const std::vector<double>* alpha = splits_at_zero(O) ? alpha_of(c, n.id) : nullptr;
   const std::vector<int64_t>* S = c.support_of(n.id);
   if constexpr (kTangents<O> != nullptr) {
@@ -578,7 +589,8 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
   const auto& A = f.A[static_cast<size_t>(n.id)];
   if (!xb || !yb) return false;
   const int64_t m = f.rc.numel_of(n.id);
-  const Lines L = element_lines<O>(*xb, *yb, f.rc.err.u, f.rc.err.tiny);
+  Lines local;
+  const Lines& L = lines_of<O>(f.rc, n.id, *xb, *yb, local);
   // The parent's value is not computed where no gradient needs it (a dead relu's elements, slope
   // 0): read as 0 there; with none computed, every slope must be 0.
   if (X.empty())

@@ -271,6 +271,7 @@ struct PassRows {
 };
 
 class ConvPlans;  // src/bounds/crown_conv.h
+struct LineCache;  // src/bounds/crown_lines.h
 
 // Everything a rule reads: the node, its coefficients, the boxes, the payload, the error model.
 struct RuleCtx {
@@ -287,6 +288,7 @@ struct RuleCtx {
   Workspace* ws = nullptr;            // buffers to reuse (null: plain allocation)
   ScaleCache* scale_cache = nullptr;  // linear error scales by parent box (null: none)
   ConvPlans* conv_plans = nullptr;    // conv nodes' plans kept across passes (null: built per rule)
+  LineCache* lines = nullptr;         // elementwise lines by boxes (null: made per rule)
 
   std::vector<double> take(size_t n) { return ws ? ws->take(n) : fresh_buffer(n); }
   void give(std::vector<double>&& v) {
