@@ -60,9 +60,9 @@ struct ReluBab {
   size_t n_candidates = 10;  // split candidates per subdomain (candidate_count)
   DoubleBox input;           // the case's input box, as run_crown takes it
   std::vector<char> affine;  // per node: affine in the input (affine_in_input; half_gains)
-  // The conv plans the chains point into: the prepared model's, else the search's own.
+  // The conv plans the cones point into: the prepared model's, else the search's own.
   std::unique_ptr<crown::ConvPlans> own_plans;
-  GainChains chains;  // per relu input: its convolutional chain (gain_chains; half_gains)
+  GainCones cones;  // per relu input: its convolutional cone (gain_cones; half_gains)
 
   // A subdomain of the search: its splits and its parent's node boxes (they hold on it too, and are the
   // only boxes: prior_only), with the search's atoms to stop at and the prepared model, so that bound()
@@ -152,7 +152,7 @@ struct ReluBab {
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
     const std::vector<HalfGain> gain =
-        half_gains(s.m, input, co, open(d.splits, b.boxes), b.relu_coef, w, cands, affine, &chains, &passes);
+        half_gains(s.m, input, co, open(d.splits, b.boxes), b.relu_coef, w, cands, affine, &cones, &passes);
     std::vector<double> score(gain.size());
     for (size_t q = 0; q < gain.size(); ++q)
       score[q] = s.o.bab_score == SplitScore::Worse ? std::min(gain[q].active, gain[q].inactive)
@@ -273,7 +273,7 @@ VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64
     if (!(bab.box.lo[i] <= bab.box.hi[i])) bab.box = {};  // no value of the arithmetic along input i
   crown::ConvPlans* plans = ibp ? ibp->conv_plans() : nullptr;
   if (!plans) bab.own_plans = std::make_unique<crown::ConvPlans>(s.m.graph.nodes.size()), plans = bab.own_plans.get();
-  bab.chains = gain_chains(s.m, *plans);
+  bab.cones = gain_cones(s.m, *plans);
   bab.stack.push_back(bab.open({}, std::move(root_boxes)));
   const VerifyResult r = bab.run(domains);
   if (r == VerifyResult::Sat && s.stats.decided_by != "pgd") s.stats.decided_by = "bab-probe";

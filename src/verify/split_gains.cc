@@ -1,5 +1,5 @@
 // Split candidates' half gains (src/verify/split_gains.h): a pass per relu, the closed form of a first
-// layer, and the sparse changes down a convolutional chain.
+// layer, and the sparse changes down a convolutional cone.
 #include "verify/split_gains.h"
 
 #include <algorithm>
@@ -97,7 +97,7 @@ std::vector<HalfGain> affine_gains(const Model& m, const DoubleBox& input, const
   return gain;
 }
 
-// ---- The chain form: c down densely once, each candidate's change down as a sparse vector.
+// ---- The cone form: c down densely once, each candidate's change down as a sparse vector.
 
 // A sparse vector over n elements: the values on a dense array, the nonzero positions listed once.
 struct Sparse {
@@ -115,7 +115,7 @@ struct Sparse {
   }
 };
 
-// A relu step's lines on the parent's box (CROWN's adaptive lower line, as the passes take them).
+// A relu node's lines on its parent's box (CROWN's adaptive lower line, as the passes take them).
 struct ReluLines {
   std::vector<crown::Relax> r;
   // Coefficient lam through element i's lines: the coefficient at the relu's input, and the intercept term.
@@ -140,32 +140,46 @@ void conv_scatter(const crown::ConvBackward& cb, int64_t o, double delta, Sparse
 
 double conc(double a, double lo, double hi) { return a >= 0 ? a * lo : a * hi; }
 
-// The parent's row c pushed down the chain: the coefficients at each relu step (lam), the lines there,
-// the input coefficients g and the bound B(c) (intercepts plus g's minimum over the input box).
-struct ChainBase {
+using Kind = GainCone::Kind;
+
+// The parent's row c pushed down the cone, as CROWN's pass from p does (each node's coefficients the
+// sum of its consumers'): the coefficients at each relu (lam), the lines there, the input coefficients g
+// and the bound B(c) (intercepts plus g's minimum over the input box).
+struct ConeBase {
   std::vector<std::vector<double>> lam;  // per step (relu steps only)
   std::vector<ReluLines> lines;          // per step (relu steps only)
   std::vector<double> g;
   double bound = 0;
 };
 
-bool chain_base(const Model& m, const GainChain& ch, const NodeBoxes& boxes, const DoubleBox& input,
-                const std::vector<double>& c, ChainBase& out) {
-  std::vector<double> v = c;
+void add_into(std::vector<double>& to, const std::vector<double>& v) {
+  if (to.empty()) to.assign(v.size(), 0.0);
+  for (size_t i = 0; i < v.size() && i < to.size(); ++i) to[i] += v[i];
+}
+
+bool cone_base(const Model& m, const GainCone& cone, const NodeBoxes& boxes, const DoubleBox& input,
+               const std::vector<double>& c, ConeBase& out) {
+  std::vector<std::vector<double>> acc(cone.steps.size());
+  acc[0] = c;
   double icpt = 0;
-  out.lam.assign(ch.steps.size(), {});
-  out.lines.assign(ch.steps.size(), {});
-  for (size_t s = 0; s < ch.steps.size(); ++s) {
-    const GainChain::Step& st = ch.steps[s];
-    const size_t pm = static_cast<size_t>(numel(m.graph.nodes[static_cast<size_t>(st.parent)].out_shape));
-    if (st.kind == GainChain::Kind::Conv) {
+  out.lam.assign(cone.steps.size(), {});
+  out.lines.assign(cone.steps.size(), {});
+  auto slot = [&](int64_t id) -> std::vector<double>& { return acc[static_cast<size_t>(cone.slot[static_cast<size_t>(id)])]; };
+  for (size_t s = 0; s < cone.steps.size(); ++s) {
+    const GainCone::Step& st = cone.steps[s];
+    const Node& n = m.graph.nodes[static_cast<size_t>(st.node)];
+    std::vector<double>& v = acc[s];
+    if (v.empty()) continue;  // no coefficient reached it
+    if (st.kind == Kind::Input) {
+      out.g = std::move(v);
+    } else if (st.kind == Kind::Conv) {
       const crown::ConvBackward& cb = *st.conv;
       for (size_t o = 0; o < v.size(); ++o) icpt += v[o] * cb.bias[(o / static_cast<size_t>(cb.out_vol)) % static_cast<size_t>(cb.cout)];
-      std::vector<double> next(pm);
+      std::vector<double> next(static_cast<size_t>(cb.lead * cb.cin * cb.in_vol));
       crown::conv_backward(cb, v.data(), cb.lead, next.data());
-      v = std::move(next);
-    } else if (st.kind == GainChain::Kind::Relu) {
-      const auto& pb = boxes[static_cast<size_t>(st.parent)];
+      add_into(slot(n.parents[0]), next);
+    } else if (st.kind == Kind::Relu) {
+      const auto& pb = boxes[static_cast<size_t>(n.parents[0])];
       if (!pb || pb->lo.size() != v.size()) return false;
       ReluLines& L = out.lines[s];
       L.r.resize(v.size());
@@ -176,111 +190,131 @@ bool chain_base(const Model& m, const GainChain& ch, const NodeBoxes& boxes, con
         if (v[i] != 0) L.through(i, v[i], a, b);
         v[i] = a, icpt += b;
       }
+      add_into(slot(n.parents[0]), v);
+    } else {  // same order, or a sum: the coefficients go to each parent as they are
+      for (const int64_t p : n.parents) add_into(slot(p), v);
     }
+    if (st.kind != Kind::Input) v = {};
   }
-  if (v.size() != input.lo.size()) return false;
+  if (out.g.size() != input.lo.size()) return false;
   out.bound = icpt;
-  for (size_t k = 0; k < v.size(); ++k) out.bound += conc(v[k], input.lo[k], input.hi[k]);
-  out.g = std::move(v);
+  for (size_t k = 0; k < out.g.size(); ++k) out.bound += conc(out.g[k], input.lo[k], input.hi[k]);
   return std::isfinite(out.bound);
 }
 
-// B(c + d e_j) - B(c) by the sparse change down the chain; `level` holds one scratch vector per step
-// and one for the input (cleared on return).
-double chain_delta(const GainChain& ch, const ChainBase& base, const DoubleBox& input, int64_t j, double d,
-                   std::vector<Sparse>& level) {
-  double icpt = 0;
+// B(c + d e_j) - B(c) by the sparse change down the cone; `level` holds one scratch vector per step
+// (each cleared once processed).
+double cone_delta(const Model& m, const GainCone& cone, const ConeBase& base, const DoubleBox& input, int64_t j,
+                  double d, std::vector<Sparse>& level) {
+  double icpt = 0, db = 0;
   level[0].add(j, d);
-  for (size_t s = 0; s < ch.steps.size(); ++s) {
-    const GainChain::Step& st = ch.steps[s];
+  auto slot = [&](int64_t id) -> Sparse& { return level[static_cast<size_t>(cone.slot[static_cast<size_t>(id)])]; };
+  for (size_t s = 0; s < cone.steps.size(); ++s) {
+    const GainCone::Step& st = cone.steps[s];
+    const Node& n = m.graph.nodes[static_cast<size_t>(st.node)];
     Sparse& from = level[s];
-    Sparse& to = level[s + 1];
+    if (from.idx.empty()) continue;
     for (const int64_t i : from.idx) {
-      const double delta = from.val[static_cast<size_t>(i)];
+      const size_t u = static_cast<size_t>(i);
+      const double delta = from.val[u];
       if (delta == 0) continue;
-      if (st.kind == GainChain::Kind::Conv) {
+      if (st.kind == Kind::Input) {
+        db += conc(base.g[u] + delta, input.lo[u], input.hi[u]) - conc(base.g[u], input.lo[u], input.hi[u]);
+      } else if (st.kind == Kind::Conv) {
         const crown::ConvBackward& cb = *st.conv;
         icpt += delta * cb.bias[static_cast<size_t>((i / cb.out_vol) % cb.cout)];
-        conv_scatter(cb, i, delta, to);
-      } else if (st.kind == GainChain::Kind::Relu) {
-        const size_t u = static_cast<size_t>(i);
+        conv_scatter(cb, i, delta, slot(n.parents[0]));
+      } else if (st.kind == Kind::Relu) {
         const double l0 = base.lam[s][u];
         double a0 = 0, b0 = 0, a1 = 0, b1 = 0;
         if (l0 != 0) base.lines[s].through(u, l0, a0, b0);
         base.lines[s].through(u, l0 + delta, a1, b1);
         icpt += b1 - b0;
-        to.add(i, a1 - a0);
+        slot(n.parents[0]).add(i, a1 - a0);
       } else {
-        to.add(i, delta);
+        for (const int64_t p : n.parents) slot(p).add(i, delta);
       }
     }
     from.clear();
   }
-  Sparse& x = level.back();
-  double db = 0;
-  for (const int64_t k : x.idx) {
-    const size_t u = static_cast<size_t>(k);
-    db += conc(base.g[u] + x.val[u], input.lo[u], input.hi[u]) - conc(base.g[u], input.lo[u], input.hi[u]);
-  }
-  x.clear();
   return icpt + db;
 }
 
-std::vector<HalfGain> chain_gains(const Model& m, const GainChain& ch, const NodeBoxes& boxes, const DoubleBox& input,
-                                  const GainRows& gr, const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
-  ChainBase base;
-  if (!chain_base(m, ch, boxes, input, gr.c, base)) return {};
+std::vector<HalfGain> cone_gains(const Model& m, const GainCone& cone, const NodeBoxes& boxes, const DoubleBox& input,
+                                 const GainRows& gr, const std::vector<Candidate>& cands, const std::vector<size_t>& at) {
+  ConeBase base;
+  if (!cone_base(m, cone, boxes, input, gr.c, base)) return {};
   std::vector<Sparse> level;
-  level.reserve(ch.steps.size() + 1);
-  level.emplace_back(gr.c.size());
-  for (const GainChain::Step& st : ch.steps)
-    level.emplace_back(static_cast<size_t>(numel(m.graph.nodes[static_cast<size_t>(st.parent)].out_shape)));
+  level.reserve(cone.steps.size());
+  for (const GainCone::Step& st : cone.steps) level.emplace_back(st.numel);
   std::vector<HalfGain> gain(at.size());
   for (size_t q = 0; q < at.size(); ++q) {
-    const size_t j = static_cast<size_t>(cands[at[q]].sp.elem);
-    const double on = gr.lam[j] - gr.c[j], off = -gr.c[j];
-    gain[q] = {chain_delta(ch, base, input, static_cast<int64_t>(j), on, level) - gr.t[j],
-               chain_delta(ch, base, input, static_cast<int64_t>(j), off, level) - gr.t[j]};
+    const int64_t j = cands[at[q]].sp.elem;
+    const double on = gr.lam[j] - gr.c[static_cast<size_t>(j)], off = -gr.c[static_cast<size_t>(j)];
+    gain[q] = {cone_delta(m, cone, base, input, j, on, level) - gr.t[static_cast<size_t>(j)],
+               cone_delta(m, cone, base, input, j, off, level) - gr.t[static_cast<size_t>(j)]};
   }
   return gain;
 }
 
-// p's chain down to the input (GainChain), or nullopt where some node on the way is another op, has
-// another parent count, or no relu is passed.
-std::optional<GainChain> chain_of(const Model& m, int64_t p, crown::ConvPlans& plans) {
+// A node of p's cone as a step (the op's facts from the table), or nullopt where the op is none of them:
+// a conv with a plan, a relu, a same-order op, a sum of two variables of its own shape, the input.
+std::optional<GainCone::Step> cone_step(const Model& m, const Node& n, crown::ConvPlans& plans) {
   const Graph& g = m.graph;
-  GainChain ch;
-  bool relu = false;
-  for (int64_t at = p;;) {
-    const Node& n = g.nodes[static_cast<size_t>(at)];
-    if (n.parents.empty()) break;  // the input (a constant has no element to split above it)
-    if (n.parents.size() != 1) return std::nullopt;
-    GainChain::Step st{GainChain::Kind::Same, n.id, n.parents[0], nullptr};
-    if (splits_at_zero(n.op)) {
-      st.kind = GainChain::Kind::Relu, relu = true;
-    } else if (bound_kernel(n.op) == BoundKernel::Conv) {
-      st.kind = GainChain::Kind::Conv, st.conv = plans.get(g, m.payload, n);
-      if (!st.conv) return std::nullopt;
-    } else if (!keeps_order(n.op)) {
-      return std::nullopt;
-    }
-    ch.steps.push_back(st);
-    at = n.parents[0];
+  GainCone::Step st{Kind::Same, n.id, static_cast<size_t>(numel(n.out_shape)), nullptr};
+  if (n.parents.empty()) {
+    const std::vector<int64_t> inputs = g.input_ids();
+    if (inputs.size() != 1 || inputs[0] != n.id) return std::nullopt;  // a constant, or one of several inputs
+    st.kind = Kind::Input;
+  } else if (n.parents.size() == 2 && bound_kernel(n.op) == BoundKernel::Sum) {
+    for (const int64_t p : n.parents)
+      if (g.nodes[static_cast<size_t>(p)].out_shape != n.out_shape || const_behind(g, m.payload, p)) return std::nullopt;
+    st.kind = Kind::Add;
+  } else if (n.parents.size() != 1) {
+    return std::nullopt;
+  } else if (splits_at_zero(n.op)) {
+    st.kind = Kind::Relu;
+  } else if (bound_kernel(n.op) == BoundKernel::Conv) {
+    st.kind = Kind::Conv, st.conv = plans.get(g, m.payload, n);
+    if (!st.conv) return std::nullopt;
+  } else if (!keeps_order(n.op)) {
+    return std::nullopt;
   }
-  const std::vector<int64_t> inputs = g.input_ids();
-  if (!relu || ch.steps.empty() || inputs.size() != 1 || ch.steps.back().parent != inputs[0]) return std::nullopt;
-  return ch;
+  return st;
+}
+
+// p's cone (GainCone), or nullopt where some node of it is not a step or no relu is in it.
+std::optional<GainCone> cone_of(const Model& m, int64_t p, crown::ConvPlans& plans) {
+  const std::vector<bool> anc = walk::ancestors(m.graph, p);
+  GainCone cone;
+  cone.slot.assign(m.graph.nodes.size(), -1);
+  bool relu = false, ok = true;
+  (void)walk::reverse(m.graph, "relu branch and bound", [&](const Node& n) {
+    if (!ok || !anc[static_cast<size_t>(n.id)]) return ok_status();
+    const std::optional<GainCone::Step> st = cone_step(m, n, plans);
+    if (!st) {
+      ok = false;
+      return ok_status();
+    }
+    relu = relu || st->kind == Kind::Relu;
+    cone.slot[static_cast<size_t>(n.id)] = static_cast<int32_t>(cone.steps.size());
+    cone.steps.push_back(*st);
+    return ok_status();
+  });
+  if (!ok || !relu || cone.steps.empty() || cone.steps[0].node != p || cone.steps.back().kind != Kind::Input)
+    return std::nullopt;
+  return cone;
 }
 
 // half_gains at one relu: c is the parent pass's row w at the relu's input p (its coefficients at the
 // relu through the relu's lines at p's box), t the lines' intercept terms; the halves' rows bounded by
 // one CROWN pass from p on the parent's boxes (pass_gains), or in closed form where p is affine in
-// the input (affine_gains), or by sparse changes down p's chain (chain_gains). Empty where a pass fails
+// the input (affine_gains), or by sparse changes down p's cone (cone_gains). Empty where a pass fails
 // or the inputs do not fit.
 std::vector<HalfGain> gains_at(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
                              const std::vector<std::vector<double>>& relu_coef, size_t w, int64_t relu,
                              const std::vector<Candidate>& cands, const std::vector<size_t>& at, bool affine,
-                             const GainChain* chain) {
+                             const GainCone* cone) {
   const Node& rn = m.graph.nodes[static_cast<size_t>(relu)];
   const int64_t p = rn.parents[0];
   if (!parent.prior || !(*parent.prior)[static_cast<size_t>(p)]) return {};
@@ -297,7 +331,7 @@ std::vector<HalfGain> gains_at(const Model& m, const DoubleBox& input, const Cro
     c[i] = gr.lam[i] * line.a, gr.t[i] = gr.lam[i] * line.b;
   }
   std::vector<HalfGain> gain = affine  ? affine_gains(m, input, base, parent, p, gr, cands, at)
-                               : chain ? chain_gains(m, *chain, *parent.prior, input, gr, cands, at)
+                               : cone  ? cone_gains(m, *cone, *parent.prior, input, gr, cands, at)
                                        : pass_gains(m, input, base, parent, p, gr, cands, at);
   for (HalfGain& h : gain)
     for (double* v : {&h.active, &h.inactive})
@@ -321,7 +355,7 @@ std::vector<char> affine_in_input(const Graph& g) {
 std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const CrownOptions& base, const Subdomain& parent,
                                  const std::vector<std::vector<double>>& relu_coef, size_t w,
                                  const std::vector<Candidate>& cands, const std::vector<char>& affine,
-                                 const GainChains* chains, int64_t* passes) {
+                                 const GainCones* cones, int64_t* passes) {
   std::vector<HalfGain> gain(cands.size());
   std::vector<int64_t> relus;
   for (const Candidate& c : cands)
@@ -331,20 +365,20 @@ std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const C
     for (size_t q = 0; q < cands.size(); ++q)
       if (cands[q].relu == relu) at.push_back(q);
     const size_t p = static_cast<size_t>(m.graph.nodes[static_cast<size_t>(relu)].parents[0]);
-    const GainChain* chain = chains && p < chains->size() && (*chains)[p] ? &*(*chains)[p] : nullptr;
+    const GainCone* cone = cones && p < cones->size() && (*cones)[p] ? &*(*cones)[p] : nullptr;
     const std::vector<HalfGain> g =
-        gains_at(m, input, base, parent, relu_coef, w, relu, cands, at, p < affine.size() && affine[p], chain);
+        gains_at(m, input, base, parent, relu_coef, w, relu, cands, at, p < affine.size() && affine[p], cone);
     for (size_t i = 0; i < at.size() && i < g.size(); ++i) gain[at[i]] = g[i];
     if (passes) ++*passes;
   }
   return gain;
 }
 
-GainChains gain_chains(const Model& m, crown::ConvPlans& plans) {
-  GainChains out(m.graph.nodes.size());
+GainCones gain_cones(const Model& m, crown::ConvPlans& plans) {
+  GainCones out(m.graph.nodes.size());
   for (const Node& n : m.graph.nodes)
     if (splits_at_zero(n.op) && n.parents.size() == 1 && !out[static_cast<size_t>(n.parents[0])])
-      out[static_cast<size_t>(n.parents[0])] = chain_of(m, n.parents[0], plans);
+      out[static_cast<size_t>(n.parents[0])] = cone_of(m, n.parents[0], plans);
   return out;
 }
 

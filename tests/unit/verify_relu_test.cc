@@ -297,7 +297,7 @@ TEST(VerifyRelu, NoMarginsOutsideTheirOps) {
 // pass from the output: per candidate and half, its bound minus the parent's. Both arithmetics'
 // error terms, a dense network and a convolutional one with a residual join and max-pooling, several
 // rows of the spec.
-void expect_gains_are_the_halves(const Model& m, const VnnProperty& p, const ArithSpec& arith, bool chain_expected) {
+void expect_gains_are_the_halves(const Model& m, const VnnProperty& p, const ArithSpec& arith, bool cone_expected) {
   const VnnCase& c = p.cases[0];
   const DoubleBox box{verify_detail::input_shape(m), c.lo_out, c.hi_out};
   const int64_t out = m.output_ids[0];
@@ -332,13 +332,13 @@ void expect_gains_are_the_halves(const Model& m, const VnnProperty& p, const Ari
   // layers after it read (an inactive half's own pass has them up to about 1e-5 of the bound smaller),
   // and the closed form of a first layer leaves them out; f64's terms are 1e-16 of it.
   const double tol = arith.name == "f32" ? 5e-5 : 1e-9;
-  // With and without the convolutional chains (sparse changes instead of a pass per relu).
+  // With and without the convolutional cones (sparse changes instead of a pass per relu).
   crown::ConvPlans plans(m.graph.nodes.size());
-  const verify_detail::GainChains chains = verify_detail::gain_chains(m, plans);
-  const bool has_chain = std::any_of(chains.begin(), chains.end(), [](const auto& c) { return c.has_value(); });
-  EXPECT_EQ(has_chain, chain_expected) << "the network's chains";
+  const verify_detail::GainCones cones = verify_detail::gain_cones(m, plans);
+  const bool has_cone = std::any_of(cones.begin(), cones.end(), [](const auto& c) { return c.has_value(); });
+  EXPECT_EQ(has_cone, cone_expected) << "the network's cones";
   int compared = 0;
-  for (const verify_detail::GainChains* ch : {static_cast<const verify_detail::GainChains*>(nullptr), &chains})
+  for (const verify_detail::GainCones* ch : {static_cast<const verify_detail::GainCones*>(nullptr), &cones})
     for (size_t w : {size_t{0}, static_cast<size_t>(k / 2)}) {
       int64_t passes = 0;
       const std::vector<verify_detail::HalfGain> gain = verify_detail::half_gains(
@@ -353,17 +353,18 @@ void expect_gains_are_the_halves(const Model& m, const VnnProperty& p, const Ari
           const double want = at(half).spec_lo[w] - par.spec_lo[w];
           EXPECT_NEAR(active ? gain[q].active : gain[q].inactive, want, tol * (1 + std::fabs(par.spec_lo[w])))
               << "candidate " << q << (active ? " active" : " inactive") << ", row " << w << ", " << arith.name
-              << (ch ? ", chains" : "");
+              << (ch ? ", cones" : "");
           compared += std::isfinite(want);
         }
     }
   EXPECT_GE(compared, 32);
 }
 
-// conv(2 -> 4, k3, s1, p1) -> relu -> conv(4 -> 4, k3, s2, p1, 2 groups) -> relu -> reshape -> linear -> relu
-// -> linear: the second relu's input reaches the input through a chain (conv, relu, conv), the third's
-// through a linear layer (a pass).
-Model conv_chain_net() {
+// conv(2 -> 4, k3, s1, p1) -> relu -> conv(4 -> 4, k3, s1, p1) + the relu (a residual join) -> relu ->
+// conv(4 -> 4, k3, s2, p1, 2 groups) -> relu -> reshape -> linear -> relu -> linear: the second and third
+// relus' inputs reach the input through a cone of convs, relus and the join; the fourth's through a
+// linear layer (a pass).
+Model conv_cone_net() {
   GraphBuilder b;
   const int64_t x = b.input({1, 2, 8, 8});
   ConvConfig c1;
@@ -371,19 +372,23 @@ Model conv_chain_net() {
   c1.padding_after = {1, 1};
   c1.dilation = {1, 1};
   c1.in_channels = 2, c1.out_channels = 4, c1.channel_axis = 1;
-  std::vector<double> w1(72), w2(72), w3(64 * 6), w4(18);
-  for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(1.3 * static_cast<double>(i) + 0.2) * 0.5;
   ConvConfig c2 = c1;
-  c2.window = WindowConfig{2, {3, 3}, {2, 2}, {1, 1}};
-  c2.groups = 2, c2.in_channels = 4;
-  for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(0.7 * static_cast<double>(i) + 0.1) * 0.4;
-  for (size_t i = 0; i < w3.size(); ++i) w3[i] = std::sin(0.31 * static_cast<double>(i)) * 0.3;
-  for (size_t i = 0; i < w4.size(); ++i) w4[i] = std::cos(1.1 * static_cast<double>(i));
+  c2.in_channels = 4;
+  ConvConfig c3 = c2;
+  c3.window = WindowConfig{2, {3, 3}, {2, 2}, {1, 1}};
+  c3.groups = 2;
+  std::vector<double> w1(72), w2(144), w3(72), w4(64 * 6), w5(18);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(1.3 * static_cast<double>(i) + 0.2) * 0.5;
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::sin(0.9 * static_cast<double>(i) + 0.4) * 0.3;
+  for (size_t i = 0; i < w3.size(); ++i) w3[i] = std::cos(0.7 * static_cast<double>(i) + 0.1) * 0.4;
+  for (size_t i = 0; i < w4.size(); ++i) w4[i] = std::sin(0.31 * static_cast<double>(i)) * 0.3;
+  for (size_t i = 0; i < w5.size(); ++i) w5[i] = std::cos(1.1 * static_cast<double>(i));
   const int64_t r1 = b.unary(Op::Relu, b.conv(x, c1, w1, {0.1, -0.1, 0.05, 0}));
-  const int64_t r2 = b.unary(Op::Relu, b.conv(r1, c2, w2, {0.02, -0.03, 0.1, -0.05}));
-  const int64_t f = b.unary(Op::Reshape, r2, ReshapeAttrs{{1, 4, 4, 4}, {1, 64}});
-  const int64_t r3 = b.unary(Op::Relu, b.linear(f, 6, w3, {0.1, 0, -0.1, 0.2, 0, 0.05}));
-  auto m = b.build({b.linear(r3, 3, w4, {0, 0.1, -0.1})});
+  const int64_t r2 = b.unary(Op::Relu, b.binary(Op::Add, b.conv(r1, c2, w2, {0, 0.05, -0.05, 0.1}), r1));
+  const int64_t r3 = b.unary(Op::Relu, b.conv(r2, c3, w3, {0.02, -0.03, 0.1, -0.05}));
+  const int64_t f = b.unary(Op::Reshape, r3, ReshapeAttrs{{1, 4, 4, 4}, {1, 64}});
+  const int64_t r4 = b.unary(Op::Relu, b.linear(f, 6, w4, {0.1, 0, -0.1, 0.2, 0, 0.05}));
+  auto m = b.build({b.linear(r4, 3, w5, {0, 0.1, -0.1})});
   EXPECT_TRUE(m.ok()) << m.message();
   return m.ok() ? std::move(*m) : Model{};
 }
@@ -395,7 +400,7 @@ TEST(VerifyRelu, SplitScoresAreTheHalvesBounds) {
   auto pool = load_model_onnx_file(kData + "/verivital/Convnet_avgpool.onnx");
   ASSERT_TRUE(pool.ok()) << pool.message();
   expect_gains_are_the_halves(*pool, box_property(784, 0.5, 0.05, 10), ArithSpec::f32(), false);
-  const Model net = conv_chain_net();
+  const Model net = conv_cone_net();
   expect_gains_are_the_halves(net, box_property(128, 0.2, 0.4, 3), ArithSpec::f64(), true);
   expect_gains_are_the_halves(net, box_property(128, 0.2, 0.4, 3), ArithSpec::f32(), true);
 }
