@@ -37,6 +37,8 @@ struct Bounds {
 // timeout at 60 s with 32, 21 s with 48, 13.4 s with 64 (508 subdomains), 16.3 s with 96; cifar_base
 // img6638 timeout with 24, 11.9 s with 32, 13.9 s with 48, 16.5 s with 64. (Scored by 2k passes each,
 // before: mnistfc prop_5_0.03 346 subdomains with 10, 3,276 with 1.)
+constexpr double kSubdomainAlphaLr = 0.1;  // bound()'s alpha-CROWN step size
+
 size_t candidate_count(const Model& m, int asked) {
   if (asked > 0) return static_cast<size_t>(asked);
   for (const Node& n : m.graph.nodes)
@@ -86,6 +88,12 @@ struct ReluBab {
     co.method = iters > 0 ? BoundMethod::AlphaCrown : BoundMethod::Crown;
     co.alpha_iters = iters;
     co.alpha_intermediate = false;
+    // Smaller steps than a whole-box run's 0.5: a subdomain starts from its parent's slopes (warm starts),
+    // which a step of 0.5 throws away (alpha-beta-CROWN's branch and bound: 0.01). Subdomains to decide,
+    // 0.5 -> 0.1: oval21 cifar_deep img5168 2,294 -> 490, img5533 3,028 -> 2,476, cifar_base img4631
+    // 15,058 -> 12,942, cifar_wide img19 6,090 -> 5,788, mnistfc prop_1_0.03 6,722 -> 6,450 (0.05 and
+    // 0.02 about the same; docs/PERF.md).
+    co.alpha_lr = kSubdomainAlphaLr;
     // The parent's boxes, clamped by the splits: recomputing the intermediate bounds (CROWN) visits
     // fewer subdomains but costs 3x more per subdomain (mnistfc prop_5_0.03: 1,958 against 3,276
     // subdomains, 15.4 s against 4.6 s).
