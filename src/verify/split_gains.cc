@@ -169,7 +169,7 @@ bool cone_base(const Model& m, const GainCone& cone, const NodeBoxes& boxes, con
     const GainCone::Step& st = cone.steps[s];
     const Node& n = m.graph.nodes[static_cast<size_t>(st.node)];
     std::vector<double>& v = acc[s];
-    if (v.empty()) continue;  // no coefficient reached it
+    if (v.empty()) return false;  // every node of a cone feeds p: its consumers gave it coefficients
     if (st.kind == Kind::Input) {
       out.g = std::move(v);
     } else if (st.kind == Kind::Conv) {
