@@ -152,6 +152,16 @@ TEST(VerifyRelu, MarginsBoundTheF32EvaluationError) {
   expect_margins_hold(load("acasxu/ACASXU_run2a_2_1_batch_2000.onnx", "acasxu/prop_2.vnnlib"), 200);
 }
 
+// A 3x3 conv of padding 1 over NCHW: in -> out channels, the given stride and groups.
+ConvConfig conv3x3(int64_t in, int64_t out, int64_t stride = 1, int64_t groups = 1) {
+  ConvConfig c;
+  c.window = WindowConfig{2, {3, 3}, {stride, stride}, {1, 1}};
+  c.padding_after = {1, 1};
+  c.dilation = {1, 1};
+  c.in_channels = in, c.out_channels = out, c.channel_axis = 1, c.groups = groups;
+  return c;
+}
+
 // A box of n inputs c +- r and a one-atom output condition, as VNN-LIB text.
 VnnProperty box_property(int64_t n, double c, double r, int64_t outputs) {
   std::string t;
@@ -172,11 +182,7 @@ TEST(VerifyRelu, MarginsOfConvolutionalNetworks) {
   expect_margins_hold(Loaded{std::move(*pool), box_property(784, 0.5, 0.02, 10)}, 8);
   GraphBuilder b;  // conv -> relu -> conv, + the first relu (residual) -> relu -> max_pool -> flatten -> linear
   const int64_t x = b.input({1, 2, 6, 6});
-  ConvConfig c;
-  c.window = WindowConfig{2, {3, 3}, {1, 1}, {1, 1}};
-  c.padding_after = {1, 1};
-  c.dilation = {1, 1};
-  c.in_channels = 2, c.out_channels = 2, c.channel_axis = 1;
+  const ConvConfig c = conv3x3(2, 2);
   std::vector<double> w(36), bias = {0.1, -0.2};
   for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(1.7 * static_cast<double>(i) + 0.3) * 0.6;
   const int64_t r1 = b.unary(Op::Relu, b.conv(x, c, w, bias));
@@ -367,16 +373,7 @@ void expect_gains_are_the_halves(const Model& m, const VnnProperty& p, const Ari
 Model conv_cone_net() {
   GraphBuilder b;
   const int64_t x = b.input({1, 2, 8, 8});
-  ConvConfig c1;
-  c1.window = WindowConfig{2, {3, 3}, {1, 1}, {1, 1}};
-  c1.padding_after = {1, 1};
-  c1.dilation = {1, 1};
-  c1.in_channels = 2, c1.out_channels = 4, c1.channel_axis = 1;
-  ConvConfig c2 = c1;
-  c2.in_channels = 4;
-  ConvConfig c3 = c2;
-  c3.window = WindowConfig{2, {3, 3}, {2, 2}, {1, 1}};
-  c3.groups = 2;
+  const ConvConfig c1 = conv3x3(2, 4), c2 = conv3x3(4, 4), c3 = conv3x3(4, 4, 2, 2);
   std::vector<double> w1(72), w2(144), w3(72), w4(64 * 6), w5(18);
   for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(1.3 * static_cast<double>(i) + 0.2) * 0.5;
   for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::sin(0.9 * static_cast<double>(i) + 0.4) * 0.3;
