@@ -202,41 +202,50 @@ bool cone_base(const Model& m, const GainCone& cone, const NodeBoxes& boxes, con
   return std::isfinite(out.bound);
 }
 
-// B(c + d e_j) - B(c) by the sparse change down the cone; `level` holds one scratch vector per step
-// (each cleared once processed).
-double cone_delta(const Model& m, const GainCone& cone, const ConeBase& base, const DoubleBox& input, int64_t j,
-                  double d, std::vector<Sparse>& level) {
-  double icpt = 0, db = 0;
-  level[0].add(j, d);
+// One sparse change down the cone, from what level[0] holds (every level cleared once processed): each
+// touched element of each step goes to the step's parents, a conv's scattered over its window, a relu's
+// as at(s, step, i, delta) returns it (at sees every element first: bias terms, the input's share).
+template <class At>
+void push_change(const Model& m, const GainCone& cone, std::vector<Sparse>& level, At&& at) {
   auto slot = [&](int64_t id) -> Sparse& { return level[static_cast<size_t>(cone.slot[static_cast<size_t>(id)])]; };
   for (size_t s = 0; s < cone.steps.size(); ++s) {
     const GainCone::Step& st = cone.steps[s];
     const Node& n = m.graph.nodes[static_cast<size_t>(st.node)];
     Sparse& from = level[s];
-    if (from.idx.empty()) continue;
     for (const int64_t i : from.idx) {
-      const size_t u = static_cast<size_t>(i);
-      const double delta = from.val[u];
+      const double delta = from.val[static_cast<size_t>(i)];
       if (delta == 0) continue;
-      if (st.kind == Kind::Input) {
-        db += conc(base.g[u] + delta, input.lo[u], input.hi[u]) - conc(base.g[u], input.lo[u], input.hi[u]);
-      } else if (st.kind == Kind::Conv) {
-        const crown::ConvBackward& cb = *st.conv;
-        icpt += delta * cb.bias[static_cast<size_t>((i / cb.out_vol) % cb.cout)];
-        conv_scatter(cb, i, delta, slot(n.parents[0]));
-      } else if (st.kind == Kind::Relu) {
-        const double l0 = base.lam[s][u];
-        double a0 = 0, b0 = 0, a1 = 0, b1 = 0;
-        if (l0 != 0) base.lines[s].through(u, l0, a0, b0);
-        base.lines[s].through(u, l0 + delta, a1, b1);
-        icpt += b1 - b0;
-        slot(n.parents[0]).add(i, a1 - a0);
-      } else {
-        for (const int64_t p : n.parents) slot(p).add(i, delta);
-      }
+      const double on = at(s, st, i, delta);
+      if (st.kind == Kind::Conv)
+        conv_scatter(*st.conv, i, delta, slot(n.parents[0]));
+      else if (st.kind != Kind::Input)
+        for (const int64_t p : n.parents) slot(p).add(i, on);
     }
     from.clear();
   }
+}
+
+// B(c + d e_j) - B(c) by the sparse change down the cone; `level` holds one scratch vector per step.
+double cone_delta(const Model& m, const GainCone& cone, const ConeBase& base, const DoubleBox& input, int64_t j,
+                  double d, std::vector<Sparse>& level) {
+  double icpt = 0, db = 0;
+  level[0].add(j, d);
+  push_change(m, cone, level, [&](size_t s, const GainCone::Step& st, int64_t i, double delta) {
+    const size_t u = static_cast<size_t>(i);
+    if (st.kind == Kind::Input) {
+      db += conc(base.g[u] + delta, input.lo[u], input.hi[u]) - conc(base.g[u], input.lo[u], input.hi[u]);
+    } else if (st.kind == Kind::Conv) {
+      icpt += delta * st.conv->bias[static_cast<size_t>((i / st.conv->out_vol) % st.conv->cout)];
+    } else if (st.kind == Kind::Relu) {  // the line the new total coefficient picks
+      const double l0 = base.lam[s][u];
+      double a0 = 0, b0 = 0, a1 = 0, b1 = 0;
+      if (l0 != 0) base.lines[s].through(u, l0, a0, b0);
+      base.lines[s].through(u, l0 + delta, a1, b1);
+      icpt += b1 - b0;
+      return a1 - a0;
+    }
+    return delta;
+  });
   return icpt + db;
 }
 
@@ -293,27 +302,16 @@ constexpr double kScalar = 18;
 bool cone_pays(const Model& m, const GainCone& cone) {
   std::vector<Sparse> level;
   for (const GainCone::Step& st : cone.steps) level.emplace_back(st.numel);
-  level[0].add(static_cast<int64_t>(cone.steps[0].numel / 2), 1.0);
-  auto slot = [&](int64_t id) -> Sparse& { return level[static_cast<size_t>(cone.slot[static_cast<size_t>(id)])]; };
   double work = 0, dense = 0;
-  for (size_t s = 0; s < cone.steps.size(); ++s) {
-    const GainCone::Step& st = cone.steps[s];
-    const Node& n = m.graph.nodes[static_cast<size_t>(st.node)];
+  for (const GainCone::Step& st : cone.steps)
+    dense += static_cast<double>(st.numel) * (st.conv ? static_cast<double>(st.conv->group_in * st.conv->k_vol) : 1.0);
+  level[0].add(static_cast<int64_t>(cone.steps[0].numel / 2), 1.0);
+  push_change(m, cone, level, [&](size_t, const GainCone::Step& st, int64_t i, double delta) {
     const crown::ConvBackward* cb = st.conv;
-    dense += cb ? static_cast<double>(st.numel * static_cast<size_t>(cb->group_in * cb->k_vol)) : static_cast<double>(st.numel);
-    for (const int64_t i : level[s].idx) {
-      if (st.kind == Kind::Conv) {
-        const size_t q = static_cast<size_t>(i % cb->out_vol);
-        work += static_cast<double>(cb->group_in * (cb->pos_start[q + 1] - cb->pos_start[q]));
-        conv_scatter(*cb, i, 1.0, slot(n.parents[0]));
-      } else {
-        work += 1;
-        if (st.kind != Kind::Input)
-          for (const int64_t p : n.parents) slot(p).add(i, 1.0);
-      }
-    }
-    level[s].clear();
-  }
+    const size_t q = cb ? static_cast<size_t>(i % cb->out_vol) : 0;
+    work += cb ? static_cast<double>(cb->group_in * (cb->pos_start[q + 1] - cb->pos_start[q])) : 1.0;
+    return delta;  // every relu passes the change on
+  });
   return kScalar * work < dense;
 }
 
@@ -411,9 +409,11 @@ std::vector<HalfGain> half_gains(const Model& m, const DoubleBox& input, const C
 
 GainCones gain_cones(const Model& m, crown::ConvPlans& plans) {
   GainCones out(m.graph.nodes.size());
-  for (const Node& n : m.graph.nodes)
+  (void)walk::in_order(m.graph, "relu branch and bound", [&](const Node& n) {
     if (splits_at_zero(n.op) && n.parents.size() == 1 && !out[static_cast<size_t>(n.parents[0])])
       out[static_cast<size_t>(n.parents[0])] = cone_of(m, n.parents[0], plans);
+    return ok_status();
+  });
   return out;
 }
 
