@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
 #include <vector>
 
 #include "bounds/crown_state.h"
@@ -19,27 +18,9 @@ struct Lines {
   std::vector<char> ok, open;  // ok: has a relaxation; open: relu element with an alpha slope
 };
 
-// Per node: its elementwise lines and the boxes they came from, kept while those boxes are unchanged
-// (an engine's passes: alpha-CROWN runs the same pass 10-20 times on fixed boxes; the lines were 5% of
-// an oval21 search). A hit compares the boxes, which costs a fraction of making the lines.
-struct LineCache {
-  struct Entry {
-    std::vector<double> xlo, xhi, ylo, yhi;
-    Lines lines;
-  };
-  std::vector<Entry> by_node;
-  const Lines* find(int64_t id, const DoubleBox& xb, const DoubleBox& yb) const {
-    if (id < 0 || static_cast<size_t>(id) >= by_node.size()) return nullptr;
-    const Entry& e = by_node[static_cast<size_t>(id)];
-    if (e.lines.la.empty() || e.xlo != xb.lo || e.xhi != xb.hi || e.ylo != yb.lo || e.yhi != yb.hi) return nullptr;
-    return &e.lines;
-  }
-  void store(int64_t id, const DoubleBox& xb, const DoubleBox& yb, const Lines& L) {
-    if (id < 0) return;
-    if (static_cast<size_t>(id) >= by_node.size()) by_node.resize(static_cast<size_t>(id) + 1);
-    by_node[static_cast<size_t>(id)] = Entry{xb.lo, xb.hi, yb.lo, yb.hi, L};
-  }
-};
+// Per node: its elementwise lines by the parent's box and its own (an engine's passes: alpha-CROWN runs the
+// same pass 10-20 times on fixed boxes; making the lines was 5% of an oval21 search).
+using LineCache = BoxCache<Lines>;
 
 // Node op's lines on its parent's box xb and its own box yb (u_eval, tiny_eval: the evaluation's unit
 // roundoff and underflow error); false when the op has no elementwise relaxation.

@@ -15,6 +15,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -192,27 +193,46 @@ struct Workspace {
   }
 };
 
-// The linear rule's error scales (|W| xmax per output and leading block, src/bounds/crown_rules.cc)
-// per node, with the parent box they were computed from: a pass reuses them only when that box is
-// still equal element for element (boxes tighten between an engine's passes), so a stale scale is
-// never read.
-struct ScaleCache {
+// Per node, a value computed from one or two boxes (a rule's parent box, or its parent's and its own),
+// kept with the boxes it came from: a pass reuses it only while those boxes are equal element for element
+// (boxes tighten between an engine's passes), so a stale value is never read.
+template <class V>
+struct BoxCache {
   struct Entry {
-    std::vector<double> lo, hi, scale;
+    std::vector<std::vector<double>> key;  // lo, hi of each box
+    V value{};
+    bool set = false;
   };
   std::vector<Entry> by_node;
-  const std::vector<double>* find(int64_t id, const DoubleBox& parent) const {
+  const V* find(int64_t id, const DoubleBox& a) const { return find_key(id, {&a}); }
+  const V* find(int64_t id, const DoubleBox& a, const DoubleBox& b) const { return find_key(id, {&a, &b}); }
+  void store(int64_t id, const DoubleBox& a, V value) { store_key(id, {&a}, std::move(value)); }
+  void store(int64_t id, const DoubleBox& a, const DoubleBox& b, V value) { store_key(id, {&a, &b}, std::move(value)); }
+
+ private:
+  const V* find_key(int64_t id, std::initializer_list<const DoubleBox*> boxes) const {
     if (id < 0 || static_cast<size_t>(id) >= by_node.size()) return nullptr;
     const Entry& e = by_node[static_cast<size_t>(id)];
-    if (e.scale.empty() || e.lo != parent.lo || e.hi != parent.hi) return nullptr;
-    return &e.scale;
+    if (!e.set || e.key.size() != 2 * boxes.size()) return nullptr;
+    size_t k = 0;
+    for (const DoubleBox* b : boxes)
+      if (e.key[k++] != b->lo || e.key[k++] != b->hi) return nullptr;
+    return &e.value;
   }
-  void store(int64_t id, const DoubleBox& parent, const std::vector<double>& scale) {
+  void store_key(int64_t id, std::initializer_list<const DoubleBox*> boxes, V value) {
     if (id < 0) return;
     if (static_cast<size_t>(id) >= by_node.size()) by_node.resize(static_cast<size_t>(id) + 1);
-    by_node[static_cast<size_t>(id)] = Entry{parent.lo, parent.hi, scale};
+    Entry& e = by_node[static_cast<size_t>(id)];
+    e.key.clear();
+    for (const DoubleBox* b : boxes) e.key.push_back(b->lo), e.key.push_back(b->hi);
+    e.value = std::move(value);
+    e.set = true;
   }
 };
+
+// The linear and conv rules' error scales (|W| xmax per output and leading block, src/bounds/
+// crown_rules.cc) by parent box.
+using ScaleCache = BoxCache<std::vector<double>>;
 
 // The elements of a box that are not the point 0, when they are at most 3/4 of them (else nullopt:
 // all). A coefficient on a point-0 element (a dead relu's output: relu of a value <= 0 is +-0, for
@@ -271,7 +291,7 @@ struct PassRows {
 };
 
 class ConvPlans;  // src/bounds/crown_conv.h
-struct LineCache;  // src/bounds/crown_lines.h
+struct Lines;  // src/bounds/crown_lines.h
 
 // Everything a rule reads: the node, its coefficients, the boxes, the payload, the error model.
 struct RuleCtx {
@@ -288,7 +308,7 @@ struct RuleCtx {
   Workspace* ws = nullptr;            // buffers to reuse (null: plain allocation)
   ScaleCache* scale_cache = nullptr;  // linear error scales by parent box (null: none)
   ConvPlans* conv_plans = nullptr;    // conv nodes' plans kept across passes (null: built per rule)
-  LineCache* lines = nullptr;         // elementwise lines by boxes (null: made per rule)
+  BoxCache<Lines>* lines = nullptr;   // elementwise lines by their boxes (LineCache; null: made per rule)
 
   std::vector<double> take(size_t n) { return ws ? ws->take(n) : fresh_buffer(n); }
   void give(std::vector<double>&& v) {
