@@ -282,3 +282,41 @@ TEST(CrownSparse, UnitRowsOnlyWhenEveryRowIsASignedUnitVector) {
 
 }  // namespace
 }  // namespace denote
+
+namespace denote {
+namespace {
+
+// One lower-bound row (relu branch and bound's subdomains) takes the linear rule's whole product with the
+// dead columns zeroed, eight rows the product on the gathered support (src/bounds/crown_linear.cc,
+// product_on_support): the same bound for the shared row, and it holds for exact and evaluated values.
+TEST(CrownSparse, FewRowsWholeProductEqualsTheGatheredOne) {
+  int compared = 0;
+  for (uint64_t seed : {0x61u, 0x62u, 0x63u}) {
+    const DeadNet d = dead_net(seed, false, 1.0);
+    std::vector<DoubleBox> in = {d.box};
+    SpecMatrix one{1, 3, {1, -1, 0}}, eight{8, 3, {}};
+    ibp_test::Rng rng(seed);
+    for (int r = 0; r < 8; ++r)
+      for (int i = 0; i < 3; ++i) eight.c.push_back(r == 0 ? one.c[static_cast<size_t>(i)] : rng.real(-1, 1));
+    for (const char* arith : {"f64", "f32"})
+      for (BoundMethod method : {BoundMethod::Crown, BoundMethod::AlphaCrown}) {
+        SCOPED_TRACE(testing::Message() << "seed " << seed << " " << arith << " " << bound_method_name(method));
+        CrownOptions o = with(method, arith);
+        o.lower_only = true;
+        auto a = run_crown(d.m.graph, d.m.payload, in, d.out, &one, o);
+        auto b = run_crown(d.m.graph, d.m.payload, in, d.out, &eight, o);
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_NEAR(a->spec_lo[0], b->spec_lo[0], 1e-12 * (1 + std::fabs(b->spec_lo[0])));
+        CrownResult rows = *a;  // kSpec's first row is `one`; its second has no bound here
+        rows.spec_lo = {a->spec_lo[0], -INFINITY};
+        rows.spec_hi = {INFINITY, INFINITY};
+        expect_contains(d, *a, rows, arith);
+        if (HasFatalFailure()) return;
+        ++compared;
+      }
+  }
+  EXPECT_EQ(compared, 12);
+}
+
+}  // namespace
+}  // namespace denote

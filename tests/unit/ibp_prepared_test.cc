@@ -408,6 +408,13 @@ TEST(CrownCaches, ScaleReusedOnlyForTheSameParentBox) {
   EXPECT_EQ(cache.find(3, b), nullptr);
   ASSERT_NE(cache.find(3, tighter), nullptr);
   EXPECT_EQ((*cache.find(3, tighter))[0], 7);
+  // Keyed by two boxes (the elementwise lines: the parent's and the node's own): both must be equal.
+  crown::BoxCache<std::vector<double>> two;
+  two.store(4, b, tighter, {9});
+  ASSERT_NE(two.find(4, b, tighter), nullptr);
+  EXPECT_EQ(two.find(4, b, b), nullptr);
+  EXPECT_EQ(two.find(4, tighter, tighter), nullptr);
+  EXPECT_EQ(two.find(4, b), nullptr);  // another key length
 }
 
 TEST(CrownCaches, WorkspaceReusesLargeBuffers) {
