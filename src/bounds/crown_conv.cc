@@ -78,11 +78,12 @@ void plan_taps(const rules::Window& w, ConvBackward& cb) {
   }
 }
 
-// A scratch buffer from the pass's workspace (or plain), given back when done.
+// A scratch buffer of at least n doubles from the pass's workspace (or plain), given back when done;
+// only v.data()[0, n) is used.
 struct Buffer {
   Workspace* ws;
   std::vector<double> v;
-  Buffer(Workspace* w, size_t n) : ws(w), v(w ? w->take(n) : std::vector<double>(n)) {}
+  Buffer(Workspace* w, size_t n) : ws(w), v(w ? w->take_scratch(n) : std::vector<double>(n)) {}
   ~Buffer() {
     if (ws) ws->give(std::move(v));
   }
