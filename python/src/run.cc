@@ -303,6 +303,20 @@ py::object run_typed(PyModel& self, const py::args& inputs, const RunArgs& a) {
   return package(keep_ids, std::move(arrays), a.all_nodes, a.return_flags, run.flags);
 }
 
+py::object run_evaluator(PyModel& self, const py::args& inputs, const RunArgs& a, const ArithSpec& spec) {
+  Result<Values> r = Status::error(ErrorCode::kInternal, "internal: run did not run");
+  {
+    EvalInputs in = eval_inputs(inputs, spec.kind);
+    py::gil_scoped_release release;
+    r = visit_arith(spec, [&](auto& ctx) { return evaluate(ctx, self, in, a.all_nodes, a.options); });
+  }
+  Values v = unwrap(std::move(r));
+  std::vector<py::object> arrays;
+  for (auto& t : v.f64) arrays.push_back(to_numpy(std::move(t)));
+  for (auto& t : v.f32) arrays.push_back(to_numpy(std::move(t)));
+  return package(std::move(v.ids), std::move(arrays), a.all_nodes, a.return_flags, v.flags);
+}
+
 py::object run(PyModel& self, const py::args& inputs, RunArgs a) {
   if (a.arith == "auto") {  // the model's own arithmetic: a capture's precision policy, else Model.arith
     if (!self.capture_formats.empty() && !a.accumulate) {
@@ -334,6 +348,19 @@ py::object run(PyModel& self, const py::args& inputs, RunArgs a) {
   if (a.return_flags && spec.kind != ArithKind::Binary)
     raise_invalid(fmt::format("return_flags: the {} context does not track IEEE flags (a binary format such as "
                               "binary64 does)", spec.name), "return_flags");
+  // f64 and f32 run on a kernel plan: the one asked for, or by default `auto` (the fastest admissible
+  // capsule per op); "evaluator" and every other arithmetic take the evaluator. The default falls back
+  // to the evaluator where no plan runs the model (the evaluator's error, if any, is the one raised).
+  if (a.provider && *a.provider == "evaluator") a.provider.reset();
+  else if (!a.provider && spec.native()) {
+    try {
+      a.provider = "auto";
+      return run(self, inputs, a);
+    } catch (const std::exception&) {
+      a.provider.reset();
+      return run_evaluator(self, inputs, a, spec);
+    }
+  }
   std::shared_ptr<const BoundPlan> plan;
   if (a.provider) {
     if (!spec.native())
@@ -344,18 +371,15 @@ py::object run(PyModel& self, const py::args& inputs, RunArgs a) {
                                          : run_compiled<double>(self, inputs, *a.provider, a.options);
     plan = bound_plan(self, *a.provider);
   }
+  if (!plan) return run_evaluator(self, inputs, a, spec);
   Result<Values> r = Status::error(ErrorCode::kInternal, "internal: run did not run");
-  if (plan) {
+  {
     std::vector<Tensor<double>> in;
     in.reserve(inputs.size());
     for (size_t k = 0; k < inputs.size(); ++k) in.push_back(to_tensor(inputs[k], {"input", static_cast<int64_t>(k)}));
     py::gil_scoped_release release;
     if (spec.kind == ArithKind::F32) r = execute<float>(*plan, self, in, a.all_nodes, a.options);
     else r = execute<double>(*plan, self, in, a.all_nodes, a.options);
-  } else {
-    EvalInputs in = eval_inputs(inputs, spec.kind);
-    py::gil_scoped_release release;
-    r = visit_arith(spec, [&](auto& ctx) { return evaluate(ctx, self, in, a.all_nodes, a.options); });
   }
   Values v = unwrap(std::move(r));
   std::vector<py::object> arrays;
@@ -389,7 +413,10 @@ arith: "f64" (default), "auto" (the model's own: Model.precision's policy, else 
 "f32" (hardware), a binary format ("binary16", "bfloat16", "binary32", "binary64",
 "e4m3fn", ..., "binary(E,F)": exact software rounding) or "real" (MPFR at `precision` bits).
 rounding: nearest-even (default), toward-zero, upward, downward, nearest-away (binary formats).
-provider: run through a kernel plan: "auto", "prefer:openblas", "only:reference" (f64/f32 only).
+provider: f64/f32 run on a kernel plan: "auto" (the default when unset: the fastest admissible capsule per op,
+avx2 or openblas, falling back to the evaluator where no plan runs the model), "prefer:P", "only:P"
+("only:reference": the plan that equals the evaluator bit for bit); or "evaluator" (the generic evaluator,
+its fixed summation order; every other arith runs on it).
 all_nodes: return {node_id: array} for every node. return_flags: also return the IEEE flags of a binary
 format as a dict (invalid, divide_by_zero, overflow, underflow, inexact, saturated, mapped_special).
 max_memory: the memory budget of the values alive at once, in bytes (default: half the RAM).

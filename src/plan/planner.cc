@@ -64,8 +64,12 @@ Result<KernelCapsule> select_capsule(const std::vector<const KernelCapsule*>& ca
   if (policy.mode == ProviderMode::Prefer)
     for (const KernelCapsule* c : catalog)
       if (c->provider == policy.provider && admissible(*c, op, policy)) return *c;
+  // auto, and prefer:P's fallback: the fastest-ranked provider's admissible capsule, catalog order on a
+  // tie (only:P admits P's capsules alone).
+  const KernelCapsule* best = nullptr;
   for (const KernelCapsule* c : catalog)
-    if (admissible(*c, op, policy)) return *c;
+    if (admissible(*c, op, policy) && (!best || provider_speed(c->provider) > provider_speed(best->provider))) best = c;
+  if (best) return *best;
   return error_status(
       fmt::format("no admissible kernel capsule for op {} on device {}", backend_op_name(op), policy.device));
 }

@@ -73,6 +73,12 @@ bool provider_built(std::string_view name) {
   return false;
 }
 
+int provider_speed(std::string_view name) {
+  for (const ProviderEntry& p : compiled_providers())
+    if (p.name == name) return p.speed;
+  return 0;
+}
+
 std::vector<KernelHandler> handlers_of(std::string_view provider) {
   for (const ProviderEntry& p : compiled_providers())
     if (p.name == provider && p.handlers) return p.handlers();

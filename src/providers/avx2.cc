@@ -232,7 +232,7 @@ std::vector<KernelHandler> avx2_handlers() {
 // Registers nothing on a CPU without AVX2 and FMA (the kernels would not run there).
 void register_avx2_provider(ProviderList& out) {
   if (panel::cpu_supported())
-    out.push_back(ProviderEntry{"avx2", &avx2_module, &avx2_handlers, &cpu_capsule::cpu_only});
+    out.push_back(ProviderEntry{"avx2", &avx2_module, &avx2_handlers, &cpu_capsule::cpu_only, 2});
 }
 
 }  // namespace denote

@@ -201,7 +201,7 @@ std::vector<KernelHandler> openblas_handlers() {
 }
 
 void register_openblas_provider(ProviderList& out) {
-  out.push_back(ProviderEntry{"openblas", &openblas_module, &openblas_handlers, &cpu_capsule::cpu_only});
+  out.push_back(ProviderEntry{"openblas", &openblas_module, &openblas_handlers, &cpu_capsule::cpu_only, 1});
 }
 
 }  // namespace denote

@@ -52,7 +52,7 @@ def test_binary_formats_rounding_and_flags(golden):
                           "mapped_special"}
     assert flags["inexact"] and not flags["invalid"]
     exact, f = m.run(x, arith="binary64", return_flags=True)
-    np.testing.assert_array_equal(exact, m.run(x))
+    np.testing.assert_array_equal(exact, m.run(x, provider="evaluator"))
 
 
 def test_all_nodes_and_several_outputs():
@@ -73,11 +73,18 @@ def test_all_nodes_and_several_outputs():
 def test_provider_plans_match_reference(acas_path):
     m = denote.load(acas_path)
     x = np.random.default_rng(3).uniform(-0.5, 0.5, (1, 1, 1, 5))
-    ref = m.run(x)
+    ref = m.run(x, provider="evaluator")
     for p in ("auto", "only:reference", "prefer:openblas"):
         np.testing.assert_allclose(m.run(x, provider=p), ref, rtol=1e-12, atol=1e-15)
     np.testing.assert_array_equal(m.run(x, provider="only:reference"), ref)
+    # Unset: the auto plan (the fastest providers), bit for bit the same as asking for it.
+    np.testing.assert_array_equal(m.run(x), m.run(x, provider="auto"))
     assert m.run(x, arith="f32", provider="auto").dtype == np.float32
+    assert m.run(x.astype(np.float32), arith="f32").dtype == np.float32
+    # Where no plan runs the model the default falls back to the evaluator, whose errors are raised.
+    with pytest.raises(denote.Error) as e:
+        m.run(np.zeros((1, 1, 1, 4)))
+    assert "input shape mismatch" in str(e.value) and e.value.node is not None
 
 
 def test_compiled_plan_reads_inputs_in_place_or_converted(acas_path):
@@ -91,10 +98,12 @@ def test_compiled_plan_reads_inputs_in_place_or_converted(acas_path):
         x = base.astype(dtype)
         ref = m.run(x, arith=arith, provider="only:reference")
         assert ref.dtype == dtype
-        np.testing.assert_array_equal(ref, m.run(x, arith=arith))  # the reference plan is the evaluator's rules
+        # the reference plan is the evaluator's rules
+        np.testing.assert_array_equal(ref, m.run(x, arith=arith, provider="evaluator"))
         for other in (wide[..., ::2], np.asfortranarray(x), x.tolist(), x.astype(np.float16).astype(dtype)):
             got = m.run(other, arith=arith, provider="only:reference")
-            np.testing.assert_array_equal(got, m.run(np.ascontiguousarray(other, dtype=dtype), arith=arith))
+            np.testing.assert_array_equal(
+                got, m.run(np.ascontiguousarray(other, dtype=dtype), arith=arith, provider="evaluator"))
         for p in ("auto", "prefer:openblas"):
             np.testing.assert_allclose(m.run(x, arith=arith, provider=p), ref, rtol=1e-5 if arith == "f32" else 1e-12)
         again = m.run(x, arith=arith, provider="only:reference")

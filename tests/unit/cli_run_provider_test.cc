@@ -113,10 +113,19 @@ TEST(CliRunProvider, ReferencePlanPrintsWhatRunPrints) {
         const size_t i = k++;
         if (!sampled(i, 4)) continue;
         const std::string base = "run " + m.args + " --arith " + arith + json;
-        CliRun plain = ok_run(base);
+        CliRun plain = ok_run(base + " --provider evaluator");
         CliRun planned = ok_run(base + " --provider only:reference");
-        EXPECT_EQ(planned.out, plain.out) << m.name << " " << arith << json;
         EXPECT_EQ(planned.err, "") << m.name;
+        if (json.empty()) {
+          EXPECT_EQ(planned.out, plain.out) << m.name << " " << arith;
+          continue;
+        }
+        // The documents differ only in the engine that ran.
+        auto pj = nlohmann::json::parse(plain.out), qj = nlohmann::json::parse(planned.out);
+        EXPECT_EQ(pj["engine"], "evaluator");
+        EXPECT_EQ(qj["engine"], "plan only:reference");
+        pj.erase("engine"), qj.erase("engine");
+        EXPECT_EQ(qj, pj) << m.name << " " << arith << json;
       }
 }
 
@@ -130,7 +139,11 @@ TEST(CliRunProvider, FastProvidersWithinTheTolerance) {
       if (!sampled(i, 2)) continue;
       const std::string base = "run " + m.args + " --arith " + arith + " --json";
       const double rel = arith == "f64" ? 1e-12 : 1e-5;
-      CliRun plain = ok_run(base);
+      CliRun plain = ok_run(base + " --provider evaluator");
+      // No --provider: the auto plan, the fastest providers'.
+      CliRun fast = ok_run(base);
+      EXPECT_EQ(nlohmann::json::parse(fast.out)["engine"], "plan auto") << m.name;
+      expect_close(fast.out, plain.out, rel, m.name + " " + arith + " default vs the evaluator");
       for (const std::string& p : providers) {
         const std::string label = m.name + " " + arith + " " + p;
         CliRun compiled = ok_run(base + " --provider " + p);
@@ -146,7 +159,7 @@ TEST(CliRunProvider, TraceStillPrintsEveryNode) {
   providers.push_back("only:reference");
   size_t k = 0;
   for (const CliModel& m : models()) {
-    CliRun plain = ok_run("run " + m.args + " --trace");
+    CliRun plain = ok_run("run " + m.args + " --trace --provider evaluator");
     for (const std::string& p : providers) {
       const size_t i = k++;
       if (!sampled(i, providers.size())) continue;

@@ -64,9 +64,13 @@ TEST(PlanBenchCli, TextAndSteps) {
               std::string::npos)
         << r.err;
   }
-  CliRun e = run_cli("bench " + m + " --repeat 2");
+  CliRun e = run_cli("bench " + m + " --repeat 2 --provider evaluator");
   ASSERT_EQ(e.code, 0) << e.err;
   EXPECT_NE(e.out.find("2 calls (f64, evaluator, 1 thread): min "), std::string::npos) << e.out;
+  // Without --provider, f64 and f32 time the `auto` plan.
+  CliRun d = run_cli("bench " + m + " --repeat 2 --threads 2");
+  ASSERT_EQ(d.code, 0) << d.err;
+  EXPECT_NE(d.out.find("2 calls (f64, plan auto, 2 threads): min "), std::string::npos) << d.out;
 }
 
 TEST(PlanBenchCli, UsageErrors) {
@@ -75,7 +79,7 @@ TEST(PlanBenchCli, UsageErrors) {
       {"--repeat 0", "--repeat 0: expected at least 1"},
       {"--warmup -1", "--warmup -1: expected at least 0"},
       {"--provider auto --threads 0", "--threads 0: expected 1 to 256"},
-      {"--threads 2", "--threads needs --provider or a software binary --arith"},
+      {"--provider evaluator --threads 2", "--threads needs a kernel plan (f64 or f32) or a software binary --arith"},
       {"--provider auto --arith bfloat16", "--provider runs a kernel plan in f64 or f32 only, not --arith bfloat16"},
       {"--provider nope", "--provider: "},
   };

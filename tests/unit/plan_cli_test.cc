@@ -32,9 +32,9 @@ std::string example() {
   return dir.string();
 }
 
-TEST(PlanCli, DefaultPlanIsTheSeeds) {
+TEST(PlanCli, ReferencePlanIsTheSeeds) {
   const std::string dir = example();
-  CliRun r = run_cli("plan " + dir + "/six_node.json");
+  CliRun r = run_cli("plan " + dir + "/six_node.json --provider only:reference");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "1: linear -> reference.linear provider=reference device=cpu trust=checked reduction=fixed-left\n"
@@ -90,11 +90,21 @@ TEST(PlanCli, ErrorsAndExitCodes) {
 TEST(PlanCli, RunThroughAPlan) {
   const std::string dir = example();
   const std::string base = "run " + dir + "/six_node.json --input @" + dir + "/x0.npy --json";
-  CliRun plain = run_cli(base + " --trace");
-  CliRun planned = run_cli(base + " --trace --provider auto");
+  CliRun plain = run_cli(base + " --trace --provider evaluator");
+  CliRun planned = run_cli(base + " --trace --provider only:reference");
   ASSERT_EQ(plain.code, 0) << plain.err;
   ASSERT_EQ(planned.code, 0) << planned.err;
-  EXPECT_EQ(planned.out, plain.out);  // the reference plan is denote_all, digit for digit
+  const auto pj = nlohmann::json::parse(plain.out), qj = nlohmann::json::parse(planned.out);
+  EXPECT_EQ(pj["engine"], "evaluator");
+  EXPECT_EQ(qj["engine"], "plan only:reference");
+  EXPECT_EQ(qj["outputs"], pj["outputs"]);  // the reference plan is denote_all, digit for digit
+  EXPECT_EQ(qj["trace"], pj["trace"]);
+  // Without --provider: the `auto` plan (the fastest providers), within their reductions' rounding.
+  CliRun fast = run_cli(base);
+  ASSERT_EQ(fast.code, 0) << fast.err;
+  const auto fj = nlohmann::json::parse(fast.out);
+  EXPECT_EQ(fj["engine"], "plan auto");
+  EXPECT_NEAR(fj["outputs"][0]["values"][0].get<double>(), pj["outputs"][0]["values"][0].get<double>(), 1e-14);
   CliRun blas = run_cli(base + " --provider prefer:openblas --arith f32");
   ASSERT_EQ(blas.code, 0) << blas.err;
   const double y = nlohmann::json::parse(blas.out)["outputs"][0]["values"][0];
@@ -103,7 +113,7 @@ TEST(PlanCli, RunThroughAPlan) {
   EXPECT_EQ(cuda.code, 1);
   EXPECT_EQ(cuda.err, "error: no admissible kernel capsule for op linear on device cpu\n");
   CliRun narrow = run_cli(base + " --provider auto --arith binary16");
-  EXPECT_EQ(narrow.code, 1);
+  EXPECT_EQ(narrow.code, 2);  // a usage error, before the model is read (as bench)
   EXPECT_EQ(narrow.err, "error: --provider runs a kernel plan in f64 or f32 only, not --arith binary16\n");
 }
 

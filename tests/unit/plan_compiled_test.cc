@@ -109,7 +109,7 @@ void expect_reference_exact(const Model& m, const std::vector<Tensor<double>>& i
   for (int threads : {1, 2})
     for (bool fuse : {false, true}) {
       std::string report;
-      auto got = compiled_outputs<S>(m, "auto", inputs, threads, fuse, &report);
+      auto got = compiled_outputs<S>(m, "only:reference", inputs, threads, fuse, &report);
       ASSERT_TRUE(got.ok()) << got.message();
       for (size_t k = 0; k < m.output_ids.size(); ++k) {
         const Tensor<S>& w = (*want)[static_cast<size_t>(m.output_ids[k])];

@@ -158,9 +158,30 @@ TEST(PlanPolicy, SelectionOrderAndAssurance) {
             "no admissible kernel capsule for op linear on device cuda");
 }
 
-TEST(PlanSixNode, DefaultPolicyMatchesTheSeed) {
+// auto takes, per op, the capsule of the fastest-ranked provider that has one (ProviderEntry::speed).
+TEST(PlanSixNode, AutoTakesTheFastestProvidersCapsules) {
   const Model m = six_node_model();
   auto plan = plan_graph(m.graph, available_here(), PlanPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  const std::vector<const KernelCapsule*> catalog = available_here().catalog();
+  for (const PlanEntry& e : plan->entries) {
+    std::string fastest;
+    int best = -1;
+    for (const KernelCapsule* c : catalog)
+      if (c->op == e.op && provider_speed(c->provider) > best) best = provider_speed(c->provider), fastest = c->provider;
+    EXPECT_EQ(e.capsule.provider, fastest) << backend_op_name(e.op);
+  }
+  if (provider_built("avx2")) EXPECT_EQ(plan->entries[0].capsule.name, "avx2.linear");
+  else if (openblas_built()) EXPECT_EQ(plan->entries[0].capsule.name, "openblas.linear");
+  EXPECT_EQ(plan->entries[1].capsule.name, "reference.relu");  // no faster provider has relu
+  if (provider_built("avx2")) EXPECT_GT(provider_speed("avx2"), provider_speed("openblas"));
+  if (openblas_built()) EXPECT_GT(provider_speed("openblas"), provider_speed("reference"));
+  EXPECT_EQ(provider_speed("nope"), 0);
+}
+
+TEST(PlanSixNode, ReferencePolicyMatchesTheSeed) {
+  const Model m = six_node_model();
+  auto plan = plan_graph(m.graph, available_here(), policy("only:reference"));
   ASSERT_TRUE(plan.ok()) << plan.message();
   EXPECT_EQ(node_ids(*plan), (std::vector<int64_t>{1, 2, 3, 4, 5}));
   EXPECT_EQ(capsule_names(*plan), (std::vector<std::string>{"reference.linear", "reference.relu", "reference.linear",
@@ -231,7 +252,7 @@ Result<BoundPlan> bound_plan(const Graph& g, const std::string& provider) {
 
 TEST(PlanExecutor, SixNodeReferencePlanEqualsDenoteAll) {
   const Model m = six_node_model();
-  auto bound = bound_plan(m.graph, "auto");
+  auto bound = bound_plan(m.graph, "only:reference");
   ASSERT_TRUE(bound.ok()) << bound.message();
   const std::vector<Tensor<double>> x = {Tensor<double>{{4}, six_node_x0()}};
   F64Context ctx;
@@ -276,7 +297,7 @@ TEST(PlanExecutor, BadInputsGiveTheEvaluatorsErrors) {
 
 TEST(PlanExecutor, PlanMustFitTheGraph) {
   const Model m = six_node_model();
-  auto bound = bound_plan(m.graph, "auto");
+  auto bound = bound_plan(m.graph, "only:reference");
   ASSERT_TRUE(bound.ok());
   const std::vector<Tensor<double>> x0 = {Tensor<double>{{4}, six_node_x0()}};
   BoundPlan short_plan = *bound;
@@ -291,7 +312,7 @@ TEST(PlanExecutor, PlanMustFitTheGraph) {
   std::vector<KernelHandler> handlers = reference_handlers();
   for (KernelHandler& h : handlers)
     if (h.op == BackendOp::Relu) h.f32 = nullptr;
-  auto plan = plan_graph(m.graph, available_here(), PlanPolicy{});
+  auto plan = plan_graph(m.graph, available_here(), policy("only:reference"));
   ASSERT_TRUE(plan.ok());
   auto f64_only = bind_plan(*plan, handlers);
   ASSERT_TRUE(f64_only.ok());

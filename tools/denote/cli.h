@@ -107,6 +107,8 @@ void set_max_bytes(Options& options, int64_t bytes) {
 
 // The usage problem of a --provider text (checked before any file is read), or "" when it names a policy.
 std::string provider_problem(const std::string& provider);
+// `--provider evaluator` (run, bench): the generic evaluator instead of the default `auto` kernel plan.
+inline constexpr std::string_view kEvaluator = "evaluator";
 
 // Prints "error: MESSAGE" to stderr and returns kExitUsage.
 int usage_error(const std::string& message);

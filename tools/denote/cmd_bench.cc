@@ -77,20 +77,20 @@ std::string seconds_text(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
-void print_timings(const Timings& t, const BenchOptions& o) {
+// plan: the kernel plan's provider policy when a plan ran, else empty.
+void print_timings(const Timings& t, const BenchOptions& o, const std::string& plan = "") {
   std::vector<double> v = t.seconds;
   std::sort(v.begin(), v.end());
   const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  const std::string how = o.provider_given ? "plan " + o.provider
-                          : !o.policy.empty() ? "policy " + o.policy
+  const std::string how = !plan.empty()           ? "plan " + plan
+                          : !o.policy.empty()     ? "policy " + o.policy
                           : !o.accumulate.empty() ? "accumulate " + o.accumulate
                           : is_mx_spec(o.arith)   ? "MX runner"
-                                                  : "evaluator";
+                                                  : std::string(kEvaluator);
   if (o.json) {
     std::cout << fmt::format("{{\"calls\": {}, \"min_s\": {:.9g}, \"median_s\": {:.9g}, \"max_s\": {:.9g}, "
-                             "\"threads\": {}, \"arith\": \"{}\", \"provider\": \"{}\"}}\n",
-                             v.size(), v.front(), median, v.back(), t.threads, o.arith,
-                             o.provider_given ? o.provider : "");
+                             "\"threads\": {}, \"arith\": \"{}\", \"provider\": \"{}\", \"engine\": \"{}\"}}\n",
+                             v.size(), v.front(), median, v.back(), t.threads, o.arith, plan, how);
     return;
   }
   std::cout << fmt::format("{} calls ({}, {}, {} thread{}): min {}, median {}, max {}\n", v.size(), o.arith, how,
@@ -103,7 +103,7 @@ std::string usage_problem(const BenchOptions& o) {
   if (o.repeat < 1) return fmt::format("--repeat {}: expected at least 1", o.repeat);
   if (o.warmup < 0) return fmt::format("--warmup {}: expected at least 0", o.warmup);
   if (o.threads < 1 || o.threads > 256) return fmt::format("--threads {}: expected 1 to 256", o.threads);
-  if (o.provider_given) return provider_problem(o.provider);
+  if (o.provider_given && o.provider != kEvaluator) return provider_problem(o.provider);
   return "";
 }
 
@@ -135,10 +135,13 @@ int run_bench(const BenchOptions& o) {
   if (wants_policy({o.arith, o.accumulate, o.policy, o.rounding, o.provider_given})) return bench_policy(o, *budget);
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
   if (!spec.ok()) return usage_error(spec.message());
-  if (o.provider_given && !spec->native())
+  // f64 and f32 time a kernel plan: the one asked for, or by default `auto` (the evaluator where no
+  // plan runs the model); `--provider evaluator` and the other arithmetics time the evaluator.
+  const bool evaluator = o.provider_given && o.provider == kEvaluator;
+  if (o.provider_given && !evaluator && !spec->native())
     return usage_error("--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith);
-  if (!o.provider_given && o.threads != 1 && spec->kind != ArithKind::Binary)
-    return usage_error("--threads needs --provider or a software binary --arith (the f64, f32 and real evaluators run on one thread)");
+  if ((evaluator || !spec->native()) && o.threads != 1 && spec->kind != ArithKind::Binary)
+    return usage_error("--threads needs a kernel plan (f64 or f32) or a software binary --arith (the f64, f32 and real evaluators run on one thread)");
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
@@ -147,13 +150,17 @@ int run_bench(const BenchOptions& o) {
   EvalOptions options;
   set_max_bytes(options, *budget);
   Result<Timings> t = error_status("unreachable");
-  if (o.provider_given) {
-    auto run = compile_run(m, inputs, o.provider, *spec, o.threads, options);
-    if (!run.ok()) return fail(run.message());
+  const std::string plan = evaluator || !spec->native() ? "" : o.provider_given ? o.provider : "auto";
+  auto run = plan.empty() ? Result<CompiledRun>(error_status("no plan"))
+                          : compile_run(m, inputs, plan, *spec, o.threads, options);
+  if (!run.ok() && o.provider_given && !evaluator) return fail(run.message());
+  if (run.ok()) {
     if (o.steps) std::cerr << run->report;
     t = time_calls(o.warmup, o.repeat, run->call);
     if (t.ok()) t->threads = run->threads;
   } else {
+    if (o.threads != 1 && spec->kind != ArithKind::Binary)
+      return fail("--threads: no kernel plan runs this model (" + run.message() + "), and the evaluator runs on one thread");
     t = visit_arith(*spec, [&](auto& ctx) {
       if constexpr (std::is_same_v<std::decay_t<decltype(ctx)>, BinaryContext>) ctx.set_threads(o.threads);
       return bench_evaluator(ctx, m, inputs, options, o);
@@ -161,7 +168,7 @@ int run_bench(const BenchOptions& o) {
     if (t.ok()) t->threads = o.threads;
   }
   if (!t.ok()) return fail(t.message());
-  print_timings(*t, o);
+  print_timings(*t, o, run.ok() ? plan : "");
   return kExitOk;
 }
 
@@ -178,7 +185,8 @@ void add_bench(CLI::App& app, Command& cmd) {
   sub->add_option("--precision", o->precision, "bits of the real (MPFR) context (default 256)");
   sub->add_option("--accumulate", o->accumulate, "a precision policy's accumulation format, as for `run`");
   sub->add_option("--policy", o->policy, "a precision policy file, as for `run`");
-  sub->add_option("--provider", o->provider, "time a compiled kernel plan: auto, prefer:P or only:P")
+  sub->add_option("--provider", o->provider,
+                  "f64/f32 compiled kernel plan: auto (the default), prefer:P or only:P; or evaluator (the generic evaluator)")
       ->each([o](const std::string&) { o->provider_given = true; });
   sub->add_option("--threads", o->threads,
                   "threads of the compiled plan, or of a software binary --arith's linear/matmul (default 1)");

@@ -43,6 +43,7 @@ struct Evaluated {
   std::vector<Tensor<double>> table;
   bool has_flags = false;
   uint32_t flags = 0;
+  std::string engine;  // "plan auto", "plan prefer:P", ... or "evaluator" (the JSON's "engine")
 };
 
 std::string values_json(const Tensor<double>& t) {
@@ -110,7 +111,9 @@ void print_json(const Model& m, const Evaluated& e, const RunOptions& o) {
   std::string out = fmt::format("{{\"arith\": \"{}\", ", o.arith);
   if (!o.accumulate.empty()) out += fmt::format("\"accumulate\": \"{}\", ", o.accumulate);
   if (!o.policy.empty()) out += fmt::format("\"policy\": {}, ", nlohmann::json(o.policy).dump());
-  out += fmt::format("\"rounding\": \"{}\", \"outputs\": [", o.rounding);
+  out += fmt::format("\"rounding\": \"{}\", ", o.rounding);
+  if (!e.engine.empty()) out += fmt::format("\"engine\": \"{}\", ", e.engine);
+  out += "\"outputs\": [";
   for (size_t k = 0; k < m.output_ids.size(); ++k)
     out += (k ? ", " : "") + entry_json(m.output_ids[k], e.table[m.output_ids[k]]);
   out += "]";
@@ -140,7 +143,7 @@ int run_with_policy(const RunOptions& o, int64_t budget) {
     for (const Node& n : m.graph.nodes) ids.push_back(n.id);
   Result<PolicyValues> v = runner->run(loaded->inputs, ids, budget);
   if (!v.ok()) return fail(v.message());
-  Evaluated e{std::vector<Tensor<double>>(m.graph.size()), true, v->flags};
+  Evaluated e{std::vector<Tensor<double>>(m.graph.size()), true, v->flags, ""};
   for (size_t k = 0; k < ids.size(); ++k) e.table[static_cast<size_t>(ids[k])] = std::move(v->values[k]);
   if (o.json) print_json(m, e, o);
   else print_text(m, e, o);
@@ -156,8 +159,11 @@ int run(const RunOptions& o) {
   // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
   if (!spec.ok()) return usage_error(spec.message());
-  if (o.provider_given)
+  const bool evaluator = o.provider_given && o.provider == kEvaluator;
+  if (o.provider_given && !evaluator)
     if (std::string problem = provider_problem(o.provider); !problem.empty()) return usage_error(problem);
+  if (o.provider_given && !evaluator && !spec->native())
+    return usage_error("--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith);
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
@@ -165,16 +171,21 @@ int run(const RunOptions& o) {
   if (Status s = check_real_budget(m, inputs, *spec, *budget); !s.ok()) return fail(s.message());
   EvalOptions options;
   set_max_bytes(options, *budget);
+  // f64 and f32 run on a kernel plan: the one asked for, or by default `auto` (the fastest admissible
+  // capsule per op); --trace needs every node's value: the plan node by node, else the compiled plan
+  // (outputs only). The default falls back to the evaluator where no plan runs the model;
+  // `--provider evaluator` and the other arithmetics take the evaluator.
+  const bool planned = !evaluator && spec->native();
+  const std::string provider = o.provider_given ? o.provider : "auto";
   Result<Evaluated> e = error_status("unreachable");
-  if (o.provider_given) {
-    // --trace needs every node's value: the plan node by node; else the compiled plan (outputs only).
-    auto table = o.trace ? run_plan(m, inputs, o.provider, *spec, options)
-                         : run_compiled(m, inputs, o.provider, *spec, options);
-    e = table.ok() ? Result<Evaluated>(Evaluated{std::move(*table)}) : Result<Evaluated>(table.status());
-  } else {
-    e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, m, inputs, options, o.trace); });
+  if (planned) {
+    auto table = o.trace ? run_plan(m, inputs, provider, *spec, options) : run_compiled(m, inputs, provider, *spec, options);
+    e = table.ok() ? Result<Evaluated>(Evaluated{std::move(*table), false, 0, ""}) : Result<Evaluated>(table.status());
   }
+  const bool by_plan = planned && (e.ok() || o.provider_given);
+  if (!by_plan) e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, m, inputs, options, o.trace); });
   if (!e.ok()) return fail(e.message());
+  e->engine = by_plan ? "plan " + provider : std::string(kEvaluator);
   if (o.json) print_json(m, *e, o);
   else print_text(m, *e, o);
   return kExitOk;
@@ -206,8 +217,9 @@ void add_run(CLI::App& app, Command& cmd) {
                   "a precision policy file: {\"storage\": F, \"accumulate\": F, \"ops\": {TAG: F}, \"nodes\": "
                   "{\"ID\": F}} (docs/NUMERICS.md, \"Precision policies\")");
   sub->add_option("--provider", o->provider,
-                  "run through a kernel plan: auto, prefer:P or only:P (P: reference, openblas, avx2); f64/f32 "
-                  "only; compiled (denote/plan/compiled.h), or node by node with --trace")
+                  "f64/f32 kernel plan: auto (the default: the fastest admissible capsule per op), prefer:P or only:P "
+                  "(P: reference, openblas, avx2), compiled (denote/plan/compiled.h) or node by node with --trace; "
+                  "or evaluator (the generic evaluator, its fixed summation order; every other --arith runs on it)")
       ->each([o](const std::string&) { o->provider_given = true; });
   add_max_memory_option(sub, o->max_memory);
   sub->add_flag("--trace", o->trace, "print the whole value table");

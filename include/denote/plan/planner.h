@@ -48,8 +48,9 @@ struct GraphKernelPlan {
   std::vector<PlanEntry> entries;
 };
 
-// The first capsule of `catalog` admissible for `op` under `policy` (prefer: P's capsules first, then
-// catalog order). Error: "no admissible kernel capsule for op {op} on device {device}".
+// The capsule of `catalog` admissible for `op` under `policy`: prefer:P takes P's first; otherwise (auto,
+// prefer:P's fallback, only:P) the one whose provider ranks fastest (provider_speed), catalog order on a
+// tie. Error: "no admissible kernel capsule for op {op} on device {device}".
 Result<KernelCapsule> select_capsule(const std::vector<const KernelCapsule*>& catalog, BackendOp op,
                                      const PlanPolicy& policy);
 

@@ -66,6 +66,10 @@ struct ProviderEntry {
   CapsuleModule (*module)() = nullptr;       // its capsule module
   std::vector<KernelHandler> (*handlers)() = nullptr;  // its handlers (bind_plan)
   std::vector<std::string> (*devices)() = nullptr;     // the devices present at run time, e.g. {"cpu"}
+  // Its rank for the `auto` policy (and prefer:P's fallback): for each op the admissible capsule of
+  // the highest-ranked provider that has one is taken (docs/PLANNING.md, docs/PERF.md's plan rows):
+  // reference 0, openblas 1, avx2 2.
+  int speed = 0;
 };
 using ProviderList = std::vector<ProviderEntry>;
 
@@ -75,6 +79,8 @@ void register_compiled_providers(ProviderList& out);
 // The providers compiled into this build, in catalog order (reference first).
 const ProviderList& compiled_providers();
 bool provider_built(std::string_view name);
+// A compiled provider's ProviderEntry::speed; 0 for one not compiled in.
+int provider_speed(std::string_view name);
 // The handlers of one compiled provider (empty when it is not built), e.g. handlers_of("reference").
 std::vector<KernelHandler> handlers_of(std::string_view provider);
 
