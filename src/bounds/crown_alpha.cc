@@ -65,6 +65,19 @@ std::vector<std::vector<char>> needed_values(const Graph& g, int64_t start,
   return need;
 }
 
+// Whether the steps have stalled (Engine::optimise's stall): appends this step's summed best bound to
+// sums, then compares the last two steps' gain with the gain since the first, from the fourth step on.
+// An infinite row (a bound that failed) never stalls the steps.
+bool stalled(const std::vector<double>& best, double stall, std::vector<double>& sums) {
+  if (stall <= 0) return false;
+  double s = 0;
+  for (double b : best) s += b;
+  sums.push_back(s);
+  const size_t t = sums.size();
+  if (t < 4 || !std::isfinite(s) || !std::isfinite(sums[0])) return false;
+  return sums[t - 1] - sums[t - 3] <= stall * (sums[t - 1] - sums[0]);
+}
+
 bool above(const std::vector<double>& best, const std::vector<double>* stop) {
   if (!stop) return false;
   for (size_t r = 0; r < stop->size() && r < best.size(); ++r)
@@ -223,7 +236,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
                                      std::vector<double> best, const CrownOptions& o,
                                      const std::vector<double>* stop_above,
                                      std::vector<std::vector<double>>* kept_scales, std::vector<double>* input_coef,
-                                     KeptMultipliers* mu, SlopeState* last) {
+                                     KeptMultipliers* mu, SlopeState* last, double stall) {
   std::vector<std::vector<double>> alpha(g.nodes.size());
   std::vector<Adam> adam(g.nodes.size());
   const bool any = init_slopes(g, boxes_, start, rows, alpha, adam);
@@ -265,6 +278,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     po.vertex_values = &V;
   }
   PassResult pr;
+  std::vector<double> sums;  // per step: the rows' summed best bound (stall)
   for (int t = 0; t < o.alpha_iters; ++t) {
     if (t > 0 && past(o.deadline)) break;  // the best bounds so far hold
     ++stats_.alpha_steps;
@@ -278,7 +292,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
       for (int64_t r = 0; r < rows; ++r)
         best[static_cast<size_t>(r)] = std::max(best[static_cast<size_t>(r)], pr.lower[static_cast<size_t>(r)]);
     }
-    if (t + 1 == o.alpha_iters || above(best, stop_above)) break;
+    if (t + 1 == o.alpha_iters || above(best, stop_above) || stalled(best, stall, sums)) break;
     if (!forward_values(start, rows, alpha, pr, need, V)) break;
     const double c1 = 1 - std::pow(b1, t + 1), c2 = 1 - std::pow(b2, t + 1);
     (void)walk::in_order(g, "IR bounds", [&](const Node& n) {

@@ -139,12 +139,14 @@ class Engine {
   // mu (or null): per row whose best bound came from an optimised step, that step's coefficients at
   // every relu's input node (CrownOptions::relu_multipliers). last (or null): the last step's relu slopes
   // and split multipliers (CrownResult::slopes; the starting ones when there is nothing to optimise).
+  // stall > 0: the steps stop once the last two raised the rows' summed best bound by at most stall
+  // times what the steps have raised it since the start (CrownOptions::alpha_intermediate_stall).
   std::vector<double> optimise(int64_t start, const std::vector<double>& C, int64_t rows,
                                std::vector<double> crown_lower, const CrownOptions& o,
                                const std::vector<double>* stop_above = nullptr,
                                std::vector<std::vector<double>>* scales = nullptr,
                                std::vector<double>* input_coef = nullptr, KeptMultipliers* mu = nullptr,
-                               SlopeState* last = nullptr);
+                               SlopeState* last = nullptr, double stall = 0);
 
   // Node id's relu splits (all of node id) clamp its box (active: lo >= -margin; inactive: hi <= margin),
   // which then goes to its relu children; false when a split contradicts the box (the subdomain is empty).

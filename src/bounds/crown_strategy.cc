@@ -104,7 +104,8 @@ void optimise_elements(Engine& eng, int64_t id, const std::vector<int64_t>& elem
     UnitRows::plus_minus(std::vector<int64_t>(elems.begin() + static_cast<std::ptrdiff_t>(at),
                                               elems.begin() + static_cast<std::ptrdiff_t>(at + k)))
         .fill(m, C.data());
-    const std::vector<double> best = eng.optimise(id, C, static_cast<int64_t>(2 * k), start, o);
+    const std::vector<double> best = eng.optimise(id, C, static_cast<int64_t>(2 * k), start, o, nullptr, nullptr,
+                                                  nullptr, nullptr, nullptr, o.alpha_intermediate_stall);
     for (size_t r = 0; r < k; ++r) lo[at + r] = best[r], hi[at + r] = -best[k + r];
   }
 }

@@ -36,6 +36,7 @@ CrownOptions Bounder::options(const Domain& d, BoundMethod method) const {
     co.alpha_intermediate = left > 0 && !o.certificate;  // a certificate's checker derives CROWN's
     co.alpha_intermediate_until = now + std::chrono::duration_cast<Clock::duration>(
                                             std::chrono::duration<double>(left / kAlphaIntermediateShare));
+    co.alpha_intermediate_stall = kAlphaIntermediateStall;
   }
   co.deadline = deadline;
   co.eval.max_bytes = bound_memory(o);

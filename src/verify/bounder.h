@@ -75,6 +75,8 @@ struct Bounder {
   double crown_s = 0;
   // The whole-box alpha-CROWN's intermediate slopes get 1 / kAlphaIntermediateShare of the time left.
   static constexpr double kAlphaIntermediateShare = 3;
+  // ... and a node's steps stop once they stall (CrownOptions::alpha_intermediate_stall).
+  static constexpr double kAlphaIntermediateStall = 0.02;
   // An IBP pass's seconds on the whole box (bound_roots measures it on inputs of at most kFewInputs
   // elements; 0: not measured).
   double ibp_s = 0;

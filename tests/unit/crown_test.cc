@@ -155,6 +155,22 @@ TEST(Crown, AcasXuAndMnistfcAgainstAutoLirpa) {
     EXPECT_EQ(spent.spec_hi, off.spec_hi);
     EXPECT_LT(spent.alpha_steps, alpha.alpha_steps);
     EXPECT_EQ(alpha_with(true, forever).spec_lo, alpha.spec_lo);
+    // A stall threshold (CrownOptions::alpha_intermediate_stall) ends an intermediate node's steps early
+    // and never the final rows': with 1 every intermediate optimisation takes exactly 4 of its 20 steps;
+    // with verify's 0.02 at most 20, the bounds still at least CROWN's.
+    auto stalled = [&](double stall) {
+      CrownOptions o = with(BoundMethod::AlphaCrown);
+      o.alpha_intermediate_stall = stall;
+      auto r = run_crown(m->graph, m->payload, in, m->output_ids[0], spec, o);
+      EXPECT_TRUE(r.ok()) << r.message();
+      return *r;
+    };
+    const CrownResult four = stalled(1.0), some = stalled(0.02);
+    EXPECT_EQ((four.alpha_steps - spent.alpha_steps) * 20, (alpha.alpha_steps - spent.alpha_steps) * 4);
+    EXPECT_LE(some.alpha_steps, alpha.alpha_steps);
+    EXPECT_GE(some.alpha_steps, four.alpha_steps);
+    tighter(four, crown.spec_lo, crown.spec_hi);
+    tighter(some, crown.spec_lo, crown.spec_hi);
   }
 }
 
