@@ -163,7 +163,8 @@ TEST(PlanSixNode, AutoTakesTheFastestProvidersCapsules) {
   const Model m = six_node_model();
   auto plan = plan_graph(m.graph, available_here(), PlanPolicy{});
   ASSERT_TRUE(plan.ok()) << plan.message();
-  const std::vector<const KernelCapsule*> catalog = available_here().catalog();
+  const CapsuleRegistry here = available_here();  // the catalog points into it
+  const std::vector<const KernelCapsule*> catalog = here.catalog();
   for (const PlanEntry& e : plan->entries) {
     std::string fastest;
     int best = -1;
