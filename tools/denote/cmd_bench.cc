@@ -128,6 +128,45 @@ int bench_policy(const BenchOptions& o, int64_t budget) {
   return kExitOk;
 }
 
+bool wants_evaluator(const BenchOptions& o) { return o.provider_given && o.provider == kEvaluator; }
+
+// Option errors once the arithmetic is known (exit 2).
+std::string engine_problem(const BenchOptions& o, const ArithSpec& spec) {
+  if (o.provider_given && !wants_evaluator(o) && !spec.native())
+    return "--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith;
+  if ((wants_evaluator(o) || !spec.native()) && o.threads != 1 && spec.kind != ArithKind::Binary)
+    return "--threads needs a kernel plan (f64 or f32) or a software binary --arith (the f64, f32 and real "
+           "evaluators run on one thread)";
+  return "";
+}
+
+// f64 and f32 time a kernel plan: the one asked for, or by default `auto` (the evaluator where no plan
+// runs the model); `--provider evaluator` and the other arithmetics time the evaluator. plan: the policy
+// of the plan that ran, empty when the evaluator did.
+Result<Timings> time_model(const Model& m, const std::vector<Tensor<double>>& inputs, const BenchOptions& o,
+                           const ArithSpec& spec, const EvalOptions& options, std::string& plan) {
+  plan = wants_evaluator(o) || !spec.native() ? "" : o.provider_given ? o.provider : "auto";
+  auto run = plan.empty() ? Result<CompiledRun>(error_status("no plan"))
+                          : compile_run(m, inputs, plan, spec, o.threads, options);
+  if (run.ok()) {
+    if (o.steps) std::cerr << run->report;
+    Result<Timings> t = time_calls(o.warmup, o.repeat, run->call);
+    if (t.ok()) t->threads = run->threads;
+    return t;
+  }
+  if (o.provider_given && !wants_evaluator(o)) return run.status();
+  if (o.threads != 1 && spec.kind != ArithKind::Binary)
+    return error_status("--threads: no kernel plan runs this model (" + run.message() +
+                        "), and the evaluator runs on one thread");
+  plan.clear();
+  Result<Timings> t = visit_arith(spec, [&](auto& ctx) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(ctx)>, BinaryContext>) ctx.set_threads(o.threads);
+    return bench_evaluator(ctx, m, inputs, options, o);
+  });
+  if (t.ok()) t->threads = o.threads;
+  return t;
+}
+
 int run_bench(const BenchOptions& o) {
   auto budget = max_memory_bytes(o.max_memory);
   if (!budget.ok()) return usage_error(budget.message());
@@ -135,40 +174,16 @@ int run_bench(const BenchOptions& o) {
   if (wants_policy({o.arith, o.accumulate, o.policy, o.rounding, o.provider_given})) return bench_policy(o, *budget);
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
   if (!spec.ok()) return usage_error(spec.message());
-  // f64 and f32 time a kernel plan: the one asked for, or by default `auto` (the evaluator where no
-  // plan runs the model); `--provider evaluator` and the other arithmetics time the evaluator.
-  const bool evaluator = o.provider_given && o.provider == kEvaluator;
-  if (o.provider_given && !evaluator && !spec->native())
-    return usage_error("--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith);
-  if ((evaluator || !spec->native()) && o.threads != 1 && spec->kind != ArithKind::Binary)
-    return usage_error("--threads needs a kernel plan (f64 or f32) or a software binary --arith (the f64, f32 and real evaluators run on one thread)");
+  if (std::string problem = engine_problem(o, *spec); !problem.empty()) return usage_error(problem);
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
-  const Model& m = loaded->model;
-  const auto& inputs = loaded->inputs;
-  if (Status s = check_real_budget(m, inputs, *spec, *budget); !s.ok()) return fail(s.message());
+  if (Status s = check_real_budget(loaded->model, loaded->inputs, *spec, *budget); !s.ok()) return fail(s.message());
   EvalOptions options;
   set_max_bytes(options, *budget);
-  Result<Timings> t = error_status("unreachable");
-  const std::string plan = evaluator || !spec->native() ? "" : o.provider_given ? o.provider : "auto";
-  auto run = plan.empty() ? Result<CompiledRun>(error_status("no plan"))
-                          : compile_run(m, inputs, plan, *spec, o.threads, options);
-  if (!run.ok() && o.provider_given && !evaluator) return fail(run.message());
-  if (run.ok()) {
-    if (o.steps) std::cerr << run->report;
-    t = time_calls(o.warmup, o.repeat, run->call);
-    if (t.ok()) t->threads = run->threads;
-  } else {
-    if (o.threads != 1 && spec->kind != ArithKind::Binary)
-      return fail("--threads: no kernel plan runs this model (" + run.message() + "), and the evaluator runs on one thread");
-    t = visit_arith(*spec, [&](auto& ctx) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(ctx)>, BinaryContext>) ctx.set_threads(o.threads);
-      return bench_evaluator(ctx, m, inputs, options, o);
-    });
-    if (t.ok()) t->threads = o.threads;
-  }
+  std::string plan;
+  Result<Timings> t = time_model(loaded->model, loaded->inputs, o, *spec, options, plan);
   if (!t.ok()) return fail(t.message());
-  print_timings(*t, o, run.ok() ? plan : "");
+  print_timings(*t, o, plan);
   return kExitOk;
 }
 

@@ -150,6 +150,32 @@ int run_with_policy(const RunOptions& o, int64_t budget) {
   return kExitOk;
 }
 
+// --provider's problem once the arithmetic is known (a usage error, before any file is read).
+std::string provider_usage_problem(const RunOptions& o, const ArithSpec& spec) {
+  if (!o.provider_given || o.provider == kEvaluator) return "";
+  if (std::string problem = provider_problem(o.provider); !problem.empty()) return problem;
+  return spec.native() ? "" : "--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith;
+}
+
+// f64 and f32 run on a kernel plan: the one asked for, or by default `auto` (the fastest admissible
+// capsule per op); --trace needs every node's value: the plan node by node, else the compiled plan
+// (outputs only). The default falls back to the evaluator where no plan runs the model;
+// `--provider evaluator` and the other arithmetics take the evaluator. Evaluated::engine says which ran.
+Result<Evaluated> evaluate_model(const Model& m, const std::vector<Tensor<double>>& inputs, const RunOptions& o,
+                                 const ArithSpec& spec, const EvalOptions& options) {
+  const bool planned = !(o.provider_given && o.provider == kEvaluator) && spec.native();
+  const std::string provider = o.provider_given ? o.provider : "auto";
+  if (planned) {
+    auto table = o.trace ? run_plan(m, inputs, provider, spec, options) : run_compiled(m, inputs, provider, spec, options);
+    if (table.ok()) return Evaluated{std::move(*table), false, 0, "plan " + provider};
+    if (o.provider_given) return table.status();
+  }
+  DENOTE_ASSIGN_OR_RETURN(Evaluated e,
+                          visit_arith(spec, [&](auto& ctx) { return evaluate(ctx, m, inputs, options, o.trace); }));
+  e.engine = kEvaluator;
+  return e;
+}
+
 int run(const RunOptions& o) {
   auto budget = max_memory_bytes(o.max_memory);
   if (!budget.ok()) return usage_error(budget.message());
@@ -159,33 +185,15 @@ int run(const RunOptions& o) {
   // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
   if (!spec.ok()) return usage_error(spec.message());
-  const bool evaluator = o.provider_given && o.provider == kEvaluator;
-  if (o.provider_given && !evaluator)
-    if (std::string problem = provider_problem(o.provider); !problem.empty()) return usage_error(problem);
-  if (o.provider_given && !evaluator && !spec->native())
-    return usage_error("--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith);
+  if (std::string problem = provider_usage_problem(o, *spec); !problem.empty()) return usage_error(problem);
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
-  const auto& inputs = loaded->inputs;
-  if (Status s = check_real_budget(m, inputs, *spec, *budget); !s.ok()) return fail(s.message());
+  if (Status s = check_real_budget(m, loaded->inputs, *spec, *budget); !s.ok()) return fail(s.message());
   EvalOptions options;
   set_max_bytes(options, *budget);
-  // f64 and f32 run on a kernel plan: the one asked for, or by default `auto` (the fastest admissible
-  // capsule per op); --trace needs every node's value: the plan node by node, else the compiled plan
-  // (outputs only). The default falls back to the evaluator where no plan runs the model;
-  // `--provider evaluator` and the other arithmetics take the evaluator.
-  const bool planned = !evaluator && spec->native();
-  const std::string provider = o.provider_given ? o.provider : "auto";
-  Result<Evaluated> e = error_status("unreachable");
-  if (planned) {
-    auto table = o.trace ? run_plan(m, inputs, provider, *spec, options) : run_compiled(m, inputs, provider, *spec, options);
-    e = table.ok() ? Result<Evaluated>(Evaluated{std::move(*table), false, 0, ""}) : Result<Evaluated>(table.status());
-  }
-  const bool by_plan = planned && (e.ok() || o.provider_given);
-  if (!by_plan) e = visit_arith(*spec, [&](auto& ctx) { return evaluate(ctx, m, inputs, options, o.trace); });
+  Result<Evaluated> e = evaluate_model(m, loaded->inputs, o, *spec, options);
   if (!e.ok()) return fail(e.message());
-  e->engine = by_plan ? "plan " + provider : std::string(kEvaluator);
   if (o.json) print_json(m, *e, o);
   else print_text(m, *e, o);
   return kExitOk;
