@@ -1,6 +1,6 @@
 // Witness checks and falsification (include/denote/verify/verify.h): points of a case's box
 // evaluated in the network's arithmetic and exactly, random sampling, projected signed-gradient
-// descent on the conjunction's worst atom.
+// descent on the conjunction's violated atoms.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -449,7 +449,23 @@ void signed_step(std::vector<double>& x, const std::vector<double>& g, const std
 
 }  // namespace
 
-// Signed-gradient descent on the worst atom from x, inside [lo, hi]; true on a confirmed witness.
+// falsify.h. On marabou-cifar10's cifar10_large index6413 a 30 x 100 attack came 3x closer with the
+// sum of the violated atoms' margins than with the worst atom's (docs/PERF.md).
+VnnAtom descent_atom(const std::vector<VnnAtom>& conj, const std::vector<double>& y, size_t worst) {
+  VnnAtom sum;
+  sum.coef.assign(y.size(), 0.0);
+  bool any = false;
+  for (const VnnAtom& a : conj) {
+    double s = -a.rhs_down;
+    for (size_t j = 0; j < y.size() && j < a.coef.size(); ++j) s += a.coef[j] * y[j];
+    if (!(s > 0)) continue;
+    any = true;
+    for (size_t j = 0; j < y.size() && j < a.coef.size(); ++j) sum.coef[j] += a.coef[j];
+  }
+  return any ? sum : conj[worst];
+}
+
+// Signed-gradient descent on the violated atoms (descent_atom) from x, inside [lo, hi]; true on a confirmed witness.
 bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps) {
   const size_t n = lo.size();
   for (int step = 0; step < steps; ++step) {
@@ -459,7 +475,7 @@ bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, co
     size_t worst = 0;
     if (y.empty()) return false;
     if (violation(s.conj, y, &worst) <= 0 && try_point(s, x)) return true;
-    const std::vector<double> g = atom_gradient(s.m, s.conj[worst], x);
+    const std::vector<double> g = atom_gradient(s.m, descent_atom(s.conj, y, worst), x);
     if (g.size() != n) return false;
     signed_step(x, g, lo, hi, 0.25 * std::pow(0.9, step));
   }
@@ -489,7 +505,7 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
       }
       if (v <= 0 && try_point(*ss[best], x)) return static_cast<int>(best);
       if (step == steps || ss[best]->conj.empty()) break;
-      const std::vector<double> g = atom_gradient(s0.m, ss[best]->conj[atom], x);
+      const std::vector<double> g = atom_gradient(s0.m, descent_atom(ss[best]->conj, y, atom), x);
       if (g.size() != n) return -1;
       signed_step(x, g, lo, hi, 0.5 * (1 - static_cast<double>(step) / steps));
     }

@@ -11,10 +11,10 @@
 
 #include "denote/base/splitmix.h"
 #include "denote/base/deadline.h"
+#include "denote/bounds/ibp.h"
 #include "denote/verify/verify.h"
 
 namespace denote {
-class IbpPrepared;  // include/denote/bounds/ibp.h
 }
 
 namespace denote::verify_detail {
@@ -101,19 +101,22 @@ bool nearly_holds(const std::vector<VnnAtom>& conj, const T* y, size_t ny, doubl
   }
   return true;
 }
+// The descents' loss at outputs y as one atom (whose gradient is the loss's): the sum of the violated
+// atoms (c_k . y > rhs_k; alpha-beta-CROWN's hinge loss), or conj[worst] alone where none is violated.
+VnnAtom descent_atom(const std::vector<VnnAtom>& conj, const std::vector<double>& y, size_t worst);
 // d (c . y) / dx at x (f64), flat.
 std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x);
 // Center, s.o.samples random points, then s.o.pgd_restarts runs of signed-gradient descent on the
-// worst atom, inside [lo, hi]; true with s.found set when a witness is confirmed. Stops (false) at
+// violated atoms (descent_atom), inside [lo, hi]; true with s.found set when a witness is confirmed. Stops (false) at
 // s.deadline.
 bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
              bool sample = true);
-// Signed-gradient descent on the worst atom from x for `steps` steps inside [lo, hi] (one of falsify's
+// Signed-gradient descent on the violated atoms' margins from x for `steps` steps inside [lo, hi] (one of falsify's
 // restarts); true with s.found set when a witness is confirmed.
 bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps);
 // x = a uniform random point of [lo, hi] (one draw per coordinate, in order).
 void random_point(SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi, std::vector<double>& x);
-// Signed-gradient descent on a disjunction: at every step on the worst atom of the conjunction
+// Signed-gradient descent on a disjunction: at every step on the violated atoms of the conjunction
 // closest to holding (for a robustness property, the margin against the best other class), from
 // `restarts` random points, steps shrinking linearly from half the box (a quarter found mnistfc
 // prop_9_0.05 from 5 of 8 seeds, half from 8 of 8, with 32 restarts of 40 steps); the index of the
