@@ -42,6 +42,7 @@ struct PyModel {
   std::shared_ptr<const TypedModel> typed_onnx;                  // an ONNX file's typed import, if any
   std::shared_ptr<const Payload<float>> f32_payload;            // convert_payload<float>, once
   std::map<std::string, std::shared_ptr<const BoundPlan>> plans;  // bound plans by provider policy
+  bool no_auto_plan = false;  // `auto` cannot plan this model: run() without a provider takes the evaluator
   // Compiled plans by provider policy and memory budget, for f64 and f32 runs (outputs only).
   std::map<std::string, std::shared_ptr<CompiledHolder<double>>> compiled64;
   std::map<std::string, std::shared_ptr<CompiledHolder<float>>> compiled32;

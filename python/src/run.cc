@@ -350,9 +350,17 @@ py::object run(PyModel& self, const py::args& inputs, RunArgs a) {
                               "binary64 does)", spec.name), "return_flags");
   // f64 and f32 run on a kernel plan: the one asked for, or by default `auto` (the fastest admissible
   // capsule per op); "evaluator" and every other arithmetic take the evaluator. The default falls back
-  // to the evaluator where no plan runs the model (the evaluator's error, if any, is the one raised).
-  if (a.provider && *a.provider == "evaluator") a.provider.reset();
-  else if (!a.provider && spec.native()) {
+  // to the evaluator where no plan runs the model (the evaluator's error, if any, is the one raised); a
+  // model `auto` cannot plan is not planned again on every call.
+  if (a.provider && *a.provider == "evaluator") {
+    a.provider.reset();
+  } else if (!a.provider && spec.native() && !self.no_auto_plan) {
+    try {
+      (void)bound_plan(self, "auto");
+    } catch (const std::exception&) {
+      self.no_auto_plan = true;
+      return run_evaluator(self, inputs, a, spec);
+    }
     try {
       a.provider = "auto";
       return run(self, inputs, a);

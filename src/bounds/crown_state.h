@@ -171,9 +171,7 @@ struct Workspace {
       }
       return fresh_buffer(n);
     }
-    std::vector<double> v = std::move(spare[best]);
-    spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(best));
-    kept_bytes -= v.capacity() * sizeof(double);
+    std::vector<double> v = pop(best);
     v.resize(n);
     return v;
   }
@@ -183,8 +181,12 @@ struct Workspace {
   std::vector<double> take_scratch(size_t n) {
     const size_t best = best_spare(spare, n);
     if (best == spare.size() || spare[best].size() < n) return take(n);
-    std::vector<double> v = std::move(spare[best]);
-    spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(best));
+    return pop(best);
+  }
+  // Spare i, out of the pool.
+  std::vector<double> pop(size_t i) {
+    std::vector<double> v = std::move(spare[i]);
+    spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(i));
     kept_bytes -= v.capacity() * sizeof(double);
     return v;
   }

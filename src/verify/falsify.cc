@@ -257,14 +257,18 @@ bool all_hold(const std::vector<VnnAtom>& conj, const std::vector<double>& y) {
   return true;
 }
 
-// max_k (c_k . y - rhs_k) and the worst atom (in double; only a guide for the search).
+// c . y - rhs (in double; only a guide for the search): above 0 the atom is violated.
+double atom_margin(const VnnAtom& a, const std::vector<double>& y) {
+  double s = -a.rhs_down;
+  for (size_t j = 0; j < y.size() && j < a.coef.size(); ++j) s += a.coef[j] * y[j];
+  return s;
+}
+
+// max_k (c_k . y - rhs_k) and the worst atom.
 double violation(const std::vector<VnnAtom>& conj, const std::vector<double>& y, size_t* worst) {
   double v = -INFINITY;
-  for (size_t k = 0; k < conj.size(); ++k) {
-    double s = -conj[k].rhs_down;
-    for (size_t j = 0; j < y.size(); ++j) s += conj[k].coef[j] * y[j];
-    if (s > v) v = s, *worst = k;
-  }
+  for (size_t k = 0; k < conj.size(); ++k)
+    if (const double s = atom_margin(conj[k], y); s > v) v = s, *worst = k;
   return conj.empty() ? -1 : v;
 }
 
@@ -456,9 +460,7 @@ VnnAtom descent_atom(const std::vector<VnnAtom>& conj, const std::vector<double>
   sum.coef.assign(y.size(), 0.0);
   bool any = false;
   for (const VnnAtom& a : conj) {
-    double s = -a.rhs_down;
-    for (size_t j = 0; j < y.size() && j < a.coef.size(); ++j) s += a.coef[j] * y[j];
-    if (!(s > 0)) continue;
+    if (!(atom_margin(a, y) > 0)) continue;
     any = true;
     for (size_t j = 0; j < y.size() && j < a.coef.size(); ++j) sum.coef[j] += a.coef[j];
   }

@@ -109,6 +109,12 @@ void set_max_bytes(Options& options, int64_t bytes) {
 std::string provider_problem(const std::string& provider);
 // `--provider evaluator` (run, bench): the generic evaluator instead of the default `auto` kernel plan.
 inline constexpr std::string_view kEvaluator = "evaluator";
+// run's and bench's kernel plan in f64/f32 (native): --provider's policy, or `auto` when not given;
+// empty for the evaluator (`--provider evaluator`, every other arithmetic).
+std::string plan_policy(bool given, const std::string& provider, bool native);
+// Their --provider's usage error, once the arithmetic is known: a malformed policy, or a plan asked for
+// in an arithmetic other than f64/f32; empty when fine.
+std::string plan_usage_problem(bool given, const std::string& provider, bool native, const std::string& arith);
 
 // Prints "error: MESSAGE" to stderr and returns kExitUsage.
 int usage_error(const std::string& message);

@@ -79,6 +79,17 @@ std::string provider_problem(const std::string& provider) {
   return policy.ok() ? "" : "--provider: " + policy.message();
 }
 
+std::string plan_policy(bool given, const std::string& provider, bool native) {
+  if (!native || (given && provider == kEvaluator)) return "";
+  return given ? provider : "auto";
+}
+
+std::string plan_usage_problem(bool given, const std::string& provider, bool native, const std::string& arith) {
+  if (!given || provider == kEvaluator) return "";
+  if (std::string problem = provider_problem(provider); !problem.empty()) return problem;
+  return native ? "" : "--provider runs a kernel plan in f64 or f32 only, not --arith " + arith;
+}
+
 void add_onnx_dim_option(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     if (sub->get_option_no_throw("--onnx-dim")) continue;

@@ -103,7 +103,6 @@ std::string usage_problem(const BenchOptions& o) {
   if (o.repeat < 1) return fmt::format("--repeat {}: expected at least 1", o.repeat);
   if (o.warmup < 0) return fmt::format("--warmup {}: expected at least 0", o.warmup);
   if (o.threads < 1 || o.threads > 256) return fmt::format("--threads {}: expected 1 to 256", o.threads);
-  if (o.provider_given && o.provider != kEvaluator) return provider_problem(o.provider);
   return "";
 }
 
@@ -132,8 +131,8 @@ bool wants_evaluator(const BenchOptions& o) { return o.provider_given && o.provi
 
 // Option errors once the arithmetic is known (exit 2).
 std::string engine_problem(const BenchOptions& o, const ArithSpec& spec) {
-  if (o.provider_given && !wants_evaluator(o) && !spec.native())
-    return "--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith;
+  if (std::string problem = plan_usage_problem(o.provider_given, o.provider, spec.native(), o.arith); !problem.empty())
+    return problem;
   if ((wants_evaluator(o) || !spec.native()) && o.threads != 1 && spec.kind != ArithKind::Binary)
     return "--threads needs a kernel plan (f64 or f32) or a software binary --arith (the f64, f32 and real "
            "evaluators run on one thread)";
@@ -145,7 +144,7 @@ std::string engine_problem(const BenchOptions& o, const ArithSpec& spec) {
 // of the plan that ran, empty when the evaluator did.
 Result<Timings> time_model(const Model& m, const std::vector<Tensor<double>>& inputs, const BenchOptions& o,
                            const ArithSpec& spec, const EvalOptions& options, std::string& plan) {
-  plan = wants_evaluator(o) || !spec.native() ? "" : o.provider_given ? o.provider : "auto";
+  plan = plan_policy(o.provider_given, o.provider, spec.native());
   auto run = plan.empty() ? Result<CompiledRun>(error_status("no plan"))
                           : compile_run(m, inputs, plan, spec, o.threads, options);
   if (run.ok()) {

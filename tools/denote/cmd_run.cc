@@ -150,24 +150,16 @@ int run_with_policy(const RunOptions& o, int64_t budget) {
   return kExitOk;
 }
 
-// --provider's problem once the arithmetic is known (a usage error, before any file is read).
-std::string provider_usage_problem(const RunOptions& o, const ArithSpec& spec) {
-  if (!o.provider_given || o.provider == kEvaluator) return "";
-  if (std::string problem = provider_problem(o.provider); !problem.empty()) return problem;
-  return spec.native() ? "" : "--provider runs a kernel plan in f64 or f32 only, not --arith " + o.arith;
-}
-
 // f64 and f32 run on a kernel plan: the one asked for, or by default `auto` (the fastest admissible
 // capsule per op); --trace needs every node's value: the plan node by node, else the compiled plan
 // (outputs only). The default falls back to the evaluator where no plan runs the model;
 // `--provider evaluator` and the other arithmetics take the evaluator. Evaluated::engine says which ran.
 Result<Evaluated> evaluate_model(const Model& m, const std::vector<Tensor<double>>& inputs, const RunOptions& o,
                                  const ArithSpec& spec, const EvalOptions& options) {
-  const bool planned = !(o.provider_given && o.provider == kEvaluator) && spec.native();
-  const std::string provider = o.provider_given ? o.provider : "auto";
-  if (planned) {
-    auto table = o.trace ? run_plan(m, inputs, provider, spec, options) : run_compiled(m, inputs, provider, spec, options);
-    if (table.ok()) return Evaluated{std::move(*table), false, 0, "plan " + provider};
+  const std::string plan = plan_policy(o.provider_given, o.provider, spec.native());
+  if (!plan.empty()) {
+    auto table = o.trace ? run_plan(m, inputs, plan, spec, options) : run_compiled(m, inputs, plan, spec, options);
+    if (table.ok()) return Evaluated{std::move(*table), false, 0, "plan " + plan};
     if (o.provider_given) return table.status();
   }
   DENOTE_ASSIGN_OR_RETURN(Evaluated e,
@@ -185,7 +177,9 @@ int run(const RunOptions& o) {
   // --arith/--rounding/--precision/--provider are checked before any file is read (usage errors, exit 2).
   Result<ArithSpec> spec = parse_arith(o.arith, o.rounding, o.precision);
   if (!spec.ok()) return usage_error(spec.message());
-  if (std::string problem = provider_usage_problem(o, *spec); !problem.empty()) return usage_error(problem);
+  if (std::string problem = plan_usage_problem(o.provider_given, o.provider, spec->native(), o.arith);
+      !problem.empty())
+    return usage_error(problem);
   auto loaded = load_model_and_inputs(o.path, o.inputs);
   if (!loaded.ok()) return fail(loaded.message());
   const Model& m = loaded->model;
