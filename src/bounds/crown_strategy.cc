@@ -179,6 +179,12 @@ bool refreshes(const Run& run, const Consumers& c, const Node& n) {
          !(run.o.input_coefficients || run.o.relu_coefficients);
 }
 
+// Whether the subdomain lets node id have intermediate passes after `bounded` other nodes had them
+// (Subdomain::refresh_after, refresh_nodes).
+bool passes_allowed(const Subdomain& where, int64_t id, int64_t bounded) {
+  return id > where.refresh_after && (where.refresh_nodes < 0 || bounded < where.refresh_nodes);
+}
+
 // bound_node on every node some relaxation reads, in id order (the one walk); an empty subdomain
 // stops it. Errors: the deadline passed (CrownOptions::deadline), or a pass does not fit the memory
 // budget; each names the node.
@@ -193,12 +199,15 @@ Status intermediate_bounds(Run& run) {
   };
   // Nodes downstream of a CROWN-bounded one: their boxes may narrow from their parents' (refresh_box).
   std::vector<char> moved(g.nodes.size(), 0);
+  int64_t bounded = 0;  // nodes bound_node ran on
   return walk::in_order(g, "IR bounds", [&](const Node& n) -> Status {
     const size_t id = static_cast<size_t>(n.id);
     for (int64_t p : n.parents) moved[id] = moved[id] || moved[static_cast<size_t>(p)];
     if (!run.o.lirpa_compatible && moved[id] && !c.needed[id] && anc[id] && refreshes(run, c, n)) eng.refresh_box(n.id);
-    if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.box(id))
+    if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.box(id) ||
+        !passes_allowed(run.where, n.id, bounded))
       return ok_status();
+    ++bounded;
     if (past(run.o.deadline)) return late(n.id);
     bound_node(run, n, c.relu_only[id]);
     moved[id] = 1;

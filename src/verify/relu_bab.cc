@@ -39,11 +39,25 @@ struct Bounds {
 // before: mnistfc prop_5_0.03 346 subdomains with 10, 3,276 with 1.)
 constexpr double kSubdomainAlphaLr = 0.1;  // bound()'s alpha-CROWN step size
 
+bool has_conv(const Model& m) {
+  for (const Node& n : m.graph.nodes)
+    if (bound_kernel(n.op) == BoundKernel::Conv) return true;
+  return false;
+}
+
 size_t candidate_count(const Model& m, int asked) {
   if (asked > 0) return static_cast<size_t>(asked);
-  for (const Node& n : m.graph.nodes)
-    if (bound_kernel(n.op) == BoundKernel::Conv) return 64;
-  return 48;
+  return has_conv(m) ? 64 : 48;
+}
+
+// Nodes refreshed after a split (VerifyOptions::bab_refresh): on a deep MLP a split in an early layer
+// makes the next layers' relus stable, which the parent's boxes cannot show (mnistfc 256x4 prop_0_0.03:
+// 47,340 subdomains without, 1,104 with 2); on oval21's and cifar10_resnet's CNNs the subdomain counts
+// stayed the same at twice the cost.
+int64_t refresh_count(const Model& m, const VerifyOptions& o) {
+  if (o.certificate) return 0;
+  if (o.bab_refresh >= 0) return o.bab_refresh;
+  return has_conv(m) ? 0 : 2;
 }
 
 struct ReluBab {
@@ -60,6 +74,7 @@ struct ReluBab {
   SearchBox box;
   double descent_s = 0;
   size_t n_candidates = 10;  // split candidates per subdomain (candidate_count)
+  int64_t n_refresh = 0;     // nodes refreshed after a split (refresh_count)
   DoubleBox input;           // the case's input box, as run_crown takes it
   std::vector<char> affine;  // per node: affine in the input (affine_in_input; half_gains)
   // The conv plans the cones point into: the prepared model's, else the search's own.
@@ -77,6 +92,7 @@ struct ReluBab {
     d.warm = std::move(warm);
     d.prior_only = true;
     d.stop_above = rhs;
+    if (!d.splits.empty()) d.refresh_after = d.splits.back().node, d.refresh_nodes = n_refresh;
     if (ibp) d.prepared = *ibp;
     return d;
   }
@@ -94,10 +110,10 @@ struct ReluBab {
     // 15,058 -> 12,942, cifar_wide img19 6,090 -> 5,788, mnistfc prop_1_0.03 6,722 -> 6,450 (0.05 and
     // 0.02 about the same; docs/PERF.md).
     co.alpha_lr = kSubdomainAlphaLr;
-    // The parent's boxes, clamped by the splits: recomputing the intermediate bounds (CROWN) visits
-    // fewer subdomains but costs 3x more per subdomain (mnistfc prop_5_0.03: 1,958 against 3,276
-    // subdomains, 15.4 s against 4.6 s).
-    co.intermediate_crown = false;
+    // The parent's boxes, clamped by the splits; CROWN's passes only on the first n_refresh nodes after
+    // the newest split (open()): recomputing all of them visits fewer subdomains but costs 3x more per
+    // subdomain (mnistfc prop_5_0.03: 1,958 against 3,276 subdomains, 15.4 s against 4.6 s).
+    co.intermediate_crown = n_refresh > 0 && !d.splits.empty();
     co.lower_only = true;
     co.arith = s.o.arith;
     co.eval.max_bytes = bound_memory(s.o);
@@ -275,7 +291,7 @@ VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,
                       const IbpPrepared* ibp) {
   ReluBab bab{s, spec, pool, margins, {}, false, atom_rhs(s.conj), ibp, SplitMix64(s.o.seed ^ 0x5eed0bab),
-              search_box(s.c, s.o.arith), 0.0, candidate_count(s.m, s.o.bab_candidates),
+              search_box(s.c, s.o.arith), 0.0, candidate_count(s.m, s.o.bab_candidates), refresh_count(s.m, s.o),
               DoubleBox{input_shape(s.m), s.c.lo_out, s.c.hi_out}, affine_in_input(s.m.graph), nullptr, {}};
   for (size_t i = 0; i < bab.box.lo.size(); ++i)
     if (!(bab.box.lo[i] <= bab.box.hi[i])) bab.box = {};  // no value of the arithmetic along input i

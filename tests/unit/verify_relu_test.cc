@@ -80,11 +80,16 @@ TEST(VerifyRelu, SplittingRelusProvesWhatInputSplittingCannot) {
     o.threads = 1;
     o.split = SplitMode::Relu;
     o.samples = 256;
+    // Without the refreshed boxes after a split (bab_refresh 0; both scores then find the proof in the
+    // same 16 subdomains with them).
+    o.bab_refresh = 0;
+    auto better = verify(l.m, l.p, o);
     o.bab_score = SplitScore::Worse;
     auto worse = verify(l.m, l.p, o);
-    ASSERT_TRUE(worse.ok()) << worse.message();
+    ASSERT_TRUE(worse.ok() && better.ok()) << worse.message() << better.message();
+    EXPECT_EQ(better->result, VerifyResult::Unsat);
     EXPECT_EQ(worse->result, VerifyResult::Unsat);
-    EXPECT_NE(worse->stats.domains, one.stats.domains);
+    EXPECT_NE(worse->stats.domains, better->stats.domains);
   }
 }
 
@@ -217,77 +222,155 @@ TEST(VerifyRelu, MarginsOfConvolutionalNetworks) {
 // Splits widened by their margins, as the relu search bounds a subdomain (parent boxes only, lower
 // bounds only, alpha-beta steps): the bounds hold for the f32 evaluation and the f64 one at sampled f32
 // points whose split values (f64, a stand-in for exact) have the splits' signs.
-TEST(VerifyRelu, SplitBoundsHoldForTheF32Evaluation) {
-  const Loaded l = load("mnistfc/mnist-net_256x2.onnx", "mnistfc/prop_0_0.03.vnnlib");
-  const VnnCase& c = l.p.cases[0];
-  const DoubleBox box{verify_detail::input_shape(l.m), c.lo_out, c.hi_out};
-  const int64_t out = l.m.output_ids[0];
-  CrownOptions co;
-  co.arith = ArithSpec::f32();
-  auto root = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, nullptr, co);
-  ASSERT_TRUE(root.ok()) << root.message();
-  const auto margins = verify_detail::eval_margins(l.m, root->boxes, out, ArithSpec::f32());
-  ASSERT_TRUE(margins.has_value());
-  // The first three unstable elements of each relu input, with the signs they have at the center.
-  Tensor<double> mid(box.shape, {});
-  for (size_t i = 0; i < box.lo.size(); ++i) mid.data.push_back(box.lo[i] + (box.hi[i] - box.lo[i]) / 2);
-  F64Context c64;
-  auto at_mid = denote_all(l.m.graph, l.m.payload, std::span<const Tensor<double>>(&mid, 1), c64);
-  ASSERT_TRUE(at_mid.ok());
+// mnistfc 256x2 image 0 at 0.03: the whole box's f32 CROWN boxes, the first three unstable elements of
+// each relu input split by the signs they have at the center (with their margins), and points of the
+// box (floats of it, near the center first) on which the f64 evaluation satisfies the splits.
+struct SplitSetup {
+  Loaded l = load("mnistfc/mnist-net_256x2.onnx", "mnistfc/prop_0_0.03.vnnlib");
+  DoubleBox box;
+  int64_t out = -1;
+  NodeBoxes root;
   std::vector<ReluSplit> splits;
-  for (const Node& n : l.m.graph.nodes) {
-    if (n.op != Op::Relu) continue;
-    const DoubleBox& b = *root->boxes[static_cast<size_t>(n.parents[0])];
-    for (size_t j = 0, k = 0; j < b.lo.size() && k < 3; ++j)
-      if (b.lo[j] < 0 && b.hi[j] > 0)
-        k++, splits.push_back({n.parents[0], static_cast<int64_t>(j), (*at_mid)[static_cast<size_t>(n.parents[0])].data[j] >= 0,
-                               (*margins)[static_cast<size_t>(n.parents[0])][j]});
+  Tensor<double> mid;
+  SplitSetup() {
+    const VnnCase& c = l.p.cases[0];
+    box = DoubleBox{verify_detail::input_shape(l.m), c.lo_out, c.hi_out};
+    out = l.m.output_ids[0];
+    CrownOptions co;
+    co.arith = ArithSpec::f32();
+    auto r = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, nullptr, co);
+    EXPECT_TRUE(r.ok()) << r.message();
+    if (!r.ok()) return;
+    root = r->boxes;
+    const auto margins = verify_detail::eval_margins(l.m, root, out, ArithSpec::f32());
+    EXPECT_TRUE(margins.has_value());
+    mid = Tensor<double>(box.shape, {});
+    for (size_t i = 0; i < box.lo.size(); ++i) mid.data.push_back(box.lo[i] + (box.hi[i] - box.lo[i]) / 2);
+    F64Context c64;
+    auto at_mid = denote_all(l.m.graph, l.m.payload, std::span<const Tensor<double>>(&mid, 1), c64);
+    if (!margins || !at_mid.ok()) return;
+    for (const Node& n : l.m.graph.nodes) {
+      if (n.op != Op::Relu) continue;
+      const size_t p = static_cast<size_t>(n.parents[0]);
+      const DoubleBox& b = *root[p];
+      for (size_t j = 0, k = 0; j < b.lo.size() && k < 3; ++j)
+        if (b.lo[j] < 0 && b.hi[j] > 0)
+          k++, splits.push_back({n.parents[0], static_cast<int64_t>(j), (*at_mid)[p].data[j] >= 0, (*margins)[p][j]});
+    }
   }
-  ASSERT_GE(splits.size(), 4u);
-  SpecMatrix spec{10, 10, std::vector<double>(100, 0.0)};
-  for (int64_t i = 0; i < 10; ++i) spec.c[static_cast<size_t>(i * 11)] = 1;
-  CrownOptions so = co;
-  so.method = BoundMethod::AlphaCrown;
-  so.alpha_intermediate = so.intermediate_crown = false;
-  so.lower_only = true;
-  Subdomain where;
-  where.prior = std::make_shared<const NodeBoxes>(root->boxes);
-  where.prior_only = true;
-  where.splits = splits;
-  auto r = run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, &spec, so, where);
+  // alpha-CROWN's lower bounds of the ten outputs on the subdomain, from the root's boxes.
+  Result<CrownResult> bound(const Subdomain& extra, bool intermediate) const {
+    SpecMatrix spec{10, 10, std::vector<double>(100, 0.0)};
+    for (int64_t i = 0; i < 10; ++i) spec.c[static_cast<size_t>(i * 11)] = 1;
+    CrownOptions so;
+    so.arith = ArithSpec::f32();
+    so.method = BoundMethod::AlphaCrown;
+    so.alpha_intermediate = false;
+    so.intermediate_crown = intermediate;
+    so.lower_only = true;
+    Subdomain where = extra;
+    where.prior = std::make_shared<const NodeBoxes>(root);
+    where.prior_only = true;
+    where.splits = splits;
+    return run_crown(l.m.graph, l.m.payload, std::span<const DoubleBox>(&box, 1), out, &spec, so, where);
+  }
+  // Calls each(f32 values, f64 values) of every node on sampled points that satisfy the splits; how many.
+  template <class F>
+  int sample(F&& each) const {
+    const Payload<float> p32 = convert_payload<float>(l.m.payload, [](double v) { return static_cast<float>(v); });
+    std::mt19937_64 rng(11);
+    F32Context c32;
+    F64Context c64;
+    int checked = 0;
+    for (int t = 0; t < 3000; ++t) {
+      Tensor<float> x32(box.shape, {});
+      Tensor<double> x64(box.shape, {});
+      for (size_t i = 0; i < box.lo.size(); ++i) {
+        const double r = (box.hi[i] - box.lo[i]) / 2 * (t < 1000 ? 0.1 : 1.0);  // near the center first
+        const float v = static_cast<float>(std::uniform_real_distribution<double>(mid.data[i] - r, mid.data[i] + r)(rng));
+        x32.data.push_back(v), x64.data.push_back(std::clamp(static_cast<double>(v), box.lo[i], box.hi[i]));
+        x32.data.back() = static_cast<float>(x64.data.back());
+        if (static_cast<double>(x32.data.back()) != x64.data.back()) x64.data.back() = NAN;  // not a float of the box
+      }
+      if (std::any_of(x64.data.begin(), x64.data.end(), [](double v) { return std::isnan(v); })) continue;
+      auto b = denote_all(l.m.graph, l.m.payload, std::span<const Tensor<double>>(&x64, 1), c64);
+      EXPECT_TRUE(b.ok());
+      if (!b.ok()) return checked;
+      bool inside = true;
+      for (const auto& sp : splits) {
+        const double v = (*b)[static_cast<size_t>(sp.node)].data[static_cast<size_t>(sp.elem)];
+        inside = inside && (sp.active ? v >= 0 : v <= 0);
+      }
+      if (!inside) continue;
+      auto a = denote_all(l.m.graph, p32, std::span<const Tensor<float>>(&x32, 1), c32);
+      EXPECT_TRUE(a.ok());
+      if (!a.ok()) return checked;
+      ++checked;
+      each(*a, *b);
+    }
+    return checked;
+  }
+};
+
+TEST(VerifyRelu, SplitBoundsHoldForTheF32Evaluation) {
+  const SplitSetup s;
+  ASSERT_GE(s.splits.size(), 4u);
+  auto r = s.bound(Subdomain{}, false);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_FALSE(r->infeasible);
-  const Payload<float> p32 = convert_payload<float>(l.m.payload, [](double v) { return static_cast<float>(v); });
-  std::mt19937_64 rng(11);
-  F32Context c32;
-  int checked = 0;
-  for (int t = 0; t < 3000; ++t) {
-    Tensor<float> x32(box.shape, {});
-    Tensor<double> x64(box.shape, {});
-    for (size_t i = 0; i < box.lo.size(); ++i) {
-      const double r = (box.hi[i] - box.lo[i]) / 2 * (t < 1000 ? 0.1 : 1.0);  // near the center first
-      const float v = static_cast<float>(std::uniform_real_distribution<double>(mid.data[i] - r, mid.data[i] + r)(rng));
-      x32.data.push_back(v), x64.data.push_back(std::clamp(static_cast<double>(v), box.lo[i], box.hi[i]));
-      x32.data.back() = static_cast<float>(x64.data.back());
-      if (static_cast<double>(x32.data.back()) != x64.data.back()) x64.data.back() = NAN;  // not a float of the box
-    }
-    if (std::any_of(x64.data.begin(), x64.data.end(), [](double v) { return std::isnan(v); })) continue;
-    auto b = denote_all(l.m.graph, l.m.payload, std::span<const Tensor<double>>(&x64, 1), c64);
-    ASSERT_TRUE(b.ok());
-    bool inside = true;
-    for (const auto& sp : splits) {
-      const double v = (*b)[static_cast<size_t>(sp.node)].data[static_cast<size_t>(sp.elem)];
-      inside = inside && (sp.active ? v >= 0 : v <= 0);
-    }
-    if (!inside) continue;
-    auto a = denote_all(l.m.graph, p32, std::span<const Tensor<float>>(&x32, 1), c32);
-    ASSERT_TRUE(a.ok());
-    ++checked;
+  const size_t out = static_cast<size_t>(s.out);
+  const int checked = s.sample([&](const auto& a, const auto& b) {
     for (size_t j = 0; j < 10; ++j) {
-      EXPECT_GE(static_cast<double>((*a)[static_cast<size_t>(out)].data[j]), r->spec_lo[j]) << "row " << j;
-      EXPECT_GE((*b)[static_cast<size_t>(out)].data[j], r->spec_lo[j]) << "row " << j;
+      EXPECT_GE(static_cast<double>(a[out].data[j]), r->spec_lo[j]) << "row " << j;
+      EXPECT_GE(b[out].data[j], r->spec_lo[j]) << "row " << j;
     }
+  });
+  EXPECT_GT(checked, 10);
+}
+
+// Subdomain::refresh_after / refresh_nodes (VerifyOptions::bab_refresh): CROWN's passes for the first node
+// after the first relu's splits only. Nodes up to the split keep the root's boxes (clamped), the second
+// relu's input narrows where the first layer's splits fixed its relus, and the boxes and bounds hold for
+// the exact and the f32 evaluation on the sampled points; with no node allowed nothing is refreshed.
+TEST(VerifyRelu, BoxesRefreshedAfterTheNewestSplitNarrowAndHold) {
+  const SplitSetup s;
+  ASSERT_GE(s.splits.size(), 4u);
+  const int64_t first = s.splits.front().node, second = s.splits.back().node;
+  ASSERT_LT(first, second);  // relu inputs of the two hidden layers
+  Subdomain fresh;
+  fresh.refresh_after = first;
+  fresh.refresh_nodes = 1;
+  auto kept = s.bound(Subdomain{}, false), r = s.bound(fresh, true);
+  ASSERT_TRUE(kept.ok() && r.ok());
+  Subdomain none = fresh;
+  none.refresh_nodes = 0;
+  auto zero = s.bound(none, true);
+  ASSERT_TRUE(zero.ok());
+  const size_t f = static_cast<size_t>(first), g = static_cast<size_t>(second);
+  EXPECT_EQ(r->boxes[f]->lo, kept->boxes[f]->lo);
+  EXPECT_EQ(r->boxes[f]->hi, kept->boxes[f]->hi);
+  EXPECT_EQ(zero->boxes[g]->lo, kept->boxes[g]->lo);
+  EXPECT_EQ(zero->spec_lo, kept->spec_lo);
+  double narrowed = 0;
+  for (size_t j = 0; j < r->boxes[g]->lo.size(); ++j) {
+    EXPECT_GE(r->boxes[g]->lo[j], kept->boxes[g]->lo[j]);
+    EXPECT_LE(r->boxes[g]->hi[j], kept->boxes[g]->hi[j]);
+    narrowed += (kept->boxes[g]->hi[j] - kept->boxes[g]->lo[j]) - (r->boxes[g]->hi[j] - r->boxes[g]->lo[j]);
   }
+  EXPECT_GT(narrowed, 0);
+  const size_t out = static_cast<size_t>(s.out);
+  const int checked = s.sample([&](const auto& a, const auto& b) {
+    for (size_t j = 0; j < r->boxes[g]->lo.size(); ++j) {
+      EXPECT_GE(b[g].data[j], r->boxes[g]->lo[j]);
+      EXPECT_LE(b[g].data[j], r->boxes[g]->hi[j]);
+      EXPECT_GE(static_cast<double>(a[g].data[j]), r->boxes[g]->lo[j]);
+      EXPECT_LE(static_cast<double>(a[g].data[j]), r->boxes[g]->hi[j]);
+    }
+    for (size_t j = 0; j < 10; ++j) {
+      EXPECT_GE(static_cast<double>(a[out].data[j]), r->spec_lo[j]) << "row " << j;
+      EXPECT_GE(b[out].data[j], r->spec_lo[j]) << "row " << j;
+    }
+  });
   EXPECT_GT(checked, 10);
 }
 

@@ -389,6 +389,10 @@ void add_verify(CLI::App& app, Command& cmd) {
                   "relu splitting: split candidates scored per subdomain to pick the split (0: automatic, 48, or "
                   "64 on networks with a conv)")
       ->capture_default_str();
+  sub->add_option("--bab-refresh", v.bab_refresh,
+                  "relu splitting: nodes after a subdomain's newest split whose intermediate bounds CROWN "
+                  "recomputes (-1: automatic, 2 on networks without a conv, 0 with one)")
+      ->capture_default_str();
   sub->add_option("--bab-score", o->bab_score,
                   "relu splitting: a candidate's score is its better half's bound (better, default) or its worse "
                   "half's (worse)")
@@ -451,6 +455,8 @@ void add_verify(CLI::App& app, Command& cmd) {
         return usage_error(fmt::format("--beta-iters {}: expected 0 to 1000", v.beta_iters));
       if (v.bab_candidates < 0 || v.bab_candidates > 1000)
         return usage_error(fmt::format("--bab-candidates {}: expected 0 to 1000", v.bab_candidates));
+      if (v.bab_refresh < -1 || v.bab_refresh > 1000)
+        return usage_error(fmt::format("--bab-refresh {}: expected -1 to 1000", v.bab_refresh));
       if (v.bab_alpha_iters < 0 || v.bab_alpha_iters > 1000)
         return usage_error(fmt::format("--bab-alpha-iters {}: expected 0 to 1000", v.bab_alpha_iters));
       if (!(v.witness_tolerance >= 0 && v.witness_tolerance <= 1))

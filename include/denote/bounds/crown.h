@@ -164,6 +164,11 @@ struct Subdomain {
   // alpha-CROWN on the spec's rows: the relu slopes and split multipliers to start from (a parent's
   // CrownResult::slopes; those of another start, row count or split are ignored). Null: CROWN's slopes.
   std::shared_ptr<const SlopeState> warm;
+  // With CrownOptions::intermediate_crown: intermediate passes only for the nodes after id refresh_after
+  // (-1: from the start), at most refresh_nodes of them (-1: no limit), in id order; every other node
+  // keeps its box from `prior` (a relu split's subdomain refreshes what follows its newest split).
+  int64_t refresh_after = -1;
+  int64_t refresh_nodes = -1;
 };
 
 // Two sets of node boxes that both hold on the same input boxes (e.g. a parent's and a child's, or

@@ -81,6 +81,13 @@ struct VerifyOptions {
   // 1,840 -> 760, mnistfc prop_1_0.03's 8,574 -> 6,722; the worse half did better on cifar_deep img5168
   // (482-700 subdomains against 2,294). docs/PERF.md.
   SplitScore bab_score = SplitScore::Better;
+  // Relu branch and bound: CROWN's intermediate passes, per subdomain, on the first bab_refresh nodes that
+  // a relaxation reads after the newest split (the others keep the parent's boxes); -1: automatic, 2 on
+  // networks without a conv, 0 with one; 0: none; ignored with a certificate (its checker derives the
+  // boxes it needs itself). Measured (docs/PERF.md): mnistfc 256x4 prop_0_0.03 a timeout at 60 s with 0
+  // (47,340 subdomains), unsat in 2.9 s with 2 (1,104); on oval21's and cifar10_resnet's CNNs the same
+  // subdomains at twice the cost each.
+  int bab_refresh = -1;
   // Input branch and bound: intermediate bounds of each subdomain by CROWN's passes (false), or by
   // forward linear bounds first (CrownOptions::forward_intermediate; inputs of at most 64
   // elements), then CROWN's passes on what they leave unstable (true). Neither is faster on every
