@@ -297,6 +297,25 @@ Status vjp_node(Ctx& ctx, const Node& n, const Payload<typename Ctx::Scalar>& pa
   return ok_status();
 }
 
+// GradOptions::step_window at a step op: the cotangent to its parent is cot / w where |x| < w, 0 elsewhere.
+template <class S>
+void step_surrogate(const Node& n, double w, Reverse<S>& st) {
+  if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) {
+    const auto id = static_cast<size_t>(n.id), p = static_cast<size_t>(n.parents[0]);
+    if (!st.req[p]) return;
+    const Tensor<S>& x = st.values[p];
+    Tensor<S> d(x.shape, std::vector<S>(x.data.size(), S(0)));
+    for (size_t i = 0; i < d.data.size() && i < st.cot[id].data.size(); ++i)
+      if (std::fabs(static_cast<double>(x.data[i])) < w) d.data[i] = static_cast<S>(static_cast<double>(st.cot[id].data[i]) / w);
+    if (st.has_cot[p]) {
+      for (size_t i = 0; i < d.data.size() && i < st.cot[p].data.size(); ++i) st.cot[p].data[i] += d.data[i];
+    } else {
+      st.cot[p] = std::move(d);
+      st.has_cot[p] = true;
+    }
+  }
+}
+
 // One node of the reverse walk: its rule, or what its diff column says.
 template <class Ctx>
 Status reverse_visit(Ctx& ctx, const Node& n, const Payload<typename Ctx::Scalar>& payload,
@@ -312,6 +331,7 @@ Status reverse_visit(Ctx& ctx, const Node& n, const Payload<typename Ctx::Scalar
   }
   if (diff == Diff::None) return no_derivative(n);
   if (diff == Diff::Rule) DENOTE_RETURN_IF_ERROR(vjp_node(ctx, n, payload, options, st, params));
+  if (diff == Diff::Zero && options.step_window > 0 && is_step_op(n.op)) step_surrogate(n, options.step_window, st);
   st.cot[id] = {};
   st.values[id] = {};
   return ok_status();

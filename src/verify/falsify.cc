@@ -424,13 +424,26 @@ bool try_point(Search& s, const std::vector<double>& raw) {
   return true;
 }
 
-// The gradient of c_k . y (f64) at x, flat; empty on an error.
+// The surrogate window of the descents' gradients (GradOptions::step_window) on a network with step ops
+// (sign, floor, ...), whose derivative is 0 wherever it exists: auto_LiRPA's loose SignMerge backward
+// (1/5 where |x| < 5), wide enough to pass a sign of a sign plus an offset (traffic_signs_recognition's
+// binarized layers: sign(sign(x) + 0.1)); 0 on other networks.
+constexpr double kStepWindow = 5;
+double step_window(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (is_step_op(n.op)) return kStepWindow;
+  return 0;
+}
+
+// The gradient of c_k . y (f64) at x, flat (through step ops: step_window's surrogate); empty on an error.
 std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x) {
   F64Context ctx;
   std::vector<Tensor<double>> in = {Tensor<double>(input_shape(m), x)};
   const Shape& ys = m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape;
   const Tensor<double> cot(ys, a.coef);
-  auto g = vjp(m.graph, m.payload, std::span<const Tensor<double>>(in), m.output_ids[0], &cot, ctx);
+  GradOptions go;
+  go.step_window = step_window(m.graph);
+  auto g = vjp(m.graph, m.payload, std::span<const Tensor<double>>(in), m.output_ids[0], &cot, ctx, go);
   if (!g.ok() || g->inputs.empty()) return {};
   return g->inputs[0].data;
 }

@@ -237,6 +237,46 @@ TEST(AutodiffGraph, PyTorchConventionsAtKinks) {
   EXPECT_EQ(g->inputs[1].data, (std::vector<double>{0.5, 1.0, 0.0, 0.5}));
 }
 
+// GradOptions::step_window: sign(sign(x) + 0.1) (a binarized layer as traffic_signs_recognition writes it)
+// times weights, summed: its derivative is 0; with window 5 each sign passes cot / 5 where its input is
+// inside (-5, 5): the outer sign's inputs (-0.9, 1.1, 0.1) always are, the inner one's x here except 7.
+// A detach (a storage-only gradient stop, not a step) still stops it, in f32 as in f64.
+TEST(AutodiffGraph, StepWindowIsAStraightThroughSurrogate) {
+  GraphBuilder b;
+  const int64_t x = b.input({4});
+  const int64_t inner = b.unary(Op::Sign, x);
+  const int64_t outer = b.unary(Op::Sign, b.binary(Op::Add, inner, b.constant({4}, {0.1, 0.1, 0.1, 0.1})));
+  const int64_t w = b.constant({4}, {2.0, -3.0, 4.0, 5.0});
+  const int64_t y = b.sum(b.binary(Op::MulElem, outer, w));
+  const int64_t stopped = b.sum(b.binary(Op::MulElem, b.unary(Op::Detach, outer), w));
+  auto m = b.build({y, stopped});
+  ASSERT_TRUE(m.ok()) << m.message();
+  F64Context ctx;
+  const std::vector<Tensor<double>> in{Tensor<double>({4}, {-0.5, 0.0, 2.0, 7.0})};
+  auto exact = vjp(m->graph, m->payload, std::span<const Tensor<double>>(in), y, nullptr, ctx);
+  ASSERT_TRUE(exact.ok()) << exact.message();
+  EXPECT_EQ(exact->inputs[0].data, (std::vector<double>{0, 0, 0, 0}));
+  GradOptions ste;
+  ste.step_window = 5;
+  auto g = vjp(m->graph, m->payload, std::span<const Tensor<double>>(in), y, nullptr, ctx, ste);
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->inputs[0].data, (std::vector<double>{2.0 / 25, -3.0 / 25, 4.0 / 25, 0.0}));
+  auto s = vjp(m->graph, m->payload, std::span<const Tensor<double>>(in), stopped, nullptr, ctx, ste);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(s->inputs[0].data, (std::vector<double>{0, 0, 0, 0}));
+  ste.step_window = 1;  // the outer sign's input 1.1 (x > 0) is outside now; -0.9 (x < 0) and 0.1 (x = 0) inside
+  auto narrow = vjp(m->graph, m->payload, std::span<const Tensor<double>>(in), y, nullptr, ctx, ste);
+  ASSERT_TRUE(narrow.ok()) << narrow.message();
+  EXPECT_EQ(narrow->inputs[0].data, (std::vector<double>{2.0, -3.0, 0.0, 0.0}));
+  F32Context c32;
+  const std::vector<Tensor<float>> in32{Tensor<float>({4}, {-0.5f, 0.0f, 2.0f, 7.0f})};
+  const Payload<float> p32 = convert_payload<float>(m->payload, [](double v) { return static_cast<float>(v); });
+  ste.step_window = 5;
+  auto f = vjp(m->graph, p32, std::span<const Tensor<float>>(in32), y, nullptr, c32, ste);
+  ASSERT_TRUE(f.ok()) << f.message();
+  EXPECT_EQ(f->inputs[0].data, (std::vector<float>{2.0f / 5 / 5, -3.0f / 5 / 5, 4.0f / 5 / 5, 0.0f}));
+}
+
 TEST(AutodiffGraph, ErrorsNameTheirCulprit) {
   F64Context ctx;
   GraphBuilder b;

@@ -50,6 +50,11 @@ struct GradOptions {
   GradWrt wrt = GradWrt::Inputs;
   GradKernels kernels = GradKernels::Exact;
   EvalOptions eval;
+  // A surrogate, not a derivative: w > 0 lets the cotangent through the step ops (is_step_op: sign, floor,
+  // ceil, round; their derivative is 0 wherever it exists) as 1/w where the op's input x has |x| < w, 0
+  // elsewhere (a straight-through estimator, auto_LiRPA's SignMerge backward), for attacks on binarized
+  // networks (verify's descents). f32 and f64 contexts only (the others keep the zero); 0 (default): none.
+  double step_window = 0;
 };
 
 // The gradient of one payload record field of one node.

@@ -103,6 +103,13 @@ constexpr bool is_affine(Op op) { return has_flag(op, kFlagAffine); }
 constexpr bool is_piecewise_linear(Op op) { return has_flag(op, kFlagPiecewiseLinear); }
 constexpr bool is_relaxed(Op op) { return has_flag(op, kFlagRelaxed); }
 constexpr bool splits_at_zero(Op op) { return has_flag(op, kFlagSplit); }
+// A step: one parent, elementwise, nondecreasing, derivative 0 wherever it exists, and arithmetic (not a
+// storage-only gradient stop such as detach): sign, floor, ceil, round (GradOptions::step_window).
+constexpr bool is_step_op(Op op) {
+  const OpInfo& i = op_info_c(op);
+  return i.diff == Diff::Zero && i.max_parents == 1 && is_elementwise(op) && has_flag(op, kFlagMonotone) &&
+         !has_flag(op, kFlagStorageOnly);
+}
 // The ONNX op type the op exports as (ops.def's onnx column); "" when none or lowered to other ops.
 constexpr std::string_view onnx_name(Op op) { return kOpTable[static_cast<size_t>(op)].onnx.name; }
 constexpr OnnxExport onnx_export(Op op) { return kOpTable[static_cast<size_t>(op)].onnx.how; }
