@@ -73,6 +73,10 @@ struct ConvGrads {
   S* dx = nullptr;
   S* dw = nullptr;
   S* db = nullptr;
+  // Outputs whose cotangent is 0 add nothing (GradKernels::Blas, f32/f64: not bit for bit where a weight
+  // or input is infinite or NaN, or a -0 sum would become +0): after relus and the descents' step
+  // surrogates most cotangents are 0.
+  bool skip_zero = false;
 };
 
 // Walks the forward's windows: for every output (l, o, p) with cotangent g, dx[tap] += g * w[k],
@@ -86,6 +90,8 @@ void conv_scatter(Ctx& ctx, const rules::Window& w, const ConvDims& d, const std
     for (int64_t l = 0; l < d.lead; ++l)
       for (int64_t o = 0; o < d.cout; ++o) {
         const S& g = cot[static_cast<size_t>((l * d.cout + o) * d.out_vol + p)];
+        if constexpr (std::is_floating_point_v<S>)
+          if (gr.skip_zero && g == 0) continue;
         if (gr.db) gr.db[o] = ctx.add(gr.db[o], g);
         const int64_t c0 = (o / d.group_out) * d.group_in;
         for (int64_t ic = 0; ic < d.group_in; ++ic) {
@@ -179,7 +185,7 @@ Status vjp_Conv(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a, const Tensor<
   std::vector<S> dw(out.want_params ? rec->weight.size() : 0, ctx.zero());
   std::vector<S> db(out.want_params ? rec->bias.size() : 0, ctx.zero());
   const window_diff::ConvGrads<S> gr{want_x ? dx.data.data() : nullptr, out.want_params ? dw.data() : nullptr,
-                                     out.want_params ? db.data() : nullptr};
+                                     out.want_params ? db.data() : nullptr, a.blas};
   window_diff::conv_scatter(ctx, w, window_diff::conv_dims(c, w, x.shape), x.data, rec->weight, cot.data, gr);
   if (want_x) window_diff::set_parent(out, 0, std::move(dx));
   if (out.want_params) {

@@ -443,6 +443,7 @@ std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::v
   const Tensor<double> cot(ys, a.coef);
   GradOptions go;
   go.step_window = step_window(m.graph);
+  go.kernels = GradKernels::Blas;  // a direction only: gemms for batches, conv cotangents of 0 skipped
   auto g = vjp(m.graph, m.payload, std::span<const Tensor<double>>(in), m.output_ids[0], &cot, ctx, go);
   if (!g.ok() || g->inputs.empty()) return {};
   return g->inputs[0].data;
