@@ -259,6 +259,17 @@ std::vector<bool> requires_grad(const Graph& g, const Payload<S>& payload, const
   return req;
 }
 
+// Node p's cotangent plus d (the first contribution is moved in).
+template <class Ctx>
+void add_cotangent(Ctx& ctx, Reverse<typename Ctx::Scalar>& st, size_t p, Tensor<typename Ctx::Scalar>&& d) {
+  if (st.has_cot[p]) {
+    accumulate(ctx, st.cot[p], d);
+  } else {
+    st.cot[p] = std::move(d);
+    st.has_cot[p] = true;
+  }
+}
+
 template <class Ctx>
 Status vjp_node(Ctx& ctx, const Node& n, const Payload<typename Ctx::Scalar>& payload, const GradOptions& options,
                 Reverse<typename Ctx::Scalar>& st, std::vector<ParamGrad<typename Ctx::Scalar>>& params) {
@@ -286,20 +297,16 @@ Status vjp_node(Ctx& ctx, const Node& n, const Payload<typename Ctx::Scalar>& pa
       return Status::error(ErrorCode::kInternal, fmt::format("vjp rule produced shape {} for parent {} of shape {}",
                                                              to_string(out.parents[k].shape), p,
                                                              to_string(st.values[p].shape)));
-    if (st.has_cot[p]) {
-      accumulate(ctx, st.cot[p], out.parents[k]);
-    } else {
-      st.cot[p] = std::move(out.parents[k]);
-      st.has_cot[p] = true;
-    }
+    add_cotangent(ctx, st, p, std::move(out.parents[k]));
   }
   for (auto& pg : out.params) params.push_back(std::move(pg));
   return ok_status();
 }
 
 // GradOptions::step_window at a step op: the cotangent to its parent is cot / w where |x| < w, 0 elsewhere.
-template <class S>
-void step_surrogate(const Node& n, double w, Reverse<S>& st) {
+template <class Ctx>
+void step_surrogate(Ctx& ctx, const Node& n, double w, Reverse<typename Ctx::Scalar>& st) {
+  using S = typename Ctx::Scalar;
   if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float>) {
     const auto id = static_cast<size_t>(n.id), p = static_cast<size_t>(n.parents[0]);
     if (!st.req[p]) return;
@@ -307,12 +314,7 @@ void step_surrogate(const Node& n, double w, Reverse<S>& st) {
     Tensor<S> d(x.shape, std::vector<S>(x.data.size(), S(0)));
     for (size_t i = 0; i < d.data.size() && i < st.cot[id].data.size(); ++i)
       if (std::fabs(static_cast<double>(x.data[i])) < w) d.data[i] = static_cast<S>(static_cast<double>(st.cot[id].data[i]) / w);
-    if (st.has_cot[p]) {
-      for (size_t i = 0; i < d.data.size() && i < st.cot[p].data.size(); ++i) st.cot[p].data[i] += d.data[i];
-    } else {
-      st.cot[p] = std::move(d);
-      st.has_cot[p] = true;
-    }
+    add_cotangent(ctx, st, p, std::move(d));
   }
 }
 
@@ -331,7 +333,7 @@ Status reverse_visit(Ctx& ctx, const Node& n, const Payload<typename Ctx::Scalar
   }
   if (diff == Diff::None) return no_derivative(n);
   if (diff == Diff::Rule) DENOTE_RETURN_IF_ERROR(vjp_node(ctx, n, payload, options, st, params));
-  if (diff == Diff::Zero && options.step_window > 0 && is_step_op(n.op)) step_surrogate(n, options.step_window, st);
+  if (diff == Diff::Zero && options.step_window > 0 && is_step_op(n.op)) step_surrogate(ctx, n, options.step_window, st);
   st.cot[id] = {};
   st.values[id] = {};
   return ok_status();

@@ -424,10 +424,8 @@ bool try_point(Search& s, const std::vector<double>& raw) {
   return true;
 }
 
-// The surrogate window of the descents' gradients (GradOptions::step_window) on a network with step ops
-// (sign, floor, ...), whose derivative is 0 wherever it exists: auto_LiRPA's loose SignMerge backward
-// (1/5 where |x| < 5), wide enough to pass a sign of a sign plus an offset (traffic_signs_recognition's
-// binarized layers: sign(sign(x) + 0.1)); 0 on other networks.
+// falsify.h. The window is auto_LiRPA's loose SignMerge backward (1/5 where |x| < 5), wide enough to pass a
+// sign of a sign plus an offset (traffic_signs_recognition's binarized layers: sign(sign(x) + 0.1)).
 constexpr double kStepWindow = 5;
 double step_window(const Graph& g) {
   for (const Node& n : g.nodes)
@@ -435,14 +433,14 @@ double step_window(const Graph& g) {
   return 0;
 }
 
-// The gradient of c_k . y (f64) at x, flat (through step ops: step_window's surrogate); empty on an error.
-std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x) {
+// The gradient of c_k . y (f64) at x, flat; empty on an error.
+std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x, double w) {
   F64Context ctx;
   std::vector<Tensor<double>> in = {Tensor<double>(input_shape(m), x)};
   const Shape& ys = m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape;
   const Tensor<double> cot(ys, a.coef);
   GradOptions go;
-  go.step_window = step_window(m.graph);
+  go.step_window = w;
   go.kernels = GradKernels::Blas;  // a direction only: gemms for batches, conv cotangents of 0 skipped
   auto g = vjp(m.graph, m.payload, std::span<const Tensor<double>>(in), m.output_ids[0], &cot, ctx, go);
   if (!g.ok() || g->inputs.empty()) return {};
@@ -484,6 +482,7 @@ VnnAtom descent_atom(const std::vector<VnnAtom>& conj, const std::vector<double>
 // Signed-gradient descent on the violated atoms (descent_atom) from x, inside [lo, hi]; true on a confirmed witness.
 bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps) {
   const size_t n = lo.size();
+  const double w = step_window(s.m.graph);
   for (int step = 0; step < steps; ++step) {
     if (s.past_deadline()) return false;
     ++s.stats.pgd_steps;
@@ -491,7 +490,7 @@ bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, co
     size_t worst = 0;
     if (y.empty()) return false;
     if (violation(s.conj, y, &worst) <= 0 && try_point(s, x)) return true;
-    const std::vector<double> g = atom_gradient(s.m, descent_atom(s.conj, y, worst), x);
+    const std::vector<double> g = atom_gradient(s.m, descent_atom(s.conj, y, worst), x, w);
     if (g.size() != n) return false;
     signed_step(x, g, lo, hi, 0.25 * std::pow(0.9, step));
   }
@@ -503,6 +502,7 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
   if (ss.empty()) return -1;
   const size_t n = lo.size();
   Search& s0 = *ss[0];
+  const double w = step_window(s0.m.graph);
   std::vector<double> x(n);
   for (int r = 0; r < restarts; ++r) {
     random_point(rng, lo, hi, x);
@@ -521,7 +521,7 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
       }
       if (v <= 0 && try_point(*ss[best], x)) return static_cast<int>(best);
       if (step == steps || ss[best]->conj.empty()) break;
-      const std::vector<double> g = atom_gradient(s0.m, descent_atom(ss[best]->conj, y, atom), x);
+      const std::vector<double> g = atom_gradient(s0.m, descent_atom(ss[best]->conj, y, atom), x, w);
       if (g.size() != n) return -1;
       signed_step(x, g, lo, hi, 0.5 * (1 - static_cast<double>(step) / steps));
     }

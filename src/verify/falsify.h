@@ -104,8 +104,11 @@ bool nearly_holds(const std::vector<VnnAtom>& conj, const T* y, size_t ny, doubl
 // The descents' loss at outputs y as one atom (whose gradient is the loss's): the sum of the violated
 // atoms (c_k . y > rhs_k; alpha-beta-CROWN's hinge loss), or conj[worst] alone where none is violated.
 VnnAtom descent_atom(const std::vector<VnnAtom>& conj, const std::vector<double>& y, size_t worst);
-// d (c . y) / dx at x (f64), flat.
-std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x);
+// The surrogate window of the descents' gradients through step ops (GradOptions::step_window): 5 on a
+// graph with a step op (sign, floor, ...; is_step_op), 0 otherwise. Once per descent, not per step.
+double step_window(const Graph& g);
+// d (c . y) / dx at x (f64), flat; through step ops the surrogate of window w (step_window).
+std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::vector<double>& x, double w);
 // Center, s.o.samples random points, then s.o.pgd_restarts runs of signed-gradient descent on the
 // violated atoms (descent_atom), inside [lo, hi]; true with s.found set when a witness is confirmed. Stops (false) at
 // s.deadline.

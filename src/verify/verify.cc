@@ -79,7 +79,8 @@ std::pair<Split, std::optional<Split>> split_dims(const Search& s, const Bounded
   if (nx == 1) return {Split{0, 0}, std::nullopt};  // one input: no choice (a gradient costs a backward pass)
   std::vector<double> x(nx);
   for (size_t i = 0; i < nx; ++i) x[i] = d.lo[i] + (d.hi[i] - d.lo[i]) / 2;
-  const std::vector<double> g = s.conj.empty() ? std::vector<double>{} : atom_gradient(s.m, s.conj[worst], x);
+  const std::vector<double> g =
+      s.conj.empty() ? std::vector<double>{} : atom_gradient(s.m, s.conj[worst], x, step_window(s.m.graph));
   std::optional<Split> by_coef;
   if (!s.conj.empty() && r.coef.size() == s.conj.size() * nx)
     by_coef = score_split(std::vector<double>(r.coef.begin() + static_cast<std::ptrdiff_t>(worst * nx),

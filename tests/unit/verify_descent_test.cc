@@ -14,6 +14,7 @@ namespace {
 
 using verify_detail::atom_gradient;
 using verify_detail::descent_atom;
+using verify_detail::step_window;
 
 VnnAtom atom(std::vector<double> coef, double rhs) {
   VnnAtom a;
@@ -59,11 +60,11 @@ TEST(VerifyDescent, AStepOnTheLossLowersTheSummedViolation) {
   const std::vector<VnnAtom> conj = target_two();
   const std::vector<double> x0 = {1, 0.1};
   const std::vector<double> y0 = {1.1, 0.9, 0};
-  const std::vector<double> g = atom_gradient(*m, descent_atom(conj, y0, 0), x0);
+  const std::vector<double> g = atom_gradient(*m, descent_atom(conj, y0, 0), x0, step_window(m->graph));
   ASSERT_EQ(g.size(), 2u);
   EXPECT_DOUBLE_EQ(g[0], 2);  // d (y0 + y1 - 2 y2) / dx = (2, 0)
   EXPECT_DOUBLE_EQ(g[1], 0);
-  const std::vector<double> worst = atom_gradient(*m, conj[0], x0);
+  const std::vector<double> worst = atom_gradient(*m, conj[0], x0, step_window(m->graph));
   EXPECT_DOUBLE_EQ(worst[1], 1);  // the worst atom alone would move x1, which trades y0 against y1
   const double eta = 0.4;
   std::vector<double> x1 = x0;
