@@ -295,7 +295,7 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     co.lirpa_compatible = a.lirpa_compatible;
     co.eval = options;
     if (!a.bound_lower || !a.bound_upper || a.return_A) return batch_sides(self, lo, hi, spec_obj, co, a, *n);
-    return batch_bounds(m, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n);
+    return batch_bounds(self, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n);
   }
   if (!a.eps_obj.is_none() && !a.eps)
     raise_invalid("eps: one radius per sample goes with a batch (lo with a leading sample axis)", "eps");
@@ -320,7 +320,7 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
   Status failed;
   run_interruptible([&] {
     if (*method == BoundMethod::Ibp && !spec) {
-      ibp_r = run_ibp_double(m.graph, m.payload, boxes, arith, options);
+      ibp_r = run_ibp_double(prepared_for(self, arith), boxes, options);
     } else {
       co.method = *method;
       co.arith = arith;

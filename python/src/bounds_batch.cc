@@ -1,6 +1,7 @@
 // Model.bounds over a batch of samples (python/src/bounds_batch.h): auto_LiRPA's x of shape [N, ...] with
-// one eps or one per sample, and C shared or per sample; each sample bounded as its own call, the model
-// prepared for IBP once (the payload's intervals, the dense layers, the conv plans).
+// one eps or one per sample, and C shared or per sample. IBP bounds the batch in one pass
+// (run_ibp_batch); CROWN each sample as its own call, the model prepared once (the payload's
+// intervals, the dense layers, the conv plans).
 #include "bounds_batch.h"
 
 #include <fmt/format.h>
@@ -86,42 +87,54 @@ std::optional<int64_t> batch_size(const Model& m, const py::object& lo) {
   return x.shape[0];
 }
 
-py::object batch_bounds(const Model& m, const py::object& lo, const py::object& hi, const py::object& eps,
+IbpPrepared prepared_for(const PyModel& self, const ArithSpec& arith) {
+  const std::string key = fmt::format("{}/{}", arith.name, static_cast<int>(arith.rounding));
+  std::lock_guard<std::mutex> lock(self.cache_mutex);
+  auto it = self.ibp_prepared.find(key);
+  if (it == self.ibp_prepared.end())
+    it = self.ibp_prepared.emplace(key, unwrap(IbpPrepared::prepare(self.model().graph, self.model().payload, arith))).first;
+  return it->second;
+}
+
+py::object batch_bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& eps,
                         const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n) {
+  const Model& m = self.model();
   if (m.output_ids.size() != 1) raise_invalid("a batch of samples needs a model with one output", "lo");
   const Shape& in = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
   const int64_t out = m.output_ids[0];
   const Shape& out_shape = m.graph.nodes[static_cast<size_t>(out)].out_shape;
   const std::vector<DoubleBox> boxes = sample_boxes(to_tensor(lo, {"lo"}, true), hi, eps, in, n);
   const std::vector<SpecMatrix> specs = sample_specs(spec, n, numel(out_shape));
-  const IbpPrepared prep = unwrap(IbpPrepared::prepare(m.graph, m.payload, co.arith));
+  const IbpPrepared prep = prepared_for(self, co.arith);
   const int64_t k = specs.empty() ? numel(out_shape) : specs[0].rows;
   std::vector<double> lower(static_cast<size_t>(n * k), -INFINITY), upper(static_cast<size_t>(n * k), INFINITY);
   Status failed;
   std::vector<CrownResult> cuts(1);
+  auto put = [&](int64_t i, const std::optional<DoubleBox>& b) {  // sample i's bounds (none: the whole line)
+    if (!b) return;
+    std::copy(b->lo.begin(), b->lo.end(), lower.begin() + i * k);
+    std::copy(b->hi.begin(), b->hi.end(), upper.begin() + i * k);
+  };
   run_interruptible([&] {
+    if (ibp_box) {  // the batch as one pass (run_ibp_batch)
+      Result<std::vector<std::optional<DoubleBox>>> r = run_ibp_batch(prep, boxes, out, co.eval);
+      if (!r.ok()) failed = r.status();
+      for (size_t i = 0; r.ok() && i < r->size(); ++i)
+        put(static_cast<int64_t>(i), (*r)[i]);
+      return true;
+    }
     Subdomain where;
     where.prepared = prep;
     for (int64_t i = 0; i < n && failed.ok(); ++i) {
       const std::span<const DoubleBox> box(&boxes[static_cast<size_t>(i)], 1);
-      std::optional<DoubleBox> b;
-      if (ibp_box) {
-        Result<DoubleIbp> r = run_ibp_double(prep, box, co.eval);
-        if (!r.ok()) failed = r.status();
-        if (r.ok()) b = std::move(r->boxes[static_cast<size_t>(out)]);
-      } else {
-        Result<CrownResult> r = run_crown(m.graph, m.payload, box, out, specs.empty() ? nullptr : &specs[static_cast<size_t>(i)], co, where);
-        if (!r.ok()) {
-          failed = r.status();
-          break;
-        }
-        if (i == 0) cuts[0].cut = r->cut, cuts[0].fallback = r->fallback;
-        if (specs.empty()) b = std::move(r->boxes[static_cast<size_t>(out)]);
-        else b = DoubleBox{Shape{k}, std::move(r->spec_lo), std::move(r->spec_hi)};
+      Result<CrownResult> r = run_crown(m.graph, m.payload, box, out, specs.empty() ? nullptr : &specs[static_cast<size_t>(i)], co, where);
+      if (!r.ok()) {
+        failed = r.status();
+        break;
       }
-      if (!b) continue;  // no sound box: the whole line
-      std::copy(b->lo.begin(), b->lo.end(), lower.begin() + i * k);
-      std::copy(b->hi.begin(), b->hi.end(), upper.begin() + i * k);
+      if (i == 0) cuts[0].cut = r->cut, cuts[0].fallback = r->fallback;
+      if (specs.empty()) put(i, r->boxes[static_cast<size_t>(out)]);
+      else put(i, DoubleBox{Shape{k}, std::move(r->spec_lo), std::move(r->spec_hi)});
     }
     return true;
   });

@@ -20,9 +20,14 @@ std::optional<int64_t> batch_size(const Model& m, const py::object& lo);
 // The bounds of every sample with one model prepared once: boxes [lo_i, hi_i], or balls lo_i +- eps_i (eps a
 // number or one per sample); C [rows, outputs] for all, or [N, rows, outputs] one per sample. Returns
 // (lower, upper) shaped [N, *output sample] (the output's shape without its leading 1), or [N, rows] with C.
-// Each sample's bounds are those of its own call; `ibp_box` (method ibp without C): IBP's output box.
-py::object batch_bounds(const Model& m, const py::object& lo, const py::object& hi, const py::object& eps,
+// Each sample's bounds are those of its own call; `ibp_box` (method ibp without C): IBP's output box, the
+// batch as one pass (run_ibp_batch).
+py::object batch_bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& eps,
                         const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n);
+
+// The model prepared for IBP in `arith`, built on the first call and kept in self (its graph and payload
+// do not change).
+IbpPrepared prepared_for(const PyModel& self, const ArithSpec& arith);
 
 // The batch's boxes: [lo_i, hi_i], or lo_i +- eps_i (eps one number or one per sample); x is lo as a tensor
 // [N, *sample], `in` the model's input shape.

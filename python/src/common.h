@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "denote/base/status.h"
+#include "denote/bounds/ibp.h"
 #include "denote/ir/model.h"
 #include "denote/plan/compiled.h"
 #include "denote/plan/executor.h"
@@ -53,7 +54,9 @@ struct PyModel {
   std::string capture_accumulate;
   // Model.run(accumulate= / policy= / arith="mx..."): the prepared runners by request
   std::map<std::string, std::shared_ptr<const PolicyRunner>> policies;
-  std::mutex cache_mutex;
+  // bounds(): the model prepared for IBP (and CROWN's batches) by arith, once (auto_LiRPA's BoundedModule)
+  mutable std::map<std::string, IbpPrepared> ibp_prepared;
+  mutable std::mutex cache_mutex;
   // The arithmetic the model's own float inputs are in: "f32" (ONNX FLOAT inputs; a float32 torch
   // capture), "f64" (DOUBLE; float64), empty where no file or capture says (JSON, GraphBuilder). bounds()
   // and verify() default to it (else f64 and f32), so a float32 model's bounds hold for its float32 outputs.

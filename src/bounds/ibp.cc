@@ -26,8 +26,8 @@ Result<DoubleBox> box_around(const Tensor<double>& center, double eps) {
   for (double c : center.data) {
     if (!std::isfinite(c)) return error_status(fmt::format("IR bounds: the center has a non-finite value {}", c));
     // Outward: the double sums are rounded to nearest, so step once outside.
-    b.lo.push_back(std::nextafter(c - eps, -INFINITY));
-    b.hi.push_back(std::nextafter(c + eps, INFINITY));
+    b.lo.push_back(next_down(c - eps));
+    b.hi.push_back(next_up(c + eps));
     if (eps == 0) b.lo.back() = b.hi.back() = c;
   }
   return b;
@@ -55,14 +55,15 @@ struct Prepared {
   E endpoints;
   Payload<S> payload;
   ibp::DenseMap<E> dense;
+  ibp::ConvMap conv;        // conv nodes with point weights: their plans (the model's ConvPlans)
   bool boxes_fit = false;  // the double-array pass runs the graph (src/bounds/ibp_boxes.h)
 };
 
 template <class E>
-Result<Prepared<E>> prepare_in(E endpoints, const Graph& g, const Payload<double>& payload) {
+Result<Prepared<E>> prepare_in(E endpoints, const Graph& g, const Payload<double>& payload, crown::ConvPlans& plans) {
   using S = Interval<typename E::Value>;
   IntervalContext<E> ctx{endpoints};
-  Prepared<E> p{std::move(endpoints), convert_payload<S>(payload, [&](double v) { return ctx.from_double(v); }), {}};
+  Prepared<E> p{std::move(endpoints), convert_payload<S>(payload, [&](double v) { return ctx.from_double(v); }), {}, {}};
   // A value the endpoint format cannot bound (NaN after rounding, a saturated overflow) is an error.
   if (std::string err = ctx.take_error(); !err.empty())
     return error_status("IR bounds: an input or parameter has no box: " + err);
@@ -75,7 +76,12 @@ Result<Prepared<E>> prepare_in(E endpoints, const Graph& g, const Payload<double
     if constexpr (ibp::kHardwareEndpoints<E>)
       if (auto d = ibp::make_dense(ctx, rec)) p.dense.emplace(id, std::move(*d));
   }
-  if constexpr (ibp::kHardwareEndpoints<E>) p.boxes_fit = ibp::boxes_pass_fits(g, p.dense);
+  if constexpr (ibp::kHardwareEndpoints<E>) {
+    for (const Node& n : g.nodes)
+      if (bound_kernel(n.op) == BoundKernel::Conv)
+        if (auto c = ibp::prepare_conv(ctx, g, payload, p.payload, n, plans)) p.conv.emplace(n.id, std::move(*c));
+    p.boxes_fit = ibp::boxes_pass_fits(g, p.dense, p.conv);
+  }
   return p;
 }
 
@@ -86,7 +92,7 @@ Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<c
   for (size_t k = 0; k < inputs.size(); ++k) DENOTE_RETURN_IF_ERROR(check_box(inputs[k], k));
   if constexpr (ibp::kHardwareEndpoints<E>)
     if (p.boxes_fit)
-      if (auto fast = ibp::boxes_pass(g, p.endpoints, p.payload, p.dense, inputs, options)) return std::move(*fast);
+      if (auto fast = ibp::boxes_pass(g, p.endpoints, p.payload, p.dense, p.conv, inputs, options)) return std::move(*fast);
   IntervalContext<E> ctx{p.endpoints};
   std::vector<Tensor<S>> in;
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -101,7 +107,7 @@ Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<c
     for (size_t i = 0; i < in[k].data.size(); ++i)
       if (ctx.is_nan(in[k].data[i]))
         return error_status(fmt::format("IR bounds: input box {}: element {} is not representable in the arith", k, i));
-  DENOTE_ASSIGN_OR_RETURN(auto r, ibp::run_ibp_with(g, p.payload, std::span<const Tensor<S>>(in), ctx, options, &p.dense));
+  DENOTE_ASSIGN_OR_RETURN(auto r, ibp::run_ibp_with(g, p.payload, std::span<const Tensor<S>>(in), ctx, options, &p.dense, &p.conv));
   DoubleIbp out;
   out.notes = std::move(r.notes);
   out.boxes.reserve(r.boxes.size());
@@ -121,6 +127,39 @@ Result<DoubleIbp> run_prepared(const Graph& g, const Prepared<E>& p, std::span<c
   return out;
 }
 
+// The batch as one double-array pass (run_ibp_batch): node `node`'s box per sample, or nullopt (the
+// pass does not run the graph, or gave up: the samples then go one by one).
+template <class E>
+std::optional<std::vector<std::optional<DoubleBox>>> batch_prepared(const Graph& g, const Prepared<E>& p,
+                                                                    std::span<const DoubleBox> samples, int64_t node,
+                                                                    const EvalOptions& options) {
+  if constexpr (!ibp::kHardwareEndpoints<E>) {
+    return std::nullopt;
+  } else {
+    if (!p.boxes_fit) return std::nullopt;
+    const Shape& in = samples[0].shape;
+    const size_t per = samples[0].lo.size(), n = samples.size();
+    DoubleBox joined{in, std::vector<double>(per * n), std::vector<double>(per * n)};
+    for (size_t k = 0; k < n; ++k) {
+      std::copy(samples[k].lo.begin(), samples[k].lo.end(), joined.lo.begin() + static_cast<std::ptrdiff_t>(k * per));
+      std::copy(samples[k].hi.begin(), samples[k].hi.end(), joined.hi.begin() + static_cast<std::ptrdiff_t>(k * per));
+    }
+    auto r = ibp::boxes_pass(g, p.endpoints, p.payload, p.dense, p.conv, std::span<const DoubleBox>(&joined, 1), options,
+                             static_cast<int64_t>(n), node);
+    if (!r || !r->boxes[static_cast<size_t>(node)]) return std::nullopt;
+    const DoubleBox& b = *r->boxes[static_cast<size_t>(node)];
+    const size_t k = static_cast<size_t>(numel(b.shape));
+    if (b.lo.size() != k && b.lo.size() != k * n) return std::nullopt;
+    std::vector<std::optional<DoubleBox>> out(n);
+    for (size_t s = 0; s < n; ++s) {  // a value that holds one box (the node reads no input) is every sample's
+      const auto at = static_cast<std::ptrdiff_t>(b.lo.size() == k ? 0 : s * k);
+      out[s] = DoubleBox{b.shape, std::vector<double>(b.lo.begin() + at, b.lo.begin() + at + static_cast<std::ptrdiff_t>(k)),
+                         std::vector<double>(b.hi.begin() + at, b.hi.begin() + at + static_cast<std::ptrdiff_t>(k))};
+    }
+    return out;
+  }
+}
+
 // One node's rule on the given parent boxes (ibp_node_box).
 template <class E>
 std::optional<DoubleBox> node_box(const Prepared<E>& p, const Node& n, std::span<const DoubleBox* const> parents) {
@@ -138,7 +177,7 @@ std::optional<DoubleBox> node_box(const Prepared<E>& p, const Node& n, std::span
   for (const Tensor<S>& t : in) ptrs.push_back(&t);
   if (!ctx.take_error().empty()) return std::nullopt;
   const EvalOptions options;
-  ibp::IbpPass<E> pass{{ctx, p.payload, options, {}}, nullptr, &p.dense};  // notes: the walk's, unused here
+  ibp::IbpPass<E> pass{{ctx, p.payload, options, {}}, nullptr, &p.dense, &p.conv};  // notes: the walk's, unused here
   auto y = pass.visit(n, std::span<const Tensor<S>* const>(ptrs), n.out_shape, nullptr);
   if (!y.ok() || !ctx.take_error().empty() || y->data.size() != static_cast<size_t>(numel(n.out_shape)))
     return std::nullopt;
@@ -232,10 +271,11 @@ Result<IbpPrepared> IbpPrepared::prepare(const Graph& g, const Payload<double>& 
                                                     "(real arithmetic has no interval endpoints)")
           .with_field("arith");
     } else {
-      DENOTE_ASSIGN_OR_RETURN(auto p, prepare_in(EndpointsFor<Point>::make(point), g, payload));
+      auto plans = std::make_shared<crown::ConvPlans>(g.nodes.size());
+      DENOTE_ASSIGN_OR_RETURN(auto p, prepare_in(EndpointsFor<Point>::make(point), g, payload, *plans));
       IbpPrepared out;
-      out.impl_ = std::make_shared<const Impl>(Impl{&g, &payload, arith, std::move(p), parameter_range_gap(payload, arith),
-                                                    std::make_shared<crown::ConvPlans>(g.nodes.size())});
+      out.impl_ = std::make_shared<const Impl>(
+          Impl{&g, &payload, arith, std::move(p), parameter_range_gap(payload, arith), std::move(plans)});
       return out;
     }
   });
@@ -263,6 +303,36 @@ Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const Doubl
                                  const EvalOptions& options) {
   const IbpPrepared::Impl& m = model.impl();
   return std::visit([&](const auto& p) { return run_prepared(*m.graph, p, inputs, options); }, m.p);
+}
+
+Result<std::vector<std::optional<DoubleBox>>> run_ibp_batch(const IbpPrepared& model, std::span<const DoubleBox> samples,
+                                                            int64_t node, const EvalOptions& options) {
+  const Graph& g = model.graph();
+  if (node < 0 || node >= static_cast<int64_t>(g.nodes.size()))
+    return error_status(fmt::format("IR bounds: node {} is not in the graph ({} nodes)", node, g.nodes.size()))
+        .with_field("node");
+  const std::vector<int64_t> ids = g.input_ids();
+  if (ids.size() != 1)
+    return error_status(fmt::format("IR bounds: a batch of samples needs a model with one input, not {}", ids.size()))
+        .with_field("input");
+  const Shape& in = g.nodes[static_cast<size_t>(ids[0])].out_shape;
+  for (size_t k = 0; k < samples.size(); ++k) {
+    if (samples[k].shape != in)
+      return error_status(fmt::format("IR bounds: sample {} has shape {}, the input node {} declares {}", k,
+                                      to_string(samples[k].shape), ids[0], to_string(in)))
+          .with_field("input");
+    DENOTE_RETURN_IF_ERROR(check_box(samples[k], k));
+  }
+  if (samples.size() > 1) {
+    auto joined = std::visit([&](const auto& p) { return batch_prepared(g, p, samples, node, options); }, model.impl().p);
+    if (joined) return std::move(*joined);
+  }
+  std::vector<std::optional<DoubleBox>> out(samples.size());
+  for (size_t k = 0; k < samples.size(); ++k) {
+    DENOTE_ASSIGN_OR_RETURN(DoubleIbp r, run_ibp_double(model, samples.subspan(k, 1), options));
+    out[k] = std::move(r.boxes[static_cast<size_t>(node)]);
+  }
+  return out;
 }
 
 std::optional<DoubleBox> ibp_node_box(const IbpPrepared& model, const Node& n,

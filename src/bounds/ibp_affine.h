@@ -25,6 +25,10 @@
 // terms on top.
 #pragma once
 
+#include <bit>
+#include <cstdint>
+#include <optional>
+
 #include "../ops/axis_lanes.h"
 #include "../ops/contraction_eval.h"
 #include "../ops/normalization_eval.h"
@@ -151,6 +155,16 @@ Result<Tensor<Interval<typename E::Value>>> ibp_mse_loss(IntervalContext<E>& ctx
   return Tensor<S>(Shape{}, {ctx.div(acc, ctx.from_double(count))});
 }
 
+// next_up / next_down of a finite x without a branch (the same values; loops over them vectorise):
+// one integer step of the bit pattern away from or towards zero, the zeros to the least subnormal.
+// Not finite in, not finite (or NaN) out.
+inline double step_up(double x) {
+  const auto b = std::bit_cast<uint64_t>(x);
+  const double r = std::bit_cast<double>(static_cast<int64_t>(b) >= 0 ? b + 1 : b - 1);
+  return x == 0 ? std::numeric_limits<double>::denorm_min() : r;
+}
+inline double step_down(double x) { return -step_up(-x); }
+
 // Midpoint and radius of a box element (radius rounded up).
 struct MidRad {
   double m = 0, r = 0;
@@ -159,6 +173,18 @@ inline MidRad mid_rad(DInterval v) {
   if (v.lo == v.hi) return {v.lo, 0};
   const double m = 0.5 * v.lo + 0.5 * v.hi;
   return {m, std::max(up(v.hi - m), up(m - v.lo))};
+}
+// mid_rad over arrays of finite endpoints, with each element's magnitude bound up(|m| + r): the same
+// values element by element, in a loop that vectorises (a non-finite endpoint gives a non-finite magnitude).
+inline void mid_rad_arrays(const double* lo, const double* hi, size_t n, double* mid, double* rad, double* mag) {
+  for (size_t i = 0; i < n; ++i) {
+    const double l = lo[i], h = hi[i];
+    const double m0 = 0.5 * l + 0.5 * h;
+    const double r0 = std::max(step_up(h - m0), step_up(m0 - l));
+    const bool point = l == h;
+    const double m = point ? l : m0, r = point ? 0.0 : r0;
+    mid[i] = m, rad[i] = r, mag[i] = step_up(std::fabs(m) + r);
+  }
 }
 
 // One output of the midpoint-radius product: centre c, |W|(|x|) bound a, radius part b.
@@ -198,15 +224,31 @@ inline LinearOutTerms linear_out_terms(double nd, const FormatModel& fm) {
 // The box of one output from its sums and bias (nullopt when not finite), n terms: the centre is
 // off by gamma_n(double)·a; s.b and bias.r, computed in round to nearest, by (1 + gamma_(2n+4));
 // the evaluator's left fold and bias add in the endpoint format by gamma_(n+1)·a + u·(|c| + a + |b|).
-inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, const LinearOutTerms& t) {
+[[gnu::always_inline]] inline DInterval linear_out_box(const LinearSums& s, MidRad bias, const LinearOutTerms& t) {
   const double ud = std::numeric_limits<double>::epsilon() / 2;
   const double centre = s.c + bias.m;
   const double radius = (s.b + bias.r) * t.b_factor +
                         1.01 * (t.g * s.a + t.u_eval * (std::fabs(s.c) + s.a + std::fabs(bias.m) + bias.r) +
                                 2 * ud * (std::fabs(s.c) + std::fabs(bias.m))) +
                         t.eta;
-  if (!std::isfinite(centre) || !std::isfinite(radius)) return std::nullopt;
-  return DInterval{down(centre - radius), up(centre + radius)};
+  return DInterval{centre - radius, centre + radius};  // not yet rounded outward
+}
+inline std::optional<DInterval> linear_out(const LinearSums& s, MidRad bias, const LinearOutTerms& t) {
+  const DInterval b = linear_out_box(s, bias, t);
+  if (!std::isfinite(b.lo) || !std::isfinite(b.hi)) return std::nullopt;
+  return DInterval{step_down(b.lo), step_up(b.hi)};
+}
+// linear_out for n outputs (sums c, a, b; output k's bias bias[k / per % nb]): the boxes into lo and hi;
+// false when one is not finite.
+inline bool linear_out_arrays(const double* c, const double* a, const double* b, const MidRad* bias, size_t nb, size_t per,
+                              const LinearOutTerms& t, size_t n, double* lo, double* hi) {
+  bool finite = true;
+  for (size_t k = 0; k < n; ++k) {
+    const DInterval box = linear_out_box(LinearSums{c[k], a[k], b[k]}, bias[(k / per) % nb], t);
+    finite &= std::isfinite(box.lo) & std::isfinite(box.hi);
+    lo[k] = step_down(box.lo), hi[k] = step_up(box.hi);
+  }
+  return finite;
 }
 
 template <class E>

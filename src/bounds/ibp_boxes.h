@@ -1,14 +1,18 @@
 // Internal: IBP on plain double arrays for the graphs most verification benchmarks are (inputs,
-// constants, same-order views (reshape / flatten / detach), broadcast_to of one element, add / sub /
-// mul / div of same-shape operands (the input normalisation (x - mean) / std), dense linear layers,
-// relu), with f32 or f64 endpoints (IbpPrepared).
+// constants, same-order views (reshape / flatten / detach), the other storage-only ops (permute,
+// transpose, broadcast_to, gather, concat), add / sub / mul / div of same-shape operands (the input
+// normalisation (x - mean) / std), dense linear layers, conv with point weights, relu), with f32 or
+// f64 endpoints (IbpPrepared).
 // The boxes are those of the interval evaluation (src/bounds/ibp.cc) bit for bit: the same
 // rounding of the input box into the endpoint format, the same dense product and output rounding
-// (ibp::dense_linear_blocks), add / sub / mul / div by the endpoints' directed operations, relu as the interval
+// (ibp::dense_linear_blocks, ibp::conv_blocks), add / sub / mul / div by the endpoints' directed operations, relu as the interval
 // context's max(x, 0), constants as the prepared payload's intervals; only the per-element
 // interval tensors, their conversions and one allocation per element go. Anything else (another op,
 // a box that is not finite, a walker error) answers nullopt and the interval evaluation runs
 // instead, so errors and notes stay the evaluation's.
+// A batch of N samples is one pass (run_ibp_batch): a node's value then holds N boxes one after
+// the other (constants one, read by every sample), the dense product runs sample by sample as for
+// one box (the same sums: the same boxes bit for bit), the conv as one batched product.
 #pragma once
 
 #include <cmath>
@@ -20,27 +24,31 @@
 #include <string>
 #include <vector>
 
+#include "bounds/ibp_conv.h"
 #include "bounds/ibp_dense.h"
 #include "denote/bounds/ibp.h"
+#include "eval/evaluator_impl.h"
 #include "eval/walk.h"
 
 namespace denote::ibp {
 
 // The steps of the double-array pass, a table over ops.def: sources, same-order views, relu, dense
 // linear, add, sub, mul and div; any other op: the pass does not run.
-enum class BoxStep : uint8_t { None, Input, Const, Same, Spread, Relu, Dense, Add, Sub, Mul, Div };
+enum class BoxStep : uint8_t { None, Input, Const, Same, Move, Relu, Dense, Conv, Add, Sub, Mul, Div };
 template <Op O>
-inline constexpr BoxStep kBoxStep = keeps_order(O) ? BoxStep::Same : BoxStep::None;
+inline constexpr BoxStep kBoxStep = keeps_order(O)                           ? BoxStep::Same
+                                    : has_flag(O, kFlagStorageOnly) && !has_flag(O, kFlagPayload) ? BoxStep::Move
+                                                                                                  : BoxStep::None;
 template <>
 inline constexpr BoxStep kBoxStep<Op::Input> = BoxStep::Input;
 template <>
 inline constexpr BoxStep kBoxStep<Op::Const> = BoxStep::Const;
 template <>
-inline constexpr BoxStep kBoxStep<Op::BroadcastTo> = BoxStep::Spread;  // of a one-element parent only
-template <>
 inline constexpr BoxStep kBoxStep<Op::Relu> = BoxStep::Relu;
 template <>
 inline constexpr BoxStep kBoxStep<Op::Linear> = BoxStep::Dense;
+template <>
+inline constexpr BoxStep kBoxStep<Op::Conv> = BoxStep::Conv;
 template <>
 inline constexpr BoxStep kBoxStep<Op::Add> = BoxStep::Add;
 template <>
@@ -60,10 +68,9 @@ inline BoxStep box_step(Op op) {
 }
 
 // Whether the double-array pass can run the graph: every op one it has, every linear node dense,
-// broadcast_to only of a one-element parent (a constant normalisation's mean or std as ONNX import
-// writes it), add, sub, mul and div on operands of the output's shape.
+// every conv node prepared (ConvBoxes), add, sub, mul and div on operands of the output's shape.
 template <class V>
-bool boxes_pass_fits(const Graph& g, const std::map<int64_t, DenseLinear<V>>& dense) {
+bool boxes_pass_fits(const Graph& g, const std::map<int64_t, DenseLinear<V>>& dense, const ConvMap& conv) {
   auto shape_of = [&](int64_t p) -> const Shape& { return g.nodes[static_cast<size_t>(p)].out_shape; };
   for (const Node& n : g.nodes) {
     switch (box_step(n.op)) {
@@ -71,8 +78,8 @@ bool boxes_pass_fits(const Graph& g, const std::map<int64_t, DenseLinear<V>>& de
       case BoxStep::Dense:
         if (n.parents.size() != 1 || dense.count(n.id) != 1) return false;
         break;
-      case BoxStep::Spread:
-        if (numel(shape_of(n.parents[0])) != 1) return false;
+      case BoxStep::Conv:
+        if (n.parents.size() != 1 || conv.count(n.id) != 1) return false;
         break;
       case BoxStep::Add: case BoxStep::Sub: case BoxStep::Mul: case BoxStep::Div:
         if (n.parents.size() != 2 || shape_of(n.parents[0]) != n.out_shape || shape_of(n.parents[1]) != n.out_shape)
@@ -91,13 +98,16 @@ struct BoxesPass {
   const E& endpoints;
   const Payload<Interval<V>>& payload;  // the prepared payload: constants as endpoint intervals
   const std::map<int64_t, DenseLinear<V>>& dense;
+  const ConvMap& conv;
   FormatModel fm;
+  int64_t batch = 1;  // samples per value (a constant's value holds one)
 
   static const Shape& shape_of(const DoubleBox& b) { return b.shape; }
-  static bool well_sized(const DoubleBox& b) {
-    return b.lo.size() == static_cast<size_t>(numel(b.shape)) && b.hi.size() == b.lo.size();
+  bool well_sized(const DoubleBox& b) const {
+    const auto k = static_cast<size_t>(numel(b.shape));
+    return b.hi.size() == b.lo.size() && (b.lo.size() == k || b.lo.size() == k * static_cast<size_t>(batch));
   }
-  int64_t bytes_per_element() const { return 16; }
+  int64_t bytes_per_element() const { return 16 * batch; }
 
   double down(double x) const { return static_cast<double>(endpoints.from_double(x, Dir::Down)); }
   double up(double x) const { return static_cast<double>(endpoints.from_double(x, Dir::Up)); }
@@ -125,13 +135,16 @@ struct BoxesPass {
       default: return {NAN, NAN};
     }
   }
+  // Operands of the output's shape; one holding a single sample (a constant) is read by every sample.
   Result<DoubleBox> binary(BoxStep step, const DoubleBox& a, const DoubleBox& b, const Shape& out_shape) const {
-    if (a.lo.size() != static_cast<size_t>(numel(out_shape)) || b.lo.size() != a.lo.size())
+    const size_t per = static_cast<size_t>(numel(out_shape)), size = std::max(a.lo.size(), b.lo.size());
+    if (per == 0 || a.lo.size() % per != 0 || b.lo.size() % per != 0 || (a.lo.size() != size && a.lo.size() != per) ||
+        (b.lo.size() != size && b.lo.size() != per))
       return error_status("IR bounds: binary: operand sizes");
-    DoubleBox y{out_shape, std::vector<double>(a.lo.size()), std::vector<double>(a.lo.size())};
-    for (size_t i = 0; i < a.lo.size(); ++i) {
-      const size_t k = i;
-      const V al = static_cast<V>(a.lo[i]), ah = static_cast<V>(a.hi[i]);
+    DoubleBox y{out_shape, std::vector<double>(size), std::vector<double>(size)};
+    for (size_t i = 0; i < size; ++i) {
+      const size_t j = a.lo.size() == size ? i : i % per, k = b.lo.size() == size ? i : i % per;
+      const V al = static_cast<V>(a.lo[j]), ah = static_cast<V>(a.hi[j]);
       const V bl = static_cast<V>(b.lo[k]), bh = static_cast<V>(b.hi[k]);
       const DInterval r = arith(step, al, ah, bl, bh);
       if (!std::isfinite(al) || !std::isfinite(ah) || !std::isfinite(bl) || !std::isfinite(bh) ||
@@ -146,7 +159,8 @@ struct BoxesPass {
                           const DoubleBox* supplied) const {
     const BoxStep step = box_step(n.op);
     if (step == BoxStep::Input) {  // rounded outward into the endpoint format, as IntervalContext::make
-      if (supplied->shape != out_shape) return error_status("IR bounds: input box shape");
+      if (supplied->shape != out_shape || supplied->lo.size() != static_cast<size_t>(numel(out_shape) * batch))
+        return error_status("IR bounds: input box shape");
       DoubleBox b{out_shape, std::vector<double>(supplied->lo.size()), std::vector<double>(supplied->lo.size())};
       for (size_t i = 0; i < b.lo.size(); ++i) b.lo[i] = down(supplied->lo[i]), b.hi[i] = up(supplied->hi[i]);
       return b;
@@ -161,11 +175,8 @@ struct BoxesPass {
     const DoubleBox& x = *parents[0];
     if (step == BoxStep::Add || step == BoxStep::Sub || step == BoxStep::Mul || step == BoxStep::Div)
       return binary(step, x, *parents[1], out_shape);
-    if (step == BoxStep::Spread) {  // one element, repeated
-      if (x.lo.size() != 1) return error_status("IR bounds: broadcast_to: not one element");
-      return DoubleBox{out_shape, std::vector<double>(static_cast<size_t>(numel(out_shape)), x.lo[0]),
-                       std::vector<double>(static_cast<size_t>(numel(out_shape)), x.hi[0])};
-    }
+    if (step == BoxStep::Move) return move_box(n, parents, out_shape);
+    if (step == BoxStep::Conv) return conv_box(conv.at(n.id), x, out_shape);
     if (step == BoxStep::Relu) {  // max(x, 0) per endpoint: 0 where the endpoint is below 0
       DoubleBox b{out_shape, x.lo, x.hi};
       for (size_t i = 0; i < b.lo.size(); ++i) {
@@ -175,33 +186,90 @@ struct BoxesPass {
       return b;
     }
     if (step != BoxStep::Dense) return DoubleBox{out_shape, x.lo, x.hi};  // same-order views
-    const DenseLinear<V>& d = dense.at(n.id);
+    return dense_box(dense.at(n.id), x, out_shape);
+  }
+
+  // A storage-only op (permute, transpose, broadcast_to, gather, concat): each output element a copy of
+  // one parent element, found by the op's own rule on the elements' indices (as the typed interpreter
+  // does), so a box moves endpoint by endpoint; a parent holding one sample (a constant) serves every sample.
+  Result<DoubleBox> move_box(const Node& n, std::span<const DoubleBox* const> parents, const Shape& out_shape) const {
+    std::vector<Tensor<double>> idx;
+    std::vector<size_t> start{0};
+    size_t samples = 1;
+    for (const DoubleBox* p : parents) {
+      const auto k = static_cast<size_t>(numel(p->shape));
+      std::vector<double> d(k);
+      for (size_t i = 0; i < k; ++i) d[i] = static_cast<double>(start.back() + i);
+      idx.emplace_back(p->shape, std::move(d));
+      start.push_back(start.back() + k);
+      samples = std::max(samples, k == 0 ? 1 : p->lo.size() / k);
+    }
+    std::vector<const Tensor<double>*> ptrs;
+    for (const Tensor<double>& t : idx) ptrs.push_back(&t);
+    F64Context ctx;
+    const Payload<double> none;
+    const EvalOptions eo;
+    DENOTE_ASSIGN_OR_RETURN(Tensor<double> map, detail::apply_table_rule(ctx, rules::EvalArgs<double>{
+                                                                                  n, ptrs, none, out_shape, nullptr, eo}));
+    const auto per = static_cast<size_t>(numel(out_shape));
+    if (map.data.size() != per) return error_status("IR bounds: a storage-only op's element map");
+    DoubleBox y{out_shape, std::vector<double>(samples * per), std::vector<double>(samples * per)};
+    for (size_t j = 0; j < per; ++j) {
+      const auto g = static_cast<size_t>(map.data[j]);
+      const size_t k = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), g) - start.begin()) - 1;
+      const DoubleBox& p = *parents[k];
+      const size_t i = g - start[k], size = start[k + 1] - start[k];
+      const bool one = p.lo.size() == size;  // one sample: every sample reads it
+      for (size_t s = 0; s < samples; ++s) {
+        y.lo[s * per + j] = p.lo[(one ? 0 : s * size) + i];
+        y.hi[s * per + j] = p.hi[(one ? 0 : s * size) + i];
+      }
+    }
+    return y;
+  }
+
+  Result<DoubleBox> conv_box(const ConvBoxes& c, const DoubleBox& x, const Shape& out_shape) const {
+    const size_t samples = x.lo.size() / static_cast<size_t>(std::max<int64_t>(numel(x.shape), 1));
+    DoubleBox y{out_shape, std::vector<double>(samples * static_cast<size_t>(numel(out_shape))), {}};
+    y.hi.resize(y.lo.size());
+    const bool ok = conv_blocks(*c.plan, c.bias, fm, x.lo.size(), x.lo.data(), x.hi.data(),
+                                [&](size_t k, DInterval b) { y.lo[k] = down(b.lo), y.hi[k] = up(b.hi); });
+    if (!ok) return error_status("IR bounds: conv: a box is not finite");
+    return y;
+  }
+
+  Result<DoubleBox> dense_box(const DenseLinear<V>& d, const DoubleBox& x, const Shape& out_shape) const {
     if (x.shape.empty() || x.shape.back() != d.in) return error_status("IR bounds: dense linear: input shape");
-    const size_t lead = x.lo.size() / static_cast<size_t>(d.in);
+    const size_t lead = x.lo.size() / static_cast<size_t>(d.in);  // every sample's leading blocks
     DoubleBox y{out_shape, std::vector<double>(lead * static_cast<size_t>(d.out)), {}};
     y.hi.resize(y.lo.size());
-    const bool ok = dense_linear_blocks(
-        d, fm, lead,
-        [&](size_t i) {
-          return DInterval{x.lo[i], x.hi[i]};
-        },
-        [&](size_t k, DInterval b) { y.lo[k] = down(b.lo), y.hi[k] = up(b.hi); });
+    const bool ok = dense_linear_blocks(d, fm, lead, x.lo.data(), x.hi.data(),
+                                        [&](size_t k, DInterval b) { y.lo[k] = down(b.lo), y.hi[k] = up(b.hi); });
     if (!ok) return error_status("IR bounds: dense linear: a box is not finite");
     return y;
   }
 };
 
 // Every node's box by the double-array pass, the input boxes already checked (ibp.cc's check_box: no
-// NaN, lo <= hi, sizes that fit their shapes), or nullopt: the interval evaluation must run (a box
-// that is not finite, any walker error such as the wrong number or shape of input boxes).
+// NaN, lo <= hi, sizes that fit their shapes; with a batch, `batch` samples each), or nullopt: the interval evaluation must run (a box
+// that is not finite, any walker error such as the wrong number or shape of input boxes). With
+// `only` >= 0 the boxes of that node alone.
 template <class E>
 std::optional<DoubleIbp> boxes_pass(const Graph& g, const E& endpoints,
                                     const Payload<Interval<typename E::Value>>& payload,
                                     const std::map<int64_t, DenseLinear<typename E::Value>>& dense,
-                                    std::span<const DoubleBox> inputs, const EvalOptions& options) {
-  BoxesPass<E> pass{endpoints, payload, dense, format_model(endpoints)};
+                                    const ConvMap& conv, std::span<const DoubleBox> inputs,
+                                    const EvalOptions& options, int64_t batch = 1, int64_t only = -1) {
+  BoxesPass<E> pass{endpoints, payload, dense, conv, format_model(endpoints), batch};
   walk::Config cfg;
   cfg.options = options;
+  std::vector<bool> needed, keep;
+  if (only >= 0) {  // node `only`'s box alone: its ancestors visited, every other value freed after use
+    needed = walk::ancestors(g, only);
+    keep.assign(g.nodes.size(), false);
+    keep[static_cast<size_t>(only)] = true;
+    cfg.needed = &needed, cfg.keep = &keep;
+  }
   cfg.layer = "IR bounds";
   cfg.value_noun = "box";
   std::vector<DoubleBox> table;

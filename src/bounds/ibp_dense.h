@@ -78,33 +78,37 @@ std::optional<DenseLinear<typename E::Value>> make_dense(const IntervalContext<E
   return d;
 }
 
-// The product for `lead` leading blocks: element i of block l is get(l * in + i) (a DInterval),
-// output o of block l goes to put(l * out + o, box); false (nothing more put) when a box is not
-// finite. Shared by the interval tensors' rule below and the double-array pass (ibp_boxes.h).
-template <class V, class Get, class Put>
-bool dense_linear_blocks(const DenseLinear<V>& d, const FormatModel& fm, size_t lead, Get get, Put put) {
+// The product for `lead` leading blocks: element i of block l has endpoints lo[l * in + i],
+// hi[l * in + i]; output o of block l goes to put(l * out + o, box); false (nothing more put) when a box is not
+// finite. Shared by the interval tensors' rule below and the double-array pass (ibp_boxes.h). Up to
+// 64 blocks go through one interval_matmat (each load of the matrix serves two blocks; every block's
+// sums are interval_matvec's on that block alone, so the boxes do not depend on how many blocks).
+template <class V, class Put>
+bool dense_linear_blocks(const DenseLinear<V>& d, const FormatModel& fm, size_t lead, const double* lo, const double* hi,
+                         Put put) {
   const size_t in = static_cast<size_t>(d.in), out = static_cast<size_t>(d.out);
-  std::vector<double> mid(in), rad(in), mag(in), c(out), r(out), m(out);
+  const size_t chunk = std::min<size_t>(lead, 64);
+  std::vector<double> mid(chunk * in), rad(chunk * in), mag(chunk * in), c(chunk * out), r(chunk * out),
+      m(chunk * out);
   const LinearOutTerms terms = linear_out_terms(static_cast<double>(d.sparse() ? d.rows.most : d.in), fm);
-  for (size_t l = 0; l < lead; ++l) {
-    bool finite = true;
-    for (size_t i = 0; i < in; ++i) {
-      const MidRad v = mid_rad(get(l * in + i));
-      mid[i] = v.m, rad[i] = v.r, mag[i] = up(std::fabs(v.m) + v.r);
-      finite &= std::isfinite(mag[i]);
+  for (size_t l0 = 0; l0 < lead; l0 += chunk) {
+    const size_t nb = std::min(chunk, lead - l0);
+    mid_rad_arrays(lo + l0 * in, hi + l0 * in, nb * in, mid.data(), rad.data(), mag.data());
+    if (!d.sparse()) {
+      kernels::interval_matmat(d.w.data(), d.out, d.in, static_cast<int64_t>(nb), mid.data(), rad.data(), mag.data(),
+                               c.data(), r.data(), m.data());
+    } else {
+      bool finite = true;
+      for (size_t i = 0; i < nb * in; ++i) finite &= std::isfinite(mag[i]);
+      if (!finite) return false;
+      for (size_t b = 0; b < nb; ++b)
+        sparse_interval_matvec(d, mid.data() + b * in, rad.data() + b * in, mag.data() + b * in, c.data() + b * out,
+                               r.data() + b * out, m.data() + b * out);
     }
-    if (!d.sparse())
-      kernels::interval_matvec(d.w.data(), d.out, d.in, mid.data(), rad.data(), mag.data(), c.data(), r.data(),
-                               m.data());
-    else if (finite)
-      sparse_interval_matvec(d, mid.data(), rad.data(), mag.data(), c.data(), r.data(), m.data());
-    else
+    // The boxes overwrite the centre and radius sums (each read once, before its own output is written).
+    if (!linear_out_arrays(c.data(), m.data(), r.data(), d.bias.data(), out, 1, terms, nb * out, c.data(), r.data()))
       return false;
-    for (size_t o = 0; o < out; ++o) {
-      const auto box = linear_out(LinearSums{c[o], m[o], r[o]}, d.bias[o], terms);
-      if (!box) return false;
-      put(l * out + o, *box);
-    }
+    for (size_t k = 0; k < nb * out; ++k) put(l0 * out + k, DInterval{c[k], r[k]});
   }
   return true;
 }
@@ -124,9 +128,13 @@ std::optional<Tensor<Interval<typename E::Value>>> dense_linear(const IntervalCo
   Tensor<S> y;
   y.shape = std::move(expected);
   y.data.resize(lead * static_cast<size_t>(d.out));
-  const bool ok = dense_linear_blocks(
-      d, format_model(ctx.endpoints()), lead, [&](size_t i) { return to_d(ctx, x.data[i]); },
-      [&](size_t k, DInterval b) { y.data[k] = ctx.make(b.lo, b.hi); });
+  std::vector<double> lo(x.data.size()), hi(x.data.size());
+  for (size_t i = 0; i < lo.size(); ++i) {
+    const DInterval v = to_d(ctx, x.data[i]);
+    lo[i] = v.lo, hi[i] = v.hi;
+  }
+  const bool ok = dense_linear_blocks(d, format_model(ctx.endpoints()), lead, lo.data(), hi.data(),
+                                      [&](size_t k, DInterval b) { y.data[k] = ctx.make(b.lo, b.hi); });
   if (!ok) return std::nullopt;
   return y;
 }

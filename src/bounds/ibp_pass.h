@@ -25,14 +25,19 @@ struct IbpPass : detail::EvalPass<IntervalContext<E>, detail::TableRule<Interval
   using Base = detail::EvalPass<IntervalContext<E>, detail::TableRule<IntervalContext<E>>>;
   std::vector<std::string>* notes;
   const DenseMap<E>* dense = nullptr;  // IbpPrepared's linear nodes
+  const ConvMap* conv = nullptr;       // and its conv nodes' plans
   Result<typename Base::Value> visit(const Node& n, std::span<const typename Base::Value* const> parents,
                                      const Shape& out_shape, const typename Base::Value* supplied) {
     if constexpr (ibp::kHardwareEndpoints<E>) {
       if (dense && is_dense(n.op) && parents.size() == 1)
         if (auto it = dense->find(n.id); it != dense->end())
           if (auto y = ibp::dense_linear(this->ctx, it->second, *parents[0], out_shape)) return std::move(*y);
-      if (bound_kernel(n.op) == BoundKernel::Conv && parents.size() == 1)  // midpoint-radius on the batched conv (ibp_conv.h)
-        if (auto y = ibp::interval_conv(this->ctx, n, this->payload, *parents[0], out_shape)) return std::move(*y);
+      if (bound_kernel(n.op) == BoundKernel::Conv && parents.size() == 1) {  // midpoint-radius on the batched conv (ibp_conv.h)
+        const ConvBoxes* prepared = nullptr;
+        if (conv)
+          if (auto it = conv->find(n.id); it != conv->end()) prepared = &it->second;
+        if (auto y = ibp::interval_conv(this->ctx, n, this->payload, *parents[0], out_shape, prepared)) return std::move(*y);
+      }
     }
     return Base::visit(n, parents, out_shape, supplied);
   }
@@ -50,7 +55,7 @@ Result<IbpResult<Interval<typename E::Value>>> run_ibp_with(const Graph& g,
                                                             const Payload<Interval<typename E::Value>>& payload,
                                                             std::span<const Tensor<Interval<typename E::Value>>> inputs,
                                                             IntervalContext<E>& ctx, const EvalOptions& options,
-                                                            const DenseMap<E>* dense) {
+                                                            const DenseMap<E>* dense, const ConvMap* conv = nullptr) {
   using S = Interval<typename E::Value>;
   DENOTE_RETURN_IF_ERROR(check_well_formed(g));
   const std::vector<int64_t> input_ids = g.input_ids();
@@ -65,7 +70,7 @@ Result<IbpResult<Interval<typename E::Value>>> run_ibp_with(const Graph& g,
           .with_field("input");
   IbpResult<S> out;
   out.notes.resize(g.nodes.size());
-  IbpPass<E> pass{{ctx, payload, options, {}}, &out.notes, dense};
+  IbpPass<E> pass{{ctx, payload, options, {}}, &out.notes, dense, conv};
   walk::Config cfg;
   cfg.options = options;
   cfg.structure_checked = true;

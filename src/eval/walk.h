@@ -8,7 +8,7 @@
 // A forward pass is a type with
 //   using Value = ...;                                   // e.g. Tensor<S>, TypedTensor
 //   static const Shape& shape_of(const Value&);
-//   static bool well_sized(const Value&);               // data length agrees with the shape
+//   bool well_sized(const Value&) const;                // data length agrees with the shape (may be static)
 //   Result<Value> visit(const Node&, std::span<const Value* const> parents, const Shape& out_shape,
 //                       const Value* supplied);           // supplied: input nodes only
 // and optionally
@@ -189,7 +189,7 @@ Status visit_node(const Graph& g, Pass& pass, const Node& n, const typename Pass
     budget.release(n.id);
     return attach_node(n, value.status(), cfg.layer);
   }
-  if (Pass::shape_of(*value) != n.out_shape || !Pass::well_sized(*value)) {
+  if (Pass::shape_of(*value) != n.out_shape || !pass.well_sized(*value)) {
     budget.release(n.id);
     return node_error(n, ErrorCode::kShape, cfg.layer,
                       "produced shape mismatch: produced=" + to_string(Pass::shape_of(*value)) +

@@ -112,6 +112,16 @@ void dispatch(const W* w, int64_t rows, int64_t n, const double* mid, const doub
   }
 }
 
+template <class W>
+void dispatch_mm(const W* w, int64_t rows, int64_t n, int64_t count, const double* mid, const double* rad,
+                 const double* mag, double* c, double* r, double* m) {
+  switch (interval_matvec_level()) {
+    case 2: return k512::mm(w, rows, n, count, mid, rad, mag, c, r, m);
+    case 1: return k256::mm(w, rows, n, count, mid, rad, mag, c, r, m);
+    default: return kbase::mm(w, rows, n, count, mid, rad, mag, c, r, m);
+  }
+}
+
 }  // namespace
 
 int interval_matvec_level() { return have_avx512f() ? 2 : have_avx2_fma() ? 1 : 0; }
@@ -123,6 +133,15 @@ void interval_matvec(const double* W, int64_t rows, int64_t n, const double* mid
 void interval_matvec(const float* W, int64_t rows, int64_t n, const double* mid, const double* rad,
                      const double* mag, double* c, double* r, double* m) {
   dispatch(W, rows, n, mid, rad, mag, c, r, m);
+}
+
+void interval_matmat(const double* W, int64_t rows, int64_t n, int64_t count, const double* mid, const double* rad,
+                     const double* mag, double* c, double* r, double* m) {
+  dispatch_mm(W, rows, n, count, mid, rad, mag, c, r, m);
+}
+void interval_matmat(const float* W, int64_t rows, int64_t n, int64_t count, const double* mid, const double* rad,
+                     const double* mag, double* c, double* r, double* m) {
+  dispatch_mm(W, rows, n, count, mid, rad, mag, c, r, m);
 }
 
 }  // namespace denote::kernels

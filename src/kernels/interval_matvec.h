@@ -18,6 +18,14 @@ void interval_matvec(const double* W, int64_t rows, int64_t n, const double* mid
 void interval_matvec(const float* W, int64_t rows, int64_t n, const double* mid, const double* rad,
                      const double* mag, double* c, double* r, double* m);
 
+// The same sums for `count` boxes (box s: mid + s * n, rad + s * n, mag + s * n; its sums at c + s * rows,
+// r + s * rows, m + s * rows), each load of W serving two boxes: every box's sums are interval_matvec's
+// on that box alone, bit for bit (the same lanes in the same order).
+void interval_matmat(const double* W, int64_t rows, int64_t n, int64_t count, const double* mid, const double* rad,
+                     const double* mag, double* c, double* r, double* m);
+void interval_matmat(const float* W, int64_t rows, int64_t n, int64_t count, const double* mid, const double* rad,
+                     const double* mag, double* c, double* r, double* m);
+
 // The copy in use at the current level: 2 AVX-512, 1 AVX2+FMA, 0 the baseline.
 int interval_matvec_level();
 

@@ -1,6 +1,8 @@
 """auto_LiRPA's compute_bounds flags on Model.bounds: C (the spec), bound_lower / bound_upper (one side, the
 other None) and return_A (the linear bounds in the input, lA x + lbias <= C y <= uA x + ubias on the box),
 checked against the two-sided bounds and against the network evaluated at points of the box."""
+import os
+
 import numpy as np
 import pytest
 
@@ -187,3 +189,23 @@ def test_a_crown_fallback_to_ibp_is_warned():
     ilo, ihi = m.bounds(lo, hi, method="ibp", arith="f32")
     np.testing.assert_array_equal(clo, ilo)
     np.testing.assert_array_equal(chi, ihi)
+
+
+def test_a_cnn_batch_is_one_ibp_pass(data_dir):
+    """IBP of a batch on marabou-cifar10's small CNN (permute, conv, relu, reshape, linear): the batch runs as one
+    pass (run_ibp_batch: the conv as one product over the samples), each sample's bounds those of its own call up
+    to the order of the conv sums, enclosing the model's float32 outputs at the centers and at random points."""
+    m = denote.load(os.path.join(data_dir, "marabou", "cifar10_small.onnx"))
+    rng = np.random.default_rng(11)
+    n = 3
+    xs = rng.uniform(0, 1, (n, 32, 32, 3))
+    eps = np.array([0.001, 0.004, 0.002])
+    lb, ub = m.bounds(xs, eps=eps, method="IBP")
+    assert lb.shape == ub.shape == (n, 10)
+    for i in range(n):
+        one = m.bounds(xs[i][None], eps=float(eps[i]), method="ibp")
+        np.testing.assert_allclose(lb[i], one[0].ravel(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(ub[i], one[1].ravel(), rtol=1e-12, atol=1e-12)
+        for x in [xs[i]] + [xs[i] + rng.uniform(-eps[i], eps[i], xs[i].shape) for _ in range(3)]:
+            y = np.asarray(m.run(x[None].astype(np.float32)), dtype=np.float64).ravel()
+            assert np.all(lb[i] <= y) and np.all(y <= ub[i])

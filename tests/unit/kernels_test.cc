@@ -152,6 +152,46 @@ TEST(Kernels, CrownProductsWithinGammaOfTheExactProductAtEveryLevel) {
   });
 }
 
+// interval_matmat: every box's three sums are interval_matvec's on that box alone, bit for bit (row
+// counts around the 64-row blocks and the pairs, odd box counts, a tail past the vector width), for
+// double and float matrices.
+TEST(Kernels, IntervalMatmatEqualsTheMatvecOfEachBoxAtEveryLevel) {
+  std::mt19937_64 rng(9);
+  every_level([&](int) {
+    for (int64_t rows : {1, 3, 66})
+      for (int64_t n : {5, 19})
+        for (int64_t count : {1, 2, 5}) {
+          const std::vector<double> wd = draw(rng, static_cast<size_t>(rows * n));
+          std::vector<float> wf(wd.begin(), wd.end());
+          const std::vector<double> mid = draw(rng, static_cast<size_t>(count * n));
+          std::vector<double> rad = draw(rng, mid.size()), mag(mid.size());
+          for (size_t i = 0; i < mid.size(); ++i) rad[i] = std::fabs(rad[i]), mag[i] = std::fabs(mid[i]) + rad[i];
+          const size_t outs = static_cast<size_t>(count * rows);
+          std::vector<double> c(outs), r(outs), m(outs), c1(outs), r1(outs), m1(outs);
+          for (int pass = 0; pass < 2; ++pass) {
+            if (pass == 0)
+              kernels::interval_matmat(wd.data(), rows, n, count, mid.data(), rad.data(), mag.data(), c.data(), r.data(),
+                                       m.data());
+            else
+              kernels::interval_matmat(wf.data(), rows, n, count, mid.data(), rad.data(), mag.data(), c.data(), r.data(),
+                                       m.data());
+            for (int64_t s = 0; s < count; ++s) {
+              const size_t at = static_cast<size_t>(s * n), o = static_cast<size_t>(s * rows);
+              if (pass == 0)
+                kernels::interval_matvec(wd.data(), rows, n, mid.data() + at, rad.data() + at, mag.data() + at,
+                                         c1.data() + o, r1.data() + o, m1.data() + o);
+              else
+                kernels::interval_matvec(wf.data(), rows, n, mid.data() + at, rad.data() + at, mag.data() + at,
+                                         c1.data() + o, r1.data() + o, m1.data() + o);
+            }
+            ASSERT_EQ(c, c1) << "rows " << rows << " n " << n << " count " << count << " pass " << pass;
+            ASSERT_EQ(r, r1) << "rows " << rows << " n " << n << " count " << count << " pass " << pass;
+            ASSERT_EQ(m, m1) << "rows " << rows << " n " << n << " count " << count << " pass " << pass;
+          }
+        }
+  });
+}
+
 // Forward linear bounds' sign-picked product, for the vector widths (4, 8, 12, 16) and another.
 TEST(Kernels, SignRowsPickByTheWeightsSignAtEveryLevel) {
   std::mt19937_64 rng(5);

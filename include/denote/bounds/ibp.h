@@ -95,8 +95,9 @@ class IbpPrepared {
   const ArithSpec& arith() const;
   // Linear nodes that run on the dense product (the others use the interval rule).
   int64_t dense_linear_nodes() const;
-  // Whether run_ibp_double runs on plain double arrays (every node an input, reshape, flatten,
-  // detach, relu or dense linear node; f32 or f64): the same boxes bit for bit, faster.
+  // Whether run_ibp_double runs on plain double arrays (every node an input, constant, same-order
+  // view, relu, elementwise add / sub / mul / div, dense linear node or conv with point weights; f32
+  // or f64): the same boxes bit for bit, faster.
   bool array_pass() const;
   // A linear node's weights as floats (out x in, row-major), when the model was prepared for f32 and
   // every weight is a float exactly (so the floats equal the payload's doubles); else nullptr.
@@ -128,5 +129,14 @@ std::optional<DoubleBox> ibp_node_box(const IbpPrepared& model, const Node& n, s
 // run_ibp_double on a prepared model: the same boxes up to the order of the linear sums (both sound).
 Result<DoubleIbp> run_ibp_double(const IbpPrepared& model, std::span<const DoubleBox> inputs,
                                  const EvalOptions& options = {});
+
+// A batch of samples of a one-input model (auto_LiRPA's leading batch axis): node `node`'s box for
+// each input box (each of the input node's shape; nullopt where the node gets none). Where
+// array_pass() holds the batch is one double-array pass: the dense products sample by sample (the
+// same boxes as run_ibp_double's, bit for bit), each conv one batched product over all samples (the
+// same up to the order of its sums, both sound); otherwise sample by sample. The memory limit of
+// `options` counts the whole batch's values.
+Result<std::vector<std::optional<DoubleBox>>> run_ibp_batch(const IbpPrepared& model, std::span<const DoubleBox> samples,
+                                                            int64_t node, const EvalOptions& options = {});
 
 }  // namespace denote
