@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """L2 and L1 balls: denote's CROWN (Model.bounds(x0, eps=, norm=)) next to auto_LiRPA's CROWN with
 PerturbationLpNorm(norm, eps), on ACAS Xu 1_1 at the center of the README's box, 1 thread, one process.
-denote bounds the ball through its bounding box and takes each row's own minimum over the ball at the end
-(its intermediate bounds stay the box's); auto_LiRPA concretises every bound over the ball. Prints the mean
+Both concretise every linear bound, the intermediate ones included, over the ball (denote: the larger of
+the ball's and its bounding box's minimum, Subdomain::ball). Prints the mean
 widths, their ratio, the best-of-5 times, and whether each tool's bounds contain the outputs sampled in the
 ball (4000 points; a sound bound must).
 Usage: OMP_NUM_THREADS=1 PYTHONPATH=build/python /usr/bin/python3 bench/lirpa_lp.py [--eps 0.02]"""

@@ -58,6 +58,8 @@ struct BoundArgs {
   // With eps: the ball's norm (inf, 2 or 1) and its centers, one per input (set by bounds()).
   double p = INFINITY;
   std::vector<std::vector<double>> centers;
+  // An L2 / L1 ball around the one input, for crown: the bound engine's (Subdomain::ball). Set by bounds().
+  Subdomain where;
 };
 
 // (lo, hi) of C y with a spec; else per output (IBP's box, or the CROWN pass started there), or
@@ -89,9 +91,9 @@ py::object bound_result(const Model& m, const DoubleIbp& ibp, std::vector<CrownR
 }
 
 // With eps: lo is the center x (per input) and the box is the L-infinity ball x +- eps (box_around, as the
-// CLI's --center/--eps); auto_LiRPA's PerturbationLpNorm(norm, eps). An L2 or L1 ball (norm=2, 1) is bounded
-// through its bounding box x +- eps; CROWN then also takes the ball's own minimum of each row's linear
-// bound (lp_ball_min, denote/bounds/lp_ball.h). The norm and the centers go to `a`.
+// CLI's --center/--eps); auto_LiRPA's PerturbationLpNorm(norm, eps). An L2 or L1 ball (norm=2, 1) is the
+// bounding box x +- eps for IBP; CROWN and alpha-CROWN bound the ball itself (Subdomain::ball; with return_A
+// the box's passes and each row's minimum over the ball, lp_ball_min). The norm and the centers go to `a`.
 std::vector<DoubleBox> balls_of(const PyModel& self, const py::object& x, const py::object& hi, BoundArgs& a) {
   if (!hi.is_none()) raise_invalid("eps: pass the center as lo and no hi (or lo and hi without eps)", "hi");
   a.p = a.norm.is_none() ? INFINITY : py::float_(a.norm).cast<double>();
@@ -133,10 +135,10 @@ std::optional<SpecMatrix> spec_of(const Model& m, const py::object& spec) {
 // -C for the upper side) by a lower-only pass, with CROWN's input coefficients for return_A. C++ only (it
 // runs without the GIL).
 Result<CrownResult> run_side(const Model& m, const std::vector<DoubleBox>& boxes, const SpecMatrix& rows, CrownOptions co,
-                             bool return_A) {
+                             bool return_A, const Subdomain& where) {
   co.lower_only = true;
   co.input_coefficients = return_A;
-  return run_crown(m.graph, m.payload, boxes, m.output_ids[0], &rows, co);
+  return run_crown(m.graph, m.payload, boxes, m.output_ids[0], &rows, co, where);
 }
 
 // The side's bounds and, with return_A, its coefficients and constants (box_bias).
@@ -180,13 +182,14 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
   const SpecMatrix C = spec_or_identity(spec ? &*spec : nullptr, ny);
   SpecMatrix neg = C;
   for (double& v : neg.c) v = -v;
-  // CROWN's input coefficients: for return_A, and for an L2 / L1 ball's own minimum (one input).
-  const bool coefficients =
-      a.return_A || (std::isfinite(a.p) && co.method == BoundMethod::Crown && boxes.size() == 1);
+  // CROWN's input coefficients for return_A: they hold on the box, so those passes bound the box (an L2 / L1
+  // ball's rows then minimised over it, finish_side); otherwise a ball is the engine's.
+  const bool coefficients = a.return_A;
+  const Subdomain where = a.return_A ? Subdomain{} : a.where;
   Result<CrownResult> lo_run = CrownResult{}, hi_run = CrownResult{};
   run_interruptible([&] {
-    if (a.bound_lower) lo_run = run_side(m, boxes, C, co, coefficients);
-    if (a.bound_upper && lo_run.ok()) hi_run = run_side(m, boxes, neg, co, coefficients);
+    if (a.bound_lower) lo_run = run_side(m, boxes, C, co, coefficients, where);
+    if (a.bound_upper && lo_run.ok()) hi_run = run_side(m, boxes, neg, co, coefficients, where);
     return true;
   });
   check(lo_run.status());
@@ -227,7 +230,8 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
 // A batch with bound_lower / bound_upper / return_A: side_bounds sample by sample, each result stacked along
 // a new leading axis (a side not asked for stays None).
 py::object batch_sides(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& spec_obj,
-                       const CrownOptions& co, const BoundArgs& a, int64_t n) {
+                       const CrownOptions& co, const BoundArgs& a, int64_t n,
+                       const std::vector<std::shared_ptr<const InputBall>>& balls) {
   const Model& m = self.model();
   if (m.output_ids.size() != 1) raise_invalid("a batch of samples needs a model with one output", "lo");
   if (co.method == BoundMethod::Ibp) raise_invalid("bound_lower, bound_upper and return_A go with method crown or alpha-crown", "method");
@@ -238,7 +242,14 @@ py::object batch_sides(const PyModel& self, const py::object& lo, const py::obje
   std::vector<py::tuple> per;
   for (int64_t i = 0; i < n; ++i) {
     const std::optional<SpecMatrix> spec = specs.empty() ? std::nullopt : std::optional(specs[static_cast<size_t>(i)]);
-    per.push_back(side_bounds(self, {boxes[static_cast<size_t>(i)]}, spec, co, a).cast<py::tuple>());
+    BoundArgs ai = a;  // sample i's ball: the engine's, and return_A's minimum over it (finish_side)
+    if (!balls.empty()) {
+      const InputBall& b = *balls[static_cast<size_t>(i)];
+      if (co.method != BoundMethod::Ibp) ai.where.ball = balls[static_cast<size_t>(i)];
+      ai.centers = {b.center};
+      ai.eps = b.eps;
+    }
+    per.push_back(side_bounds(self, {boxes[static_cast<size_t>(i)]}, spec, co, ai).cast<py::tuple>());
   }
   // Shapes as the two-sided batch's and auto_LiRPA's: [N, rows] (the output without its leading 1 for rows
   // without C), lA / uA [N, rows, *input without its leading 1].
@@ -284,18 +295,22 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
                   "arith");
   const ArithSpec& arith = *parsed;
   if (const std::optional<int64_t> n = batch_size(m, lo)) {
-    const bool linf = a.norm.is_none() || std::isinf(py::float_(a.norm).cast<double>());
-    if (a.all_nodes || !linf)
-      raise_invalid("a batch of samples (lo with a leading sample axis) is bounded at the output on boxes or "
-                    "L-infinity balls (not yet with all_nodes or norm=2/1)",
-                    "lo");
+    a.p = a.norm.is_none() ? INFINITY : py::float_(a.norm).cast<double>();
+    if (!(std::isinf(a.p) && a.p > 0) && a.p != 1 && a.p != 2) raise_invalid(fmt::format("norm {}: expected inf, 2 or 1", a.p), "norm");
+    if (std::isfinite(a.p) && a.eps_obj.is_none()) raise_invalid("norm goes with eps (a ball around lo)", "norm");
+    if (a.all_nodes && (!a.bound_lower || !a.bound_upper || a.return_A))
+      raise_invalid("bound_lower, bound_upper and return_A bound the output, not all_nodes", "all_nodes");
     co.method = *method;
     co.arith = arith;
     co.alpha_iters = a.alpha_iters;
     co.lirpa_compatible = a.lirpa_compatible;
     co.eval = options;
-    if (!a.bound_lower || !a.bound_upper || a.return_A) return batch_sides(self, lo, hi, spec_obj, co, a, *n);
-    return batch_bounds(self, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n);
+    std::vector<std::shared_ptr<const InputBall>> balls;  // an L2 / L1 ball per sample (CROWN bounds it itself)
+    if (std::isfinite(a.p))
+      balls = sample_balls(to_tensor(lo, {"lo"}, true), a.eps_obj, m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape, *n, a.p);
+    if (!a.bound_lower || !a.bound_upper || a.return_A) return batch_sides(self, lo, hi, spec_obj, co, a, *n, balls);
+    return batch_bounds(self, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n, balls,
+                        a.all_nodes);
   }
   if (!a.eps_obj.is_none() && !a.eps)
     raise_invalid("eps: one radius per sample goes with a batch (lo with a leading sample axis)", "eps");
@@ -303,9 +318,10 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
   if (!a.eps && !a.norm.is_none()) raise_invalid("norm goes with eps (a ball around lo)", "norm");
   const std::optional<SpecMatrix> spec = spec_of(m, spec_obj);
   if (!a.bound_lower && !a.bound_upper) raise_invalid("bound_lower and bound_upper are both False: nothing to bound", "bound_lower");
-  // An L2 / L1 ball: CROWN bounds each side through the ball's own minimum of its linear bound (side_bounds).
-  const bool ball = std::isfinite(a.p) && *method == BoundMethod::Crown && m.output_ids.size() == 1 && !a.all_nodes;
-  if (!a.bound_lower || !a.bound_upper || a.return_A || ball) {
+  // An L2 / L1 ball: the bound engine's (Subdomain::ball); IBP bounds its box.
+  if (std::isfinite(a.p) && *method != BoundMethod::Ibp && boxes.size() == 1)
+    a.where.ball = std::make_shared<const InputBall>(InputBall{a.centers[0], *a.eps, a.p});
+  if (!a.bound_lower || !a.bound_upper || a.return_A) {
     if (*method == BoundMethod::Ibp) raise_invalid("bound_lower, bound_upper and return_A go with method crown or alpha-crown", "method");
     if (a.all_nodes) raise_invalid("bound_lower, bound_upper and return_A bound the output, not all_nodes", "all_nodes");
     co.method = *method;
@@ -328,7 +344,7 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
       co.lirpa_compatible = a.lirpa_compatible;
       co.eval = options;
       for (int64_t out : m.output_ids) {
-        Result<CrownResult> r = run_crown(m.graph, m.payload, boxes, out, spec ? &*spec : nullptr, co);
+        Result<CrownResult> r = run_crown(m.graph, m.payload, boxes, out, spec ? &*spec : nullptr, co, a.where);
         if (!r.ok()) {
           failed = r.status();
           break;

@@ -50,6 +50,18 @@ std::vector<DoubleBox> sample_boxes(const Tensor<double>& x, const py::object& h
   return boxes;
 }
 
+std::vector<std::shared_ptr<const InputBall>> sample_balls(const Tensor<double>& x, const py::object& eps,
+                                                          const Shape& in, int64_t n, double p) {
+  const Tensor<double> e = to_tensor(eps, {"eps"}, true);
+  const int64_t ne = numel(e.shape);
+  if (ne != 1 && ne != n) raise_invalid(fmt::format("eps: {} values; expected one, or one per sample ({})", ne, n), "eps");
+  std::vector<std::shared_ptr<const InputBall>> balls;
+  for (int64_t i = 0; i < n; ++i)
+    balls.push_back(std::make_shared<const InputBall>(
+        InputBall{sample(x, in, i).data, e.data[static_cast<size_t>(ne == 1 ? 0 : i)], p}));
+  return balls;
+}
+
 std::vector<SpecMatrix> sample_specs(const py::object& spec, int64_t n, int64_t ny) {
   std::vector<SpecMatrix> out;
   if (spec.is_none()) return out;
@@ -76,6 +88,31 @@ void warn_cut(const Model& m, const std::vector<CrownResult>& runs) {
     if (!r.fallback.empty()) return warn("the linear bounds are IBP's: " + r.fallback);
 }
 
+namespace {
+
+// {node: (lo, hi)} with lo and hi [N, *node shape without its leading 1] from each sample's node boxes (a
+// node without a box in a sample: that sample's whole line).
+py::dict stack_nodes(const Model& m, const std::vector<std::vector<std::optional<DoubleBox>>>& every) {
+  py::dict d;
+  const auto n = static_cast<int64_t>(every.size());
+  for (const Node& node : m.graph.nodes) {
+    const auto k = static_cast<size_t>(numel(node.out_shape));
+    std::vector<double> lo(static_cast<size_t>(n) * k, -INFINITY), hi(lo.size(), INFINITY);
+    for (size_t i = 0; i < every.size(); ++i) {
+      const auto& b = every[i].size() > static_cast<size_t>(node.id) ? every[i][static_cast<size_t>(node.id)] : std::nullopt;
+      if (!b || b->lo.size() != k) continue;
+      std::copy(b->lo.begin(), b->lo.end(), lo.begin() + static_cast<std::ptrdiff_t>(i * k));
+      std::copy(b->hi.begin(), b->hi.end(), hi.begin() + static_cast<std::ptrdiff_t>(i * k));
+    }
+    Shape shape{n};
+    for (int64_t dim : drop_leading_one(node.out_shape)) shape.push_back(dim);
+    d[py::int_(node.id)] = py::make_tuple(to_numpy(shape, std::move(lo)), to_numpy(shape, std::move(hi)));
+  }
+  return d;
+}
+
+}  // namespace
+
 std::optional<int64_t> batch_size(const Model& m, const py::object& lo) {
   const std::vector<int64_t> ids = m.graph.input_ids();
   if (ids.size() != 1 || lo.is_none()) return std::nullopt;
@@ -97,7 +134,8 @@ IbpPrepared prepared_for(const PyModel& self, const ArithSpec& arith) {
 }
 
 py::object batch_bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& eps,
-                        const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n) {
+                        const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n,
+                        const std::vector<std::shared_ptr<const InputBall>>& balls, bool all_nodes) {
   const Model& m = self.model();
   if (m.output_ids.size() != 1) raise_invalid("a batch of samples needs a model with one output", "lo");
   const Shape& in = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
@@ -110,12 +148,22 @@ py::object batch_bounds(const PyModel& self, const py::object& lo, const py::obj
   std::vector<double> lower(static_cast<size_t>(n * k), -INFINITY), upper(static_cast<size_t>(n * k), INFINITY);
   Status failed;
   std::vector<CrownResult> cuts(1);
+  all_nodes = all_nodes && specs.empty();  // with C: C y's bounds, as a single call's
+  std::vector<std::vector<std::optional<DoubleBox>>> every(all_nodes ? static_cast<size_t>(n) : 0);
   auto put = [&](int64_t i, const std::optional<DoubleBox>& b) {  // sample i's bounds (none: the whole line)
     if (!b) return;
     std::copy(b->lo.begin(), b->lo.end(), lower.begin() + i * k);
     std::copy(b->hi.begin(), b->hi.end(), upper.begin() + i * k);
   };
   run_interruptible([&] {
+    if (ibp_box && all_nodes) {  // every node's box, sample by sample on the prepared model
+      for (int64_t i = 0; i < n && failed.ok(); ++i) {
+        Result<DoubleIbp> r = run_ibp_double(prep, std::span<const DoubleBox>(&boxes[static_cast<size_t>(i)], 1), co.eval);
+        if (!r.ok()) failed = r.status();
+        else every[static_cast<size_t>(i)] = std::move(r->boxes);
+      }
+      return true;
+    }
     if (ibp_box) {  // the batch as one pass (run_ibp_batch)
       Result<std::vector<std::optional<DoubleBox>>> r = run_ibp_batch(prep, boxes, out, co.eval);
       if (!r.ok()) failed = r.status();
@@ -127,19 +175,22 @@ py::object batch_bounds(const PyModel& self, const py::object& lo, const py::obj
     where.prepared = prep;
     for (int64_t i = 0; i < n && failed.ok(); ++i) {
       const std::span<const DoubleBox> box(&boxes[static_cast<size_t>(i)], 1);
+      where.ball = balls.empty() ? nullptr : balls[static_cast<size_t>(i)];
       Result<CrownResult> r = run_crown(m.graph, m.payload, box, out, specs.empty() ? nullptr : &specs[static_cast<size_t>(i)], co, where);
       if (!r.ok()) {
         failed = r.status();
         break;
       }
       if (i == 0) cuts[0].cut = r->cut, cuts[0].fallback = r->fallback;
-      if (specs.empty()) put(i, r->boxes[static_cast<size_t>(out)]);
+      if (all_nodes) every[static_cast<size_t>(i)] = std::move(r->boxes);
+      else if (specs.empty()) put(i, r->boxes[static_cast<size_t>(out)]);
       else put(i, DoubleBox{Shape{k}, std::move(r->spec_lo), std::move(r->spec_hi)});
     }
     return true;
   });
   check(failed);
   warn_cut(m, cuts);
+  if (all_nodes) return stack_nodes(m, every);
   Shape shape{n};
   if (specs.empty())
     for (int64_t d : drop_leading_one(out_shape)) shape.push_back(d);

@@ -114,6 +114,42 @@ std::optional<DoubleIbp> prior_boxes(const Graph& g, std::span<const DoubleBox> 
   return out;
 }
 
+// Subdomain::ball: one input, a center of its size, p 1 or 2, eps finite >= 0 (IBP bounds the box).
+Status check_ball(const Graph& g, const CrownOptions& o, const Subdomain& where) {
+  if (!where.ball) return ok_status();
+  const InputBall& b = *where.ball;
+  auto bad = [](const std::string& what) { return error_status(ErrorCode::kInvalidInput, "IR bounds: ball: " + what).with_field("ball"); };
+  const std::vector<int64_t> ids = g.input_ids();
+  if (ids.size() != 1) return bad(fmt::format("a ball needs a model with one input, not {}", ids.size()));
+  const int64_t n = numel(g.nodes[static_cast<size_t>(ids[0])].out_shape);
+  if (static_cast<int64_t>(b.center.size()) != n) return bad(fmt::format("center of {} values, the input has {}", b.center.size(), n));
+  if (b.p != 1 && b.p != 2) return bad(fmt::format("p {}: expected 1 or 2", b.p));
+  if (!(b.eps >= 0) || !std::isfinite(b.eps)) return bad(fmt::format("eps {}: expected a finite number >= 0", b.eps));
+  for (double c : b.center)
+    if (!std::isfinite(c)) return bad(fmt::format("the center has a non-finite value {}", c));
+  return ok_status();
+}
+
+// alpha-CROWN on a ball: its steps optimise the box's bound (their gradients read the box's vertices), so
+// alpha-CROWN runs on the box and CROWN on the ball, each bound and box the tighter of the two (both hold
+// on the ball).
+Result<CrownResult> alpha_on_ball(const Graph& g, const Payload<double>& payload, std::span<const DoubleBox> inputs,
+                                  int64_t output_id, const SpecMatrix* spec, const CrownOptions& o,
+                                  const Subdomain& where) {
+  Subdomain box = where;
+  box.ball = nullptr;
+  DENOTE_ASSIGN_OR_RETURN(CrownResult res, run_crown(g, payload, inputs, output_id, spec, o, box));
+  CrownOptions crown = o;
+  crown.method = BoundMethod::Crown;
+  DENOTE_ASSIGN_OR_RETURN(CrownResult ball, run_crown(g, payload, inputs, output_id, spec, crown, where));
+  for (size_t k = 0; k < res.spec_lo.size() && k < ball.spec_lo.size(); ++k) {
+    res.spec_lo[k] = std::max(res.spec_lo[k], ball.spec_lo[k]);
+    res.spec_hi[k] = std::min(res.spec_hi[k], ball.spec_hi[k]);
+  }
+  intersect_node_boxes(res.boxes, ball.boxes);
+  return res;
+}
+
 Status check_prepared(const Graph& g, const Payload<double>& payload, const CrownOptions& o, const Subdomain& where) {
   if (!where.prepared) return ok_status();
   const IbpPrepared& p = *where.prepared;
@@ -185,6 +221,7 @@ crown::Engine make_engine(const Graph& g, const Payload<double>& payload, crown:
   setup.max_bytes = effective_max_bytes(o.eval);
   setup.deadline = o.deadline;
   setup.warm = where.warm.get();
+  if (where.ball) setup.ball = where.ball.get(), setup.ball_input = g.input_ids()[0];
   for (const ReluSplit& sp : where.splits)
     setup.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});
   return crown::Engine(g, payload, std::move(setup), std::move(ibp.boxes));
@@ -209,6 +246,9 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
                               int64_t output_id, const SpecMatrix* spec, const CrownOptions& o,
                               const Subdomain& where_in) {
   DENOTE_RETURN_IF_ERROR(check_call(g, output_id, spec, o));
+  DENOTE_RETURN_IF_ERROR(check_ball(g, o, where_in));
+  if (where_in.ball && o.method == BoundMethod::AlphaCrown)
+    return alpha_on_ball(g, payload, inputs, output_id, spec, o, where_in);
   // One prepared model serves the IBP pass and the refreshed boxes of the nodes without a pass
   // (Engine::refresh_box); where preparing fails, run_ibp_double reports why.
   std::optional<Subdomain> own;

@@ -117,7 +117,7 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
   st.support.resize(g.nodes.size());
   // The input's coefficients are never stored when fused: not with beta terms, nor when they are
   // recorded (unless the forward values they would serve are made in the pass).
-  st.fuse_input = !o.beta && (!o.record || o.vertex_values);
+  st.fuse_input = !o.beta && (!o.record || o.vertex_values) && !setup_.ball;
   st.uses = &uses_;
   st.vertex_need = o.vertex_need;
   st.vertex_values = o.vertex_values;
@@ -129,11 +129,12 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
   }
   const std::vector<const DoubleBox*> box = ptrs();
   RuleCtx ctx{g, payload, box, setup_.err, st, o.alpha, o.scales, &ws_, &scale_cache_, conv_plans(), &line_cache_};
+  ctx.ball = setup_.ball, ctx.ball_input = setup_.ball_input;
   PassResult out;
   if (o.record) out.A.resize(g.nodes.size()), out.reached.assign(g.nodes.size(), 0);
   // A conv's unit rows as windows while they stay small (crown_patches.h); not where the pass keeps
   // coefficients, has slopes or multipliers per row, or makes forward values.
-  const bool plain = !o.record && !o.alpha && !o.beta && !o.vertex_values;
+  const bool plain = !o.record && !o.alpha && !o.beta && !o.vertex_values && !setup_.ball;
   if (setup_.patches && plain && st.unit_node == start && patch_prefix(ctx, start, o.one_step)) {
     ws_.give(std::move(*st.A[static_cast<size_t>(start)]));
     st.A[static_cast<size_t>(start)].reset();

@@ -96,6 +96,10 @@ struct EngineSetup {
   // Intermediate bounds of conv nodes on windowed rows (src/bounds/crown_patches.h); false: the dense
   // rules only (the tests compare the two).
   bool patches = true;
+  // The input node `ball_input` is this ball inside its box (Subdomain::ball), or null: every pass then
+  // stores the input's coefficients (no fused first layer, no windowed rows) and concretises them on both.
+  const InputBall* ball = nullptr;
+  int64_t ball_input = -1;
 };
 
 // What an engine did.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "denote/bounds/lp_ball.h"
 #include "kernels/row_sums.h"
 
 namespace denote::crown {
@@ -54,8 +55,32 @@ bool RuleCtx::concretize(int64_t id, const std::vector<double>& A) {
   // A cut: rows concretised at a node that is not an input and whose box is not one point (a
   // constant's part is a constant of the rows' linear function in the input).
   if (!st.cut && g.nodes[static_cast<size_t>(id)].op != Op::Input) st.cut = b->lo != b->hi;
+  if (ball && id == ball_input) return concretize_on_ball(id, A);
   for (int64_t r = 0; r < st.rows; ++r)
     kernels::concretize_row(A.data() + r * m, b->lo.data(), b->hi.data(), m, st.bias[r], st.mag[r], st.terms[r]);
+  return true;
+}
+
+// The input is a ball inside its box: per row the larger of the box's minimum of a . x (its sum and
+// terms, as above, summed apart and added once more) and the ball's (lp_ball_min: a lower bound with its
+// own rounding counted, added as one term). Either is a lower bound on the ball, so the choice is free.
+bool RuleCtx::concretize_on_ball(int64_t id, const std::vector<double>& A) {
+  const DoubleBox* b = box[static_cast<size_t>(id)];
+  const int64_t m = numel_of(id);
+  if (static_cast<int64_t>(ball->center.size()) != m) return fail("the ball's center does not fit the input");
+  for (int64_t r = 0; r < st.rows; ++r) {
+    const double* a = A.data() + r * m;
+    double sum = 0, mag = 0, terms = 0;
+    kernels::concretize_row(a, b->lo.data(), b->hi.data(), m, sum, mag, terms);
+    const double on_ball = lp_ball_min(std::span<const double>(a, static_cast<size_t>(m)), 0.0, ball->center,
+                                       ball->eps, ball->p);
+    const double box_low = dn(sum - gamma(terms + 1) * mag);  // about the box's bound, for the choice only
+    if (std::isfinite(on_ball) && on_ball > box_low) {
+      st.bias[r] += on_ball, st.mag[r] += std::fabs(on_ball), st.terms[r] += 1;
+    } else {
+      st.bias[r] += sum, st.mag[r] += mag, st.terms[r] += terms + 1;
+    }
+  }
   return true;
 }
 

@@ -26,6 +26,10 @@
 #include "denote/ir/graph.h"
 #include "denote/ir/payload.h"
 
+namespace denote {
+struct InputBall;  // include/denote/bounds/crown.h
+}  // namespace denote
+
 namespace denote::crown {
 
 inline constexpr double kU = DBL_EPSILON / 2;            // unit roundoff of the coefficient arithmetic (binary64)
@@ -322,6 +326,8 @@ struct RuleCtx {
   ScaleCache* scale_cache = nullptr;  // linear error scales by parent box (null: none)
   ConvPlans* conv_plans = nullptr;    // conv nodes' plans kept across passes (null: built per rule)
   BoxCache<Lines>* lines = nullptr;   // elementwise lines by their boxes (LineCache; null: made per rule)
+  const InputBall* ball = nullptr;    // the input node ball_input is this ball in its box (null: the box)
+  int64_t ball_input = -1;
 
   std::vector<double> take(size_t n) { return ws ? ws->take(n) : fresh_buffer(n); }
   void give(std::vector<double>&& v) {
@@ -348,6 +354,7 @@ struct RuleCtx {
   void add_slack(int64_t r, double s) { st.slack[r] += s; }
   // The pass ends here for every row: A . v >= min over node id's box (its box starts the segment).
   bool concretize(int64_t id, const std::vector<double>& A);
+  bool concretize_on_ball(int64_t id, const std::vector<double>& A);
   // sum_j |A[r, j]| * scale[j] for each row, rounded up, added to slack (scale >= 0). support: the
   // columns of A that may be nonzero (the sum runs over them only; scale is read there only).
   void slack_abs_dot(const std::vector<double>& A, const std::vector<double>& scale, double factor,

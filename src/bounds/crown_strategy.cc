@@ -134,7 +134,9 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
   const CrownOptions& o = run.o;
   const Graph& g = eng.g;
   const bool lirpa = o.lirpa_compatible;
-  if (!lirpa && bound_kernel(n.op) == BoundKernel::Conv && first_layer(g, n)) {  // no pass adds to the IBP box (rows x numel each)
+  // On a ball the first layer's CROWN bound is the ball's, tighter than its box's (IBP's).
+  const bool first = first_layer(g, n) && !run.where.ball;
+  if (!lirpa && bound_kernel(n.op) == BoundKernel::Conv && first) {  // no pass adds to the IBP box (rows x numel each)
     eng.refresh_children(n.id);
     return;
   }
@@ -150,7 +152,7 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
   const DoubleBox& b = *eng.box(n.id);
   for (int64_t j = 0; j < m; ++j)
     if (!relu_only || (b.lo[static_cast<size_t>(j)] < 0 && b.hi[static_cast<size_t>(j)] > 0)) elems.push_back(j);
-  if (first_layer(g, n))
+  if (first)
     elems.clear();
   else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m))
     elems = all;

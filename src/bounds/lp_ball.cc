@@ -48,23 +48,11 @@ Status tighten_on_ball(const Graph& g, const Payload<double>& payload, const Dou
                        double eps, double p, int64_t output, const SpecMatrix* spec, const CrownOptions& o,
                        std::vector<double>& lo, std::vector<double>& hi) {
   if (o.method != BoundMethod::Crown || (p != 1 && p != 2)) return ok_status();
-  const SpecMatrix C = spec_or_identity(spec, numel(g.nodes[static_cast<size_t>(output)].out_shape));
-  CrownOptions side = o;
-  side.lower_only = true;
-  side.input_coefficients = true;
-  const size_t nx = box.lo.size();
-  for (int sign : {1, -1}) {  // C y >= ... for lo; -C y >= ... for hi
-    SpecMatrix rows = C;
-    for (double& v : rows.c) v *= sign;
-    DENOTE_ASSIGN_OR_RETURN(CrownResult r, run_crown(g, payload, std::span<const DoubleBox>(&box, 1), output, &rows, side));
-    if (!r.input_linear || r.input_coef.size() != static_cast<size_t>(C.rows) * nx) continue;
-    for (size_t k = 0; k < static_cast<size_t>(C.rows) && k < lo.size(); ++k) {
-      const std::span<const double> a(r.input_coef.data() + k * nx, nx);
-      const double v = lp_ball_min(a, box_bias(a, box, r.spec_lo[k]), center, eps, p);
-      if (sign > 0) lo[k] = std::max(lo[k], v);
-      else hi[k] = std::min(hi[k], -v);
-    }
-  }
+  Subdomain where;
+  where.ball = std::make_shared<const InputBall>(InputBall{std::vector<double>(center.begin(), center.end()), eps, p});
+  DENOTE_ASSIGN_OR_RETURN(CrownResult r, run_crown(g, payload, std::span<const DoubleBox>(&box, 1), output, spec, o, where));
+  for (size_t k = 0; k < lo.size() && k < r.spec_lo.size(); ++k) lo[k] = std::max(lo[k], r.spec_lo[k]);
+  for (size_t k = 0; k < hi.size() && k < r.spec_hi.size(); ++k) hi[k] = std::min(hi[k], r.spec_hi[k]);
   return ok_status();
 }
 

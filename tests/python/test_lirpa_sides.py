@@ -168,8 +168,8 @@ def test_batch_refusals(acas_path):
     xs = np.repeat((LO + HI) / 2, 3, axis=0).reshape(3, 1, 1, 5)
     with pytest.raises(denote.InvalidInputError, match="one, or one per sample"):
         m.bounds(xs, eps=np.array([0.1, 0.2]), method="crown")
-    with pytest.raises(denote.InvalidInputError, match="a batch of samples"):
-        m.bounds(xs, eps=0.1, method="crown", norm=2)
+    with pytest.raises(denote.InvalidInputError, match="not all_nodes"):
+        m.bounds(xs, eps=0.1, method="crown", all_nodes=True, return_A=True)
     with pytest.raises(denote.InvalidInputError, match="C of shape"):
         m.bounds(xs, eps=0.1, method="crown", C=np.ones((2, 2, 5)))
     with pytest.raises(denote.InvalidInputError, match="one radius per sample goes with a batch"):
@@ -209,3 +209,44 @@ def test_a_cnn_batch_is_one_ibp_pass(data_dir):
         for x in [xs[i]] + [xs[i] + rng.uniform(-eps[i], eps[i], xs[i].shape) for _ in range(3)]:
             y = np.asarray(m.run(x[None].astype(np.float32)), dtype=np.float64).ravel()
             assert np.all(lb[i] <= y) and np.all(y <= ub[i])
+
+
+@pytest.mark.parametrize("p", [2, 1])
+def test_a_batch_of_lp_balls(acas_path, p):
+    """A batch with norm=2 / norm=1 and one eps per sample: each sample's bounds are its own call's (CROWN and
+    alpha-CROWN on the ball itself, IBP on its bounding box), they hold at points of each ball, and alpha-CROWN
+    is never looser than CROWN on a ball."""
+    m = denote.load(acas_path)
+    rng = np.random.default_rng(3)
+    xs = (LO + rng.uniform(0, 1, (3,) + LO.shape[1:]) * (HI - LO)).reshape(3, 1, 1, 5)
+    eps = np.array([0.02, 0.05, 0.01])
+    got = {}
+    for method in ("crown", "alpha-crown", "ibp"):
+        lb, ub = m.bounds(xs, eps=eps, norm=p, method=method, alpha_iters=5)
+        got[method] = (lb, ub)
+        for i in range(3):
+            one = m.bounds(xs[i][None], eps=float(eps[i]), norm=p, method=method, alpha_iters=5)
+            np.testing.assert_allclose(lb[i], one[0].ravel(), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(ub[i], one[1].ravel(), rtol=1e-9, atol=1e-12)
+            for x in ball_points(xs[i].ravel(), eps[i], p, 40, seed=i):
+                y = np.asarray(m.run(x.reshape(1, 1, 1, 5)), dtype=np.float64).ravel()
+                assert np.all(lb[i] <= y) and np.all(y <= ub[i])
+    assert np.all(got["alpha-crown"][0] >= got["crown"][0]) and np.all(got["alpha-crown"][1] <= got["crown"][1])
+    with pytest.raises(denote.InvalidInputError, match="norm goes with eps"):
+        m.bounds(xs - 0.01, xs + 0.01, norm=p, method="crown")
+
+
+@pytest.mark.parametrize("method", ["ibp", "crown"])
+def test_a_batch_with_all_nodes(acas_path, method):
+    """all_nodes on a batch: {node: (lo, hi)} with a leading sample axis, each sample's boxes those of its own call."""
+    m = denote.load(acas_path)
+    rng = np.random.default_rng(4)
+    xs = (LO + rng.uniform(0, 1, (2,) + LO.shape[1:]) * (HI - LO)).reshape(2, 1, 1, 5)
+    got = m.bounds(xs, eps=0.01, method=method, all_nodes=True)
+    assert sorted(got) == [n["id"] for n in m.nodes]
+    for i in range(2):
+        one = m.bounds(xs[i][None], eps=0.01, method=method, all_nodes=True)
+        for node, (lo, hi) in one.items():
+            assert got[node][0].shape[0] == 2
+            np.testing.assert_allclose(got[node][0][i].ravel(), lo.ravel(), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(got[node][1][i].ravel(), hi.ravel(), rtol=1e-9, atol=1e-12)

@@ -20,8 +20,8 @@ void add_box_options(CLI::App* sub, BoxOptions& o) {
   sub->add_option("--eps", o.eps_text, "l-infinity radius around --center (a finite number >= 0)")
       ->each([&o](const std::string&) { o.eps_given = true; });
   sub->add_option("--norm", o.norm,
-                  "inf (default), 2 or 1: the ball around --center; 2 and 1 are bounded through their bounding box, "
-                  "crown then minimising each output row over the ball");
+                  "inf (default), 2 or 1: the ball around --center; crown and alpha-crown bound an L2 / L1 ball itself "
+                  "(every CROWN pass minimised over it), ibp its bounding box");
   sub->add_option("--box", o.box, "LO HI: the input box's corners (JSON arrays or @file.npy); repeat per input")
       ->expected(2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)  // repeated: one LO HI pair per input

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "cli_bounds.h"
-#include "denote/bounds/lp_ball.h"
 
 namespace denote::cli {
 
@@ -50,8 +49,7 @@ struct Run {
 
 void print_text(const Model& m, const Run& run, const BoxOptions& o, BoundMethod method) {
   std::cout << "method: " << bound_method_name(method) << ", arith: " << o.arith
-            << (o.norm == "inf" ? "" : ", norm " + o.norm + " (the ball's bounding box" +
-                                           (method == BoundMethod::Crown ? "; output rows minimised over the ball)" : ")"))
+            << (o.norm == "inf" ? "" : ", norm " + o.norm + (method != BoundMethod::Ibp ? " (bounded on the ball)" : " (the ball's bounding box)"))
             << (o.all_nodes ? "" : ", output nodes (--all-nodes for every node)") << "\n";
   const CrownResult& first = run.per_output.front();
   std::vector<int64_t> ids = m.output_ids;
@@ -118,17 +116,15 @@ void print_json(const Model& m, const Run& run, const BoxOptions& o, BoundMethod
 
 }  // namespace
 
-// --norm 2 / 1 with --method crown (one input): the output rows minimised over the ball (denote/bounds/lp_ball.h);
-// the boxes' bounds otherwise.
-Status tighten_to_ball(const Model& m, const std::vector<DoubleBox>& boxes, const BoxOptions& o, int64_t out,
-                       const SpecMatrix* spec, const CrownOptions& co, CrownResult& r) {
-  if (std::isinf(o.p) || co.method != BoundMethod::Crown || boxes.size() != 1) return ok_status();
+// --norm 2 / 1 with --method crown or alpha-crown (one input): the ball itself, for the bound engine
+// (Subdomain::ball); the boxes otherwise.
+Result<Subdomain> ball_domain(const Model& m, const std::vector<DoubleBox>& boxes, const BoxOptions& o,
+                              const CrownOptions& co) {
+  Subdomain where;
+  if (std::isinf(o.p) || co.method == BoundMethod::Ibp || boxes.size() != 1) return where;
   DENOTE_ASSIGN_OR_RETURN(auto centers, parse_inputs(m.graph, o.center, "--center"));
-  auto& box = r.boxes[static_cast<size_t>(out)];
-  if (!spec && !box) return ok_status();
-  std::vector<double>& lo = spec ? r.spec_lo : box->lo;
-  std::vector<double>& hi = spec ? r.spec_hi : box->hi;
-  return tighten_on_ball(m.graph, m.payload, boxes[0], centers[0].data, o.eps, o.p, out, spec, co, lo, hi);
+  where.ball = std::make_shared<const InputBall>(InputBall{std::move(centers[0].data), o.eps, o.p});
+  return where;
 }
 
 int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOptions& lb) {
@@ -167,10 +163,11 @@ int run_linear_bounds(BoxOptions& o, BoundMethod method, const LinearBoundOption
     if (!s.ok()) return fail(s.message());
     spec = std::move(*s);
   }
+  const Result<Subdomain> where = ball_domain(*m, *boxes, o, co);
+  if (!where.ok()) return fail(where.message());
   for (int64_t out : m->output_ids) {
-    auto r = run_crown(m->graph, m->payload, *boxes, out, spec ? &*spec : nullptr, co);
+    auto r = run_crown(m->graph, m->payload, *boxes, out, spec ? &*spec : nullptr, co, *where);
     if (!r.ok()) return fail(r.message());
-    if (Status s = tighten_to_ball(*m, *boxes, o, out, spec ? &*spec : nullptr, co, *r); !s.ok()) return fail(s.message());
     run.per_output.push_back(std::move(*r));
   }
   if (run.per_output.empty()) return fail("the model has no outputs");

@@ -144,6 +144,19 @@ struct SlopeState {
 // Where one run_crown call bounds: what branch and bound changes from one subdomain to the next, apart
 // from the input boxes (CrownOptions, the method and its parameters, stay the same). Owned: copies
 // share the prior boxes and the prepared model; nothing points into the caller.
+// An L2 or L1 ball ||x - center||_p <= eps around the graph's one input (auto_LiRPA's
+// PerturbationLpNorm(norm=2 or 1)), which the input box holds (its bounding box center +- eps, or
+// less). CROWN's passes then take each row's input term as the smaller of the box's and the ball's
+// minimum (a . center - eps ||a||_q, q the dual norm, rounded down: lp_ball_min), so intermediate
+// and final bounds hold on the ball and are the ball's; IBP's boxes stay the box's. alpha-CROWN's steps
+// optimise the box's bound: with a ball, alpha-CROWN on the box and CROWN on the ball, each bound the
+// tighter of the two.
+struct InputBall {
+  std::vector<double> center;
+  double eps = 0;
+  double p = 2;  // 2 or 1
+};
+
 struct Subdomain {
   // Boxes already known to enclose each node's values (exact and in the arith) on a superset of the
   // input boxes, e.g. a parent subdomain's CrownResult::boxes: every IBP box is intersected with its
@@ -169,6 +182,9 @@ struct Subdomain {
   // keeps its box from `prior` (a relu split's subdomain refreshes what follows its newest split).
   int64_t refresh_after = -1;
   int64_t refresh_nodes = -1;
+  // The input is this ball inside the box (null: the box). An error with more than one input, a center of
+  // another size, a p other than 1 and 2 or an eps not finite >= 0.
+  std::shared_ptr<const InputBall> ball;
 };
 
 // Two sets of node boxes that both hold on the same input boxes (e.g. a parent's and a child's, or

@@ -1,8 +1,8 @@
 // Linear bounds over an L2 or L1 ball ||x - c||_p <= eps (auto_LiRPA's PerturbationLpNorm(norm=2 or 1)). The
-// bound passes run over the ball's bounding box c +- eps (run_crown); each final row's linear function in the
-// input, a . x + bias <= (C y)_r on the box, is then minimised over the ball itself: a . c + bias - eps ||a||_q
-// (q = 2, or inf for p = 1). The intermediate bounds stay the box's, so the result is between the box's and
-// what a ball-aware engine gives (docs/PERF.md "L2 and L1 balls"). Every step rounds outward.
+// bound engine takes the ball as Subdomain::ball (include/denote/bounds/crown.h): every CROWN pass, the
+// intermediate ones included, minimises its rows' linear functions in the input over the ball itself,
+// a . c + bias - eps ||a||_q (q = 2, or inf for p = 1), where that beats the box c +- eps. The helpers here
+// are that minimum and the constant of a row's linear bound on the box. Every step rounds outward.
 //
 //   std::vector<double> lo, hi;  // the box's bounds of C y, tightened in place
 //   Status s = tighten_on_ball(g, payload, box, center, 0.02, 2, out, &spec, crown_options, lo, hi);
@@ -28,10 +28,9 @@ double box_bias(std::span<const double> a, const DoubleBox& box, double lower);
 double lp_ball_min(std::span<const double> a, double bias, std::span<const double> c, double eps, double p);
 
 // The bounds lo <= C y <= hi (C = identity over the output's elements without a spec) that hold on the box
-// (a ball's bounding box, the graph's only input), tightened to the ball: two lower-only CROWN passes (C and
-// -C) with their input coefficients, each row minimised over the ball; lo and hi never loosen. Needs
-// o.method == Crown (alpha-CROWN keeps no coefficients of its optimised bound) and one input; a row whose
-// pass did not reach the input as one linear function keeps its bounds. Errors: run_crown's.
+// (a ball's bounding box, the graph's only input), tightened to the ball: run_crown with the ball
+// (Subdomain::ball); lo and hi never loosen. Only with o.method == Crown (otherwise nothing changes).
+// Errors: run_crown's.
 Status tighten_on_ball(const Graph& g, const Payload<double>& payload, const DoubleBox& box, std::span<const double> center,
                        double eps, double p, int64_t output, const SpecMatrix* spec, const CrownOptions& o,
                        std::vector<double>& lo, std::vector<double>& hi);
