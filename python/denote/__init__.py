@@ -31,6 +31,9 @@ from ._denote import (  # noqa: F401
     format_op,
 )
 from ._mx import MxArray, mx_quantize, mx_dequantize, mx_matmul  # noqa: F401
+from . import _batch
+
+_batch.install(Model)  # Model.run / Model.grad on a leading batch axis (bounds takes it in C++)
 
 
 def from_torch(module, example_inputs, *args, **kwargs):
