@@ -13,35 +13,13 @@
 #include "denote/bounds/lp_ball.h"
 #include "denote/io/onnx.h"
 #include "denote/program/builder.h"
+#include "unit/ball_points.h"
 #include "unit/evaluate_at.h"
 #include "unit/lcg_values.h"
 
 namespace denote {
 namespace {
 
-// Points of the ball ||x - c||_p <= eps: its 2n axis points and random ones inside.
-std::vector<std::vector<double>> ball_points(const std::vector<double>& c, double eps, double p, int n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> g;
-  std::uniform_real_distribution<double> r(0, 1);
-  std::vector<std::vector<double>> out;
-  for (size_t i = 0; i < c.size() && out.size() < 40; ++i)
-    for (double s : {0.999, -0.999}) {
-      out.push_back(c);
-      out.back()[i] += s * eps;
-    }
-  for (int k = 0; k < n; ++k) {
-    std::vector<double> v(c.size());
-    double norm = 0;
-    for (double& e : v) e = p == 2 ? g(rng) : std::copysign(-std::log(r(rng) + 1e-12), g(rng));
-    for (double e : v) norm = p == 2 ? norm + e * e : norm + std::fabs(e);
-    norm = p == 2 ? std::sqrt(norm) : norm;
-    const double scale = eps / norm * std::pow(r(rng), 1.0 / static_cast<double>(c.size())) * 0.999;
-    out.push_back(c);
-    for (size_t i = 0; i < c.size(); ++i) out.back()[i] += v[i] * scale;
-  }
-  return out;
-}
 
 // Node id's value at x (f64, or f32 with the weights rounded to f32).
 std::vector<double> node_value(const Model& m, const Shape& shape, const std::vector<double>& x, int64_t id, bool f32) {

@@ -12,6 +12,7 @@
 #include "denote/bounds/lp_ball.h"
 #include "denote/io/onnx.h"
 #include "unit/cli_run.h"
+#include "unit/ball_points.h"
 #include "unit/evaluate_at.h"
 
 namespace denote {
@@ -79,29 +80,6 @@ TEST(LpBall, BiasAndBallMinimumAreBelowTheExactValues) {
   }
 }
 
-// Points of the ball ||x - c||_p <= eps: its extreme points along each axis, then random directions.
-std::vector<std::vector<double>> ball_points(const std::vector<double>& c, double eps, double p, int n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> g;
-  std::uniform_real_distribution<double> r(0.5, 1);
-  std::vector<std::vector<double>> out;
-  for (size_t i = 0; i < c.size(); ++i)
-    for (double s : {1.0, -1.0}) {
-      out.push_back(c);
-      out.back()[i] += s * eps;
-    }
-  for (int k = 0; k < n; ++k) {
-    std::vector<double> v(c.size());
-    double norm = 0;
-    for (double& e : v) e = p == 2 ? g(rng) : std::copysign(-std::log(r(rng) - 0.5 + 1e-12), g(rng));
-    for (double e : v) norm = p == 2 ? norm + e * e : norm + std::fabs(e);
-    norm = p == 2 ? std::sqrt(norm) : norm;
-    const double scale = eps / norm * r(rng) * 0.999;
-    out.push_back(c);
-    for (size_t i = 0; i < c.size(); ++i) out.back()[i] += v[i] * scale;
-  }
-  return out;
-}
 
 TEST(LpBall, TightenedBoundsHoldOnTheBallAndNeverLoosen) {
   auto m = load_model_onnx_file(std::string(DENOTE_SOURCE_DIR) + "/tests/data/acasxu/ACASXU_run2a_1_1_batch_2000.onnx");
