@@ -1,11 +1,11 @@
 // denote.mx_quantize / mx_dequantize / mx_matmul: the OCP MX block formats of
-// include/denote/typed/mx.h on numpy arrays (element and E8M0 scale codes as uint8). The MxArray class
+// include/denote/tensor/mx.h on numpy arrays (element and E8M0 scale codes as uint8). The MxArray class
 // that carries the codes with their format, block and axis is python/denote/_mx.py.
 #include <fmt/format.h>
 
 #include "common.h"
 #include "denote/scalar/binary_format.h"
-#include "denote/typed/mx.h"
+#include "denote/tensor/mx.h"
 
 namespace denote::python {
 

@@ -127,6 +127,21 @@ Status vjp_Cast(Ctx&, const DiffArgs<typename Ctx::Scalar>& a, const Tensor<type
   return ok_status();
 }
 
+// mx_cast's derivative is straight-through, 1 (the tangent and cotangent pass unchanged, as quantization-
+// aware training's fake quantization takes it; the true derivative is 0 almost everywhere).
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> jvp_MxCast(Ctx&, const DiffArgs<typename Ctx::Scalar>&,
+                                                std::span<const Tensor<typename Ctx::Scalar>* const> tangents) {
+  return *tangents[0];
+}
+
+template <class Ctx>
+Status vjp_MxCast(Ctx&, const DiffArgs<typename Ctx::Scalar>&, const Tensor<typename Ctx::Scalar>& cot,
+                  VjpOut<typename Ctx::Scalar>& out) {
+  if (out.want[0]) out.parents[0] = cot;
+  return ok_status();
+}
+
 // Binary elementwise ops: partials(i) -> {d out / d a, d out / d b} at element i.
 template <class Ctx, class P>
 Tensor<typename Ctx::Scalar> binary_jvp(Ctx& ctx, const DiffArgs<typename Ctx::Scalar>& a,

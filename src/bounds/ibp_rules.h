@@ -1,9 +1,9 @@
 // Internal: the interval context's rule overrides. run_ibp evaluates each node with the op table's
 // generic rule over IntervalContext, except for the ops listed here, whose dedicated rules are
 // tighter (softmax family, layernorm: dependency-free exact ranges; mse_loss: a proper square),
-// faster (linear on hardware endpoints: midpoint-radius) or stricter (sqrt: no box where it can be
-// NaN). The table is built from ops.def, one entry per op, so a new op automatically gets the
-// generic rule.
+// faster (linear on hardware endpoints: midpoint-radius), stricter (sqrt: no box where it can be
+// NaN) or the only ones (mx_cast, whose evaluation reads plain values). The table is built from ops.def,
+// one entry per op, so a new op automatically gets the generic rule.
 #pragma once
 
 #include <cmath>
@@ -11,6 +11,7 @@
 
 #include "../eval/evaluator_impl.h"
 #include "ibp_affine.h"
+#include "ibp_mx.h"
 #include "ibp_softmax.h"
 
 namespace denote {
@@ -57,6 +58,21 @@ Result<Tensor<Interval<typename E::Value>>> ibp_step(IntervalContext<E>& ctx,
   });
 }
 
+// mx_cast: every block over its possible shared exponents (ibp_mx.h), on the endpoints taken outward to doubles.
+template <class E>
+Result<Tensor<Interval<typename E::Value>>> ibp_mx_cast(IntervalContext<E>& ctx,
+                                                        const rules::EvalArgs<Interval<typename E::Value>>& a) {
+  using S = Interval<typename E::Value>;
+  const E& e = ctx.endpoints();
+  const Tensor<S>& x = a.in();
+  std::vector<double> lo(x.data.size()), hi(x.data.size());
+  for (size_t i = 0; i < lo.size(); ++i) lo[i] = e.to_double(x.data[i].lo, Dir::Down), hi[i] = e.to_double(x.data[i].hi, Dir::Up);
+  DENOTE_RETURN_IF_ERROR(mx_cast_boxes(std::get<MxCastAttrs>(a.node.attrs), x.shape, lo, hi));
+  Tensor<S> y(x.shape, std::vector<S>(lo.size()));
+  for (size_t i = 0; i < lo.size(); ++i) y.data[i] = S{e.from_double(lo[i], Dir::Down), e.from_double(hi[i], Dir::Up)};
+  return y;
+}
+
 // The dedicated rule of op O over endpoints E (nullptr: the generic rule).
 template <class E, Op O>
 struct Dedicated {
@@ -101,6 +117,10 @@ struct Dedicated<E, Op::Round> {
 template <class E>
 struct Dedicated<E, Op::Sign> {
   static constexpr IbpFn<E> fn = &ibp_step<E, Step::Sign>;
+};
+template <class E>
+struct Dedicated<E, Op::MxCast> {
+  static constexpr IbpFn<E> fn = &ibp_mx_cast<E>;
 };
 template <class E>
 struct Dedicated<E, Op::Linear> {

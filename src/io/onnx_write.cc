@@ -435,6 +435,7 @@ constexpr ExportRow kExportOf[] = {
     {Op::Gelu, &E::export_none},  // ONNX Gelu needs opset 20; export writes opset 17
     {Op::ClampMin, &E::export_clamp_min},
     {Op::Cast, &E::export_cast},
+    {Op::MxCast, &E::export_none},
     {Op::Floor, &E::export_direct},
     {Op::Ceil, &E::export_direct},
     {Op::Round, &E::export_direct},

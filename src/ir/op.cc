@@ -17,8 +17,9 @@ std::string_view family_name(OpFamily family) {
 std::string_view attr_kind_name(AttrKind kind) {
   static constexpr std::string_view kNames[] = {"none", "value_shape", "seed", "custom", "perm",
                                                 "transpose", "broadcast", "reshape", "axis", "clamp",
-                                                "cast", "conv", "window", "batch_norm", "mask", "gather"};
-  static_assert(std::size(kNames) == static_cast<size_t>(AttrKind::Gather) + 1, "one name per AttrKind");
+                                                "cast", "conv", "window", "batch_norm", "mask", "gather",
+                                                "mx_cast"};
+  static_assert(std::size(kNames) == static_cast<size_t>(AttrKind::MxCast) + 1, "one name per AttrKind");
   return kNames[static_cast<size_t>(kind)];
 }
 

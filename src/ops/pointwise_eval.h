@@ -109,6 +109,26 @@ Result<Tensor<typename Ctx::Scalar>> eval_Cast(Ctx& ctx, const EvalArgs<typename
   return map_unary(a.in(), [&](const S& x) { return ctx.cast(x, c.dtype, c.rounding); });
 }
 
+// mx_cast: every value read as a double (exact for f64, f32 and the binary formats up to binary64; an
+// MPFR value rounded to nearest), then OCP MX quantization and dequantization (include/denote/tensor/mx.h),
+// whose values are exact in binary32 and so in every context's format; a scalar is one block of one
+// element. The interval context has its own rule (src/bounds/ibp_rules.h).
+Result<Tensor<double>> mx_round_trip(const MxCastAttrs& a, const Tensor<double>& x);
+
+template <class Ctx>
+Result<Tensor<typename Ctx::Scalar>> eval_MxCast(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
+  using S = typename Ctx::Scalar;
+  if constexpr (requires(const S& x) { ctx.to_double(x); ctx.from_double(0.0); }) {
+    const Tensor<S>& in = a.in();
+    Tensor<double> x(in.shape, std::vector<double>(in.data.size()));
+    for (size_t i = 0; i < in.data.size(); ++i) x.data[i] = ctx.to_double(in.data[i]);
+    DENOTE_ASSIGN_OR_RETURN(const Tensor<double> y, mx_round_trip(std::get<MxCastAttrs>(a.node.attrs), x));
+    return Tensor<S>(y.shape, generated_values<S>(y.data.size(), [&](size_t i) { return ctx.from_double(y.data[i]); }));
+  } else {
+    return eval_error(std::string("mx_cast is not available in the ") + Ctx::kName + " context", "format");
+  }
+}
+
 // ---- floor, ceil, round (ties to even), sign: exact in every context, written with the context's
 // own primitives. floor(x) is div_floor(x, 1) (the floor of the exact quotient, rounded once: exact,
 // since the floor of a representable number is representable); infinities and NaN are returned

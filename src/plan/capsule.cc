@@ -76,6 +76,7 @@ constexpr BackendRow kBackendOf[] = {
     {Op::Gelu, B::Gelu},
     {Op::ClampMin, B::ClampMin},
     {Op::Cast, B::Cast},
+    {Op::MxCast, B::MxCast},
     {Op::Floor, B::Floor},
     {Op::Ceil, B::Ceil},
     {Op::Round, B::Round},

@@ -11,7 +11,7 @@
 
 #include "denote/ir/attrs.h"
 #include "denote/ir/payload.h"
-#include "denote/typed/mx.h"
+#include "denote/tensor/mx.h"
 #include "typed/mx_dot.h"
 
 namespace denote::mx_detail {

@@ -1,6 +1,6 @@
 // OCP MX dot products (§6.1, §6.2): each block's sum of products is formed exactly in a 128-bit
 // integer, rounded once to the accumulation format, and the blocks are summed there in order
-// (include/denote/typed/mx.h, docs/NUMERICS.md "MX block formats").
+// (include/denote/tensor/mx.h, docs/NUMERICS.md "MX block formats").
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "denote/scalar/binary_ops.h"
-#include "denote/typed/mx.h"
+#include "denote/tensor/mx.h"
 
 namespace denote::mx_detail {
 

@@ -407,6 +407,13 @@ inline bool Generator::add_op(Op op) {
       push(op, {x}, c, s);
       return true;
     }
+    case Op::MxCast: {
+      static const std::vector<std::string> kFormats = {"mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3",
+                                                        "mxfp4_e2m1", "mxint8"};
+      const auto rank = static_cast<int64_t>(s.size());
+      push(op, {x}, MxCastAttrs{rng_.pick(kFormats), rng_.range(1, 4), rank == 0 ? 0 : rng_.range(-rank, rank - 1)}, s);
+      return true;
+    }
     default: break;
   }
   if (op_info(op).min_parents == 2) {  // binary elementwise: equal shapes

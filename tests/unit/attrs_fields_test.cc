@@ -46,6 +46,7 @@ std::vector<std::pair<Attrs, std::string>> samples() {
       {BatchNormAttrs{1, 4}, "channel_axis=1, channels=4"},
       {HardMask{{2, 2}, {1, 0, 1, 1}}, "mask=[2, 2], allowed=3/4"},
       {GatherAttrs{1, {2, 0, 2}}, "axis=1, indices=[2, 0, 2]"},
+      {MxCastAttrs{"mxint8", 16, -1}, "format=mxint8, block=16, axis=-1"},
   };
 }
 

@@ -1,4 +1,4 @@
-// OCP MX formats (include/denote/typed/mx.h) on hand-computed blocks: the shared scale, nearest-even
+// OCP MX formats (include/denote/tensor/mx.h) on hand-computed blocks: the shared scale, nearest-even
 // element rounding, saturation, NaN and zero blocks, partial blocks along any axis, and dot products
 // whose exact block sums differ from a binary32 running sum. The exhaustive comparison with an
 // independent rational implementation of the spec is tests/python/test_mx_reference.py.
@@ -11,8 +11,8 @@
 
 #include "denote/scalar/binary_format.h"
 #include "denote/scalar/binary_ops.h"
-#include "denote/typed/mx.h"
-#include "typed/mx_codes.h"
+#include "denote/tensor/mx.h"
+#include "tensor/mx_codes.h"
 #include "typed/mx_dot.h"
 
 namespace denote {

@@ -94,6 +94,8 @@ std::vector<PassCase> pass_cases() {
     c.push_back({op, NoAttrs{}, {{3, 0, 2}}, {3, 0, 2}});
   c.push_back({Op::ClampMin, ClampAttrs{-0.5}, {{5}}, {5}});
   c.push_back({Op::Cast, CastAttrs{"binary16", "toward-zero"}, {{2, 2}}, {2, 2}});
+  c.push_back({Op::MxCast, MxCastAttrs{"mxfp8_e5m2", 32, -1}, {{3, 40}}, {3, 40}});
+  c.push_back({Op::MxCast, MxCastAttrs{"mxint8", 2, 0}, {{}}, {}});
   c.push_back({Op::ReduceSum, AxisAttrs{1}, {{2, 3, 4}}, {2, 4}});
   c.push_back({Op::ReduceMean, AxisAttrs{0}, {{5}}, {}});
   c.push_back({Op::Sum, NoAttrs{}, {{2, 3}}, {}});
@@ -196,6 +198,11 @@ std::vector<FailCase> fail_cases() {
   c.push_back({Op::ClampMin, ClampAttrs{0.0}, {{4, 1}}, {4}, K::kMismatch, "[4, 1]"});
   c.push_back({Op::Cast, CastAttrs{"binary16", "sideways"}, {{2}}, {2}, K::kRule,
                "cast: unknown rounding mode 'sideways'"});
+  c.push_back({Op::MxCast, MxCastAttrs{"mxfp9", 32, -1}, {{2}}, {2}, K::kRule,
+               "mx_cast: unknown MX format 'mxfp9': expected one of mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, "
+               "mxfp4_e2m1, mxint8"});
+  c.push_back({Op::MxCast, MxCastAttrs{"mxfp4_e2m1", 0, -1}, {{2}}, {2}, K::kRule, "mx_cast: MX: block 0 is outside [1, 16777216]"});
+  c.push_back({Op::MxCast, MxCastAttrs{"mxfp4_e2m1", 32, 2}, {{2, 3}}, {2, 3}, K::kRule, "mx_cast: MX: axis 2 is out of range for rank 2"});
   c.push_back({Op::ReduceSum, AxisAttrs{1}, {{2, 0}}, {2}, K::kRule,
                "reduce_sum: invalid or empty reduction axis 1 for shape [2, 0]"});
   c.push_back({Op::ReduceMean, AxisAttrs{3}, {{2, 3, 4}}, {2, 3}, K::kRule,

@@ -1,4 +1,4 @@
-// denote mx quantize|dequantize: the OCP MX block formats (include/denote/typed/mx.h) on .npy files,
+// denote mx quantize|dequantize: the OCP MX block formats (include/denote/tensor/mx.h) on .npy files,
 // the element and E8M0 scale codes as uint8 arrays (docs/CLI.md).
 #include <iostream>
 
@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "denote/io/npy.h"
-#include "denote/typed/mx.h"
+#include "denote/tensor/mx.h"
 
 namespace denote::cli {
 

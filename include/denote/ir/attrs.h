@@ -203,10 +203,24 @@ struct GatherAttrs {
   bool operator==(const GatherAttrs&) const = default;
 };
 
+// mx_cast: an OCP MX format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4_e2m1, mxint8), the block
+// size and the axis the blocks run along (negative: from the end).
+struct MxCastAttrs {
+  std::string format = "mxfp8_e4m3";
+  int64_t block = 32;
+  int64_t axis = -1;
+  static constexpr auto fields() {
+    return std::tuple{attr_field("format", "format", &MxCastAttrs::format, FieldKind::String),
+                      attr_field("block", "block", &MxCastAttrs::block, FieldKind::Int, /*optional=*/true),
+                      attr_field("axis", "axis", &MxCastAttrs::axis, FieldKind::Int, /*optional=*/true)};
+  }
+  bool operator==(const MxCastAttrs&) const = default;
+};
+
 // Alternatives are in AttrKind order.
 using Attrs = std::variant<NoAttrs, ValueShapeAttrs, SeedAttrs, CustomAttrs, PermAttrs, TransposeAttrs, BroadcastAttrs,
                            ReshapeAttrs, AxisAttrs, ClampAttrs, CastAttrs, ConvConfig, WindowConfig, BatchNormAttrs,
-                           HardMask, GatherAttrs>;
+                           HardMask, GatherAttrs, MxCastAttrs>;
 
 inline AttrKind attr_kind_of(const Attrs& a) { return static_cast<AttrKind>(a.index()); }
 inline bool attrs_match(Op op, const Attrs& a) { return attr_kind_of(a) == op_info(op).attr; }

@@ -53,7 +53,7 @@ enum class OpFamily : uint8_t { Source, Misc, Layout, Binary, Unary, Reduction, 
 // Which attribute record an op carries (the alternative held by Node::attrs).
 enum class AttrKind : uint8_t {
   None, ValueShape, Seed, Custom, Perm, Transpose, Broadcast, Reshape, Axis, Clamp, Cast, Conv, Window,
-  BatchNorm, Mask, Gather
+  BatchNorm, Mask, Gather, MxCast
 };
 
 enum class Op : uint8_t {

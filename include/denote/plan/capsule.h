@@ -31,7 +31,7 @@ namespace denote {
   X(Matmul, "matmul") X(Linear, "linear") X(MseLoss, "mse_loss") X(LayerNorm, "layer_norm")                   \
   X(BatchNorm, "batch_norm") X(Conv, "conv") X(MaxPool, "max_pool") X(AvgPool, "avg_pool")                    \
   X(RandUniform, "rand_uniform") X(BernoulliMask, "bernoulli_mask") X(Cast, "cast") X(Custom, "custom")  \
-  X(Gather, "gather") X(Floor, "floor") X(Ceil, "ceil") X(Round, "round") X(Sign, "sign")
+  X(Gather, "gather") X(MxCast, "mx_cast") X(Floor, "floor") X(Ceil, "ceil") X(Round, "round") X(Sign, "sign")
 
 enum class BackendOp : uint8_t {
 #define DENOTE_BACKEND_ENUM(name, text) name,

@@ -21,7 +21,7 @@
 #include "denote/scalar/binary_format.h"
 #include "denote/base/eval_options.h"
 #include "denote/typed/interp.h"
-#include "denote/typed/mx.h"
+#include "denote/tensor/mx.h"
 
 namespace denote {
 

@@ -66,6 +66,12 @@ struct MxQuantized {
   MxTensor q;
   uint32_t flags = 0;  // FpFlag bits: inexact, underflow, overflow + saturated, mapped-special (NaN/inf inputs)
 };
+// §6.3's shared exponent of a block whose largest magnitude is amax (finite, >= 0): floor(log2 amax) - emax
+// clamped to [-127, 127]; -127 for an all-zero block. Nondecreasing in amax.
+int64_t mx_shared_exponent(const MxFormat& f, double amax);
+// One element converted at the shared exponent e and dequantized: 2^e P, P = v / 2^e rounded to nearest
+// even into the element format and saturated (v finite). Nondecreasing in v for a fixed e.
+double mx_round_at_scale(const MxFormat& f, double v, int64_t e);
 // §6.3: per block X = 2^(floor(log2 amax) - emax), clamped to [2^-127, 2^127]; P_i = V_i / X
 // rounded to nearest even and saturated at the element's largest magnitude.
 Result<MxQuantized> mx_quantize(const MxFormat& f, const Tensor<double>& x, int64_t axis, int64_t block);

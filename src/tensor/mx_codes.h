@@ -1,4 +1,4 @@
-// Internal: one MX element's conversion (src/typed/mx.cc): V / 2^e to an element code, rounded to
+// Internal: one MX element's conversion (src/tensor/mx.cc): V / 2^e to an element code, rounded to
 // nearest even and saturated, with the flags of the binary layer's one rounding routine. `exact`
 // goes through that routine; `fast` rounds in double arithmetic (nearbyint in the default rounding
 // mode; callers check the MXCSR) and gives the same codes and flags (tests/unit/mx_test.cc).
@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "denote/typed/mx.h"
+#include "denote/tensor/mx.h"
 
 namespace denote::mx_detail {
 

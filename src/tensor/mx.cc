@@ -1,7 +1,7 @@
-// OCP Microscaling (MX) v1.0: conversion, dequantization and block dot products (include/denote/typed/mx.h).
+// OCP Microscaling (MX) v1.0: conversion, dequantization and block dot products (include/denote/tensor/mx.h).
 // Every element goes through the binary layer's one rounding routine (round_pack) from the input's
 // exact significand and exponent, so no quotient V / X is ever formed in floating point.
-#include "denote/typed/mx.h"
+#include "denote/tensor/mx.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 
 #include "scalar/binary_fast_simd.h"
 #include "scalar/binary_round.h"
-#include "typed/mx_codes.h"
+#include "tensor/mx_codes.h"
 
 namespace denote {
 namespace {
@@ -54,8 +54,7 @@ std::optional<int64_t> shared_exponent(const MxFormat& f, const double* x, const
     if (!std::isfinite(a)) return std::nullopt;
     amax = std::max(amax, a);
   }
-  if (amax == 0) return -kMxScaleBias;
-  return std::clamp<int64_t>(std::ilogb(amax) - f.emax, -kMxScaleBias, kMxScaleBias);
+  return mx_shared_exponent(f, amax);
 }
 
 struct Converter {
@@ -240,6 +239,16 @@ Status mx_check_block(int64_t block) {
 double mx_element_value(const MxFormat& f, uint8_t code) {
   if (f.kind == MxKind::Int8) return static_cast<int8_t>(code) / 64.0;
   return word_to_double(f.element, code);
+}
+
+int64_t mx_shared_exponent(const MxFormat& f, double amax) {
+  if (amax == 0) return -kMxScaleBias;
+  return std::clamp<int64_t>(std::ilogb(amax) - f.emax, -kMxScaleBias, kMxScaleBias);
+}
+
+double mx_round_at_scale(const MxFormat& f, double v, int64_t e) {
+  uint32_t flags = 0;
+  return std::ldexp(mx_element_value(f, mx_detail::element_code_exact(f, v, e, flags)), static_cast<int>(e));
 }
 
 Result<MxQuantized> mx_quantize(const MxFormat& f, const Tensor<double>& x, int64_t axis, int64_t block) {
