@@ -1,6 +1,8 @@
 // Shape rules of the window family: conv, max_pool, avg_pool.
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "rules.h"
 
 namespace denote::rules {
@@ -24,11 +26,15 @@ Status check_lengths(const Node& node, const WindowConfig& w) {
   return ok_status();
 }
 
-// Pool extent of one axis (TorchLean's total rule: an oversized window gives 0, not an error).
+// Pool extent of one axis (TorchLean's total rule: an oversized window gives 0, not an error). In 128
+// bits: an extent near 2^63 plus the padding does not overflow; a result beyond int64 saturates (the
+// element-count checks then refuse the shape).
 int64_t pool_extent(int64_t in, int64_t k, int64_t s, int64_t p) {
   if (in == 0 || k == 0 || p > k / 2) return 0;
-  if (in + 2 * p < k) return 0;
-  return (in + 2 * p - k) / s + 1;
+  const __int128 span = static_cast<__int128>(in) + 2 * static_cast<__int128>(p);
+  if (span < k) return 0;
+  const __int128 out = (span - k) / s + 1;
+  return out > INT64_MAX ? INT64_MAX : static_cast<int64_t>(out);
 }
 
 Result<Shape> infer_pool(const Node& node, const Shape& in) {
