@@ -296,7 +296,8 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
   const ArithSpec& arith = *parsed;
   if (const std::optional<int64_t> n = batch_size(m, lo)) {
     a.p = a.norm.is_none() ? INFINITY : py::float_(a.norm).cast<double>();
-    if (!(std::isinf(a.p) && a.p > 0) && a.p != 1 && a.p != 2) raise_invalid(fmt::format("norm {}: expected inf, 2 or 1", a.p), "norm");
+    if (!(std::isinf(a.p) && a.p > 0) && a.p != 1 && a.p != 2)
+      raise_invalid(fmt::format("norm {}: expected inf, 2 or 1", a.p), "norm");
     if (std::isfinite(a.p) && a.eps_obj.is_none()) raise_invalid("norm goes with eps (a ball around lo)", "norm");
     if (a.all_nodes && (!a.bound_lower || !a.bound_upper || a.return_A))
       raise_invalid("bound_lower, bound_upper and return_A bound the output, not all_nodes", "all_nodes");
@@ -307,7 +308,8 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     co.eval = options;
     std::vector<std::shared_ptr<const InputBall>> balls;  // an L2 / L1 ball per sample (CROWN bounds it itself)
     if (std::isfinite(a.p))
-      balls = sample_balls(to_tensor(lo, {"lo"}, true), a.eps_obj, m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape, *n, a.p);
+      balls = sample_balls(to_tensor(lo, {"lo"}, true), a.eps_obj,
+                           m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape, *n, a.p);
     if (!a.bound_lower || !a.bound_upper || a.return_A) return batch_sides(self, lo, hi, spec_obj, co, a, *n, balls);
     return batch_bounds(self, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n, balls,
                         a.all_nodes);

@@ -118,11 +118,14 @@ std::optional<DoubleIbp> prior_boxes(const Graph& g, std::span<const DoubleBox> 
 Status check_ball(const Graph& g, const CrownOptions& o, const Subdomain& where) {
   if (!where.ball) return ok_status();
   const InputBall& b = *where.ball;
-  auto bad = [](const std::string& what) { return error_status(ErrorCode::kInvalidInput, "IR bounds: ball: " + what).with_field("ball"); };
+  auto bad = [](const std::string& what) {
+    return error_status(ErrorCode::kInvalidInput, "IR bounds: ball: " + what).with_field("ball");
+  };
   const std::vector<int64_t> ids = g.input_ids();
   if (ids.size() != 1) return bad(fmt::format("a ball needs a model with one input, not {}", ids.size()));
   const int64_t n = numel(g.nodes[static_cast<size_t>(ids[0])].out_shape);
-  if (static_cast<int64_t>(b.center.size()) != n) return bad(fmt::format("center of {} values, the input has {}", b.center.size(), n));
+  if (static_cast<int64_t>(b.center.size()) != n)
+    return bad(fmt::format("center of {} values, the input has {}", b.center.size(), n));
   if (b.p != 1 && b.p != 2) return bad(fmt::format("p {}: expected 1 or 2", b.p));
   if (!(b.eps >= 0) || !std::isfinite(b.eps)) return bad(fmt::format("eps {}: expected a finite number >= 0", b.eps));
   for (double c : b.center)

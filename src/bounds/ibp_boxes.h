@@ -5,9 +5,9 @@
 // f64 endpoints (IbpPrepared).
 // The boxes are those of the interval evaluation (src/bounds/ibp.cc) bit for bit: the same
 // rounding of the input box into the endpoint format, the same dense product and output rounding
-// (ibp::dense_linear_blocks, ibp::conv_blocks), add / sub / mul / div by the endpoints' directed operations, relu as the interval
-// context's max(x, 0), constants as the prepared payload's intervals; only the per-element
-// interval tensors, their conversions and one allocation per element go. Anything else (another op,
+// (ibp::dense_linear_blocks, ibp::conv_blocks), add / sub / mul / div by the endpoints' directed
+// operations, relu as the interval context's max(x, 0), constants as the prepared payload's
+// intervals; only the per-element interval tensors, their conversions and one allocation per element go. Anything else (another op,
 // a box that is not finite, a walker error) answers nullopt and the interval evaluation runs
 // instead, so errors and notes stay the evaluation's.
 // A batch of N samples is one pass (run_ibp_batch): a node's value then holds N boxes one after
@@ -251,8 +251,9 @@ struct BoxesPass {
 };
 
 // Every node's box by the double-array pass, the input boxes already checked (ibp.cc's check_box: no
-// NaN, lo <= hi, sizes that fit their shapes; with a batch, `batch` samples each), or nullopt: the interval evaluation must run (a box
-// that is not finite, any walker error such as the wrong number or shape of input boxes). With
+// NaN, lo <= hi, sizes that fit their shapes; with a batch, `batch` samples each), or nullopt: the
+// interval evaluation must run (a box that is not finite, any walker error such as the wrong number or
+// shape of input boxes). With
 // `only` >= 0 the boxes of that node alone.
 template <class E>
 std::optional<DoubleIbp> boxes_pass(const Graph& g, const E& endpoints,

@@ -51,7 +51,8 @@ Status mx_cast_boxes(const MxCastAttrs& a, const Shape& shape, std::vector<doubl
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j)
       for (int64_t k0 = 0; k0 < n; k0 += a.block)
-        DENOTE_RETURN_IF_ERROR(block_boxes(f, Block{(o * n + k0) * inner + j, std::min(a.block, n - k0), inner}, lo, hi));
+        DENOTE_RETURN_IF_ERROR(
+            block_boxes(f, Block{(o * n + k0) * inner + j, std::min(a.block, n - k0), inner}, lo, hi));
   return ok_status();
 }
 

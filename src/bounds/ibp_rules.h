@@ -66,7 +66,8 @@ Result<Tensor<Interval<typename E::Value>>> ibp_mx_cast(IntervalContext<E>& ctx,
   const E& e = ctx.endpoints();
   const Tensor<S>& x = a.in();
   std::vector<double> lo(x.data.size()), hi(x.data.size());
-  for (size_t i = 0; i < lo.size(); ++i) lo[i] = e.to_double(x.data[i].lo, Dir::Down), hi[i] = e.to_double(x.data[i].hi, Dir::Up);
+  for (size_t i = 0; i < lo.size(); ++i)
+    lo[i] = e.to_double(x.data[i].lo, Dir::Down), hi[i] = e.to_double(x.data[i].hi, Dir::Up);
   DENOTE_RETURN_IF_ERROR(mx_cast_boxes(std::get<MxCastAttrs>(a.node.attrs), x.shape, lo, hi));
   Tensor<S> y(x.shape, std::vector<S>(lo.size()));
   for (size_t i = 0; i < lo.size(); ++i) y.data[i] = S{e.from_double(lo[i], Dir::Down), e.from_double(hi[i], Dir::Up)};

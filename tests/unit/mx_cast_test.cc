@@ -50,8 +50,9 @@ std::vector<double> reference(const std::string& format, const Tensor<double>& x
 
 TEST(MxCast, ValueIsTheMxRoundTripInEveryContext) {
   for (const std::string& format : kFormats)
-    for (const auto& [shape, axis, block] : {std::tuple{Shape{3, 40}, int64_t{-1}, int64_t{32}},
-                                             std::tuple{Shape{5, 3}, int64_t{0}, int64_t{2}}, std::tuple{Shape{}, int64_t{0}, int64_t{4}}}) {
+    for (const auto& [shape, axis, block] :
+         {std::tuple{Shape{3, 40}, int64_t{-1}, int64_t{32}}, std::tuple{Shape{5, 3}, int64_t{0}, int64_t{2}},
+          std::tuple{Shape{}, int64_t{0}, int64_t{4}}}) {
       SCOPED_TRACE(format + " " + to_string(shape));
       const Model m = mx_model(shape, MxCastAttrs{format, block, axis});
       const Tensor<double> x(shape, spread(numel(shape), 5));
@@ -66,7 +67,8 @@ TEST(MxCast, ValueIsTheMxRoundTripInEveryContext) {
       F32Context c32;
       auto y32 = denote(m.graph, pf, std::span<const Tensor<float>>(&xf, 1), m.output_ids[0], c32);
       ASSERT_TRUE(y32.ok());
-      const std::vector<double> want32 = reference(format, Tensor<double>(shape, std::vector<double>(xf.data.begin(), xf.data.end())), axis, block);
+      const Tensor<double> x32(shape, std::vector<double>(xf.data.begin(), xf.data.end()));
+      const std::vector<double> want32 = reference(format, x32, axis, block);
       for (size_t i = 0; i < want32.size(); ++i) EXPECT_EQ(static_cast<double>(y32->data[i]), want32[i]) << i;
     }
 }
