@@ -2,9 +2,9 @@
 // broadcasting; importers insert broadcast_to), unary ops keep the parent's shape.
 #include <array>
 
-#include "rules.h"
-
 #include "denote/tensor/mx.h"
+#include "pointwise_eval.h"
+#include "rules.h"
 
 namespace denote::rules {
 
@@ -45,7 +45,7 @@ Result<Shape> infer_SafeLog(const Node& node, std::span<const Shape> parents) {
   return parents[0];
 }
 
-Result<Tensor<double>> mx_round_trip(const MxCastAttrs& a, const Tensor<double>& x) {
+Result<MxRoundTrip> mx_round_trip(const MxCastAttrs& a, const Tensor<double>& x) {
   DENOTE_ASSIGN_OR_RETURN(const MxFormat f, parse_mx_format(a.format));
   Tensor<double> t = x;
   const bool scalar = t.shape.empty();  // one block of one element
@@ -53,7 +53,7 @@ Result<Tensor<double>> mx_round_trip(const MxCastAttrs& a, const Tensor<double>&
   DENOTE_ASSIGN_OR_RETURN(const MxQuantized q, mx_quantize(f, t, scalar ? 0 : a.axis, a.block));
   DENOTE_ASSIGN_OR_RETURN(Tensor<double> y, mx_dequantize(q.q));
   y.shape = x.shape;
-  return y;
+  return MxRoundTrip{std::move(y), q.flags};
 }
 
 }  // namespace denote::rules

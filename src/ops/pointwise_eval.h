@@ -111,9 +111,15 @@ Result<Tensor<typename Ctx::Scalar>> eval_Cast(Ctx& ctx, const EvalArgs<typename
 
 // mx_cast: every value read as a double (exact for f64, f32 and the binary formats up to binary64; an
 // MPFR value rounded to nearest), then OCP MX quantization and dequantization (include/denote/tensor/mx.h),
-// whose values are exact in binary32 and so in every context's format; a scalar is one block of one
-// element. The interval context has its own rule (src/bounds/ibp_rules.h).
-Result<Tensor<double>> mx_round_trip(const MxCastAttrs& a, const Tensor<double>& x);
+// whose values are exact in binary32 (the conversion into a narrower context format rounds as any
+// constant does, with its flags); a scalar is one block of one element. A context with IEEE flags also
+// gets the conversion's (inexact, underflow, overflow and saturated, mapped special values). The interval
+// context has its own rule (src/bounds/ibp_rules.h).
+struct MxRoundTrip {
+  Tensor<double> y;
+  uint32_t flags = 0;  // mx_quantize's FpFlag bits
+};
+Result<MxRoundTrip> mx_round_trip(const MxCastAttrs& a, const Tensor<double>& x);
 
 template <class Ctx>
 Result<Tensor<typename Ctx::Scalar>> eval_MxCast(Ctx& ctx, const EvalArgs<typename Ctx::Scalar>& a) {
@@ -122,8 +128,9 @@ Result<Tensor<typename Ctx::Scalar>> eval_MxCast(Ctx& ctx, const EvalArgs<typena
     const Tensor<S>& in = a.in();
     Tensor<double> x(in.shape, std::vector<double>(in.data.size()));
     for (size_t i = 0; i < in.data.size(); ++i) x.data[i] = ctx.to_double(in.data[i]);
-    DENOTE_ASSIGN_OR_RETURN(const Tensor<double> y, mx_round_trip(std::get<MxCastAttrs>(a.node.attrs), x));
-    return Tensor<S>(y.shape, generated_values<S>(y.data.size(), [&](size_t i) { return ctx.from_double(y.data[i]); }));
+    DENOTE_ASSIGN_OR_RETURN(const MxRoundTrip r, mx_round_trip(std::get<MxCastAttrs>(a.node.attrs), x));
+    if constexpr (requires { ctx.env().flags |= r.flags; }) ctx.env().flags |= r.flags;
+    return Tensor<S>(r.y.shape, generated_values<S>(r.y.data.size(), [&](size_t i) { return ctx.from_double(r.y.data[i]); }));
   } else {
     return eval_error(std::string("mx_cast is not available in the ") + Ctx::kName + " context", "format");
   }

@@ -86,8 +86,18 @@ TEST(MxCast, BfloatContextGivesTheSameExactValues) {
   for (const FpWord& w : words) xs.push_back(ctx.to_double(w));
   const Payload<FpWord> pw = convert_payload<FpWord>(m.payload, [&](double d) { return ctx.from_double(d); });
   Tensor<FpWord> xw(Shape{2, 8}, words);
+  ctx.clear_flags();
   auto y = denote(m.graph, pw, std::span<const Tensor<FpWord>>(&xw, 1), m.output_ids[0], ctx);
   ASSERT_TRUE(y.ok()) << y.message();
+  EXPECT_TRUE(ctx.flags() & kFpInexact) << "the E4M3 conversion rounds these values";
+  // Values E4M3 holds exactly: no flag.
+  const std::vector<double> exact = {1, 0.5, -2, 0.25, 1.5, -1, 0, 3, 1, 2, 4, -0.5, 1.75, 0.125, -3, 2};
+  std::vector<FpWord> ew;
+  for (double e : exact) ew.push_back(ctx.from_double(e));
+  Tensor<FpWord> xe(Shape{2, 8}, ew);
+  ctx.clear_flags();
+  ASSERT_TRUE(denote(m.graph, pw, std::span<const Tensor<FpWord>>(&xe, 1), m.output_ids[0], ctx).ok());
+  EXPECT_EQ(ctx.flags(), 0u);
   const std::vector<double> want = reference("mxfp8_e4m3", Tensor<double>(Shape{2, 8}, xs), -1, 4);
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(ctx.to_double(y->data[i]), want[i]) << i;
 }
