@@ -230,14 +230,16 @@ py::object side_bounds(const PyModel& self, const std::vector<DoubleBox>& boxes,
 // A batch with bound_lower / bound_upper / return_A: side_bounds sample by sample, each result stacked along
 // a new leading axis (a side not asked for stays None).
 py::object batch_sides(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& spec_obj,
-                       const CrownOptions& co, const BoundArgs& a, int64_t n,
-                       const std::vector<std::shared_ptr<const InputBall>>& balls) {
+                       const CrownOptions& co, const BoundArgs& a, int64_t n) {
   const Model& m = self.model();
   if (m.output_ids.size() != 1) raise_invalid("a batch of samples needs a model with one output", "lo");
   if (co.method == BoundMethod::Ibp) raise_invalid("bound_lower, bound_upper and return_A go with method crown or alpha-crown", "method");
   const Shape& in = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
   const int64_t ny = numel(m.graph.nodes[static_cast<size_t>(m.output_ids[0])].out_shape);
-  const std::vector<DoubleBox> boxes = sample_boxes(to_tensor(lo, {"lo"}, true), hi, a.eps_obj, in, n);
+  const Tensor<double> x = to_tensor(lo, {"lo"}, true);
+  const std::vector<DoubleBox> boxes = sample_boxes(x, hi, a.eps_obj, in, n);
+  const std::vector<std::shared_ptr<const InputBall>> balls =  // an L2 / L1 ball per sample
+      std::isfinite(a.p) ? sample_balls(x, a.eps_obj, in, n, a.p) : std::vector<std::shared_ptr<const InputBall>>{};
   const std::vector<SpecMatrix> specs = sample_specs(spec_obj, n, ny);
   std::vector<py::tuple> per;
   for (int64_t i = 0; i < n; ++i) {
@@ -306,12 +308,8 @@ py::object bounds(const PyModel& self, const py::object& lo, const py::object& h
     co.alpha_iters = a.alpha_iters;
     co.lirpa_compatible = a.lirpa_compatible;
     co.eval = options;
-    std::vector<std::shared_ptr<const InputBall>> balls;  // an L2 / L1 ball per sample (CROWN bounds it itself)
-    if (std::isfinite(a.p))
-      balls = sample_balls(to_tensor(lo, {"lo"}, true), a.eps_obj,
-                           m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape, *n, a.p);
-    if (!a.bound_lower || !a.bound_upper || a.return_A) return batch_sides(self, lo, hi, spec_obj, co, a, *n, balls);
-    return batch_bounds(self, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n, balls,
+    if (!a.bound_lower || !a.bound_upper || a.return_A) return batch_sides(self, lo, hi, spec_obj, co, a, *n);
+    return batch_bounds(self, lo, hi, a.eps_obj, spec_obj, co, *method == BoundMethod::Ibp && spec_obj.is_none(), *n, a.p,
                         a.all_nodes);
   }
   if (!a.eps_obj.is_none() && !a.eps)

@@ -135,13 +135,16 @@ IbpPrepared prepared_for(const PyModel& self, const ArithSpec& arith) {
 
 py::object batch_bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& eps,
                         const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n,
-                        const std::vector<std::shared_ptr<const InputBall>>& balls, bool all_nodes) {
+                        double p, bool all_nodes) {
   const Model& m = self.model();
   if (m.output_ids.size() != 1) raise_invalid("a batch of samples needs a model with one output", "lo");
   const Shape& in = m.graph.nodes[static_cast<size_t>(m.graph.input_ids()[0])].out_shape;
   const int64_t out = m.output_ids[0];
   const Shape& out_shape = m.graph.nodes[static_cast<size_t>(out)].out_shape;
-  const std::vector<DoubleBox> boxes = sample_boxes(to_tensor(lo, {"lo"}, true), hi, eps, in, n);
+  const Tensor<double> x = to_tensor(lo, {"lo"}, true);
+  const std::vector<DoubleBox> boxes = sample_boxes(x, hi, eps, in, n);
+  const std::vector<std::shared_ptr<const InputBall>> balls =
+      std::isfinite(p) ? sample_balls(x, eps, in, n, p) : std::vector<std::shared_ptr<const InputBall>>{};
   const std::vector<SpecMatrix> specs = sample_specs(spec, n, numel(out_shape));
   const IbpPrepared prep = prepared_for(self, co.arith);
   const int64_t k = specs.empty() ? numel(out_shape) : specs[0].rows;

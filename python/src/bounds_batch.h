@@ -1,6 +1,7 @@
 // Model.bounds on a batch (auto_LiRPA's leading batch axis; python/src/bounds_batch.cc).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -18,7 +19,7 @@ Shape drop_leading_one(const Shape& s);
 std::optional<int64_t> batch_size(const Model& m, const py::object& lo);
 
 // The bounds of every sample with one model prepared once: boxes [lo_i, hi_i], or balls lo_i +- eps_i (eps a
-// number or one per sample; with `balls` (one per sample) CROWN bounds each sample's L2 / L1 ball itself);
+// number or one per sample; with p = 2 or 1 CROWN bounds each sample's L2 / L1 ball itself, sample_balls);
 // C [rows, outputs] for all, or [N, rows, outputs] one per sample. Returns
 // (lower, upper) shaped [N, *output sample] (the output's shape without its leading 1), or [N, rows] with C.
 // Each sample's bounds are those of its own call; `ibp_box` (method ibp without C): IBP's output box, the
@@ -26,7 +27,7 @@ std::optional<int64_t> batch_size(const Model& m, const py::object& lo);
 // without its leading 1].
 py::object batch_bounds(const PyModel& self, const py::object& lo, const py::object& hi, const py::object& eps,
                         const py::object& spec, const CrownOptions& co, bool ibp_box, int64_t n,
-                        const std::vector<std::shared_ptr<const InputBall>>& balls = {}, bool all_nodes = false);
+                        double p = INFINITY, bool all_nodes = false);
 // An L2 / L1 ball per sample of x ([N, *sample]) with radius eps (one number or one per sample), for CROWN
 // (Subdomain::ball).
 std::vector<std::shared_ptr<const InputBall>> sample_balls(const Tensor<double>& x, const py::object& eps,

@@ -206,7 +206,8 @@ Status intermediate_bounds(Run& run) {
     const size_t id = static_cast<size_t>(n.id);
     for (int64_t p : n.parents) moved[id] = moved[id] || moved[static_cast<size_t>(p)];
     if (!run.o.lirpa_compatible && moved[id] && !c.needed[id] && anc[id] && refreshes(run, c, n)) eng.refresh_box(n.id);
-    if (run.splits.infeasible || !c.needed[id] || n.op == Op::Input || n.op == Op::Const || !eng.box(id) ||
+    // Sources (no parents) keep their boxes: a pass would only concretise them at themselves.
+    if (run.splits.infeasible || !c.needed[id] || n.parents.empty() || !eng.box(id) ||
         !passes_allowed(run.where, n.id, bounded))
       return ok_status();
     ++bounded;

@@ -77,9 +77,12 @@ Result<Prepared<E>> prepare_in(E endpoints, const Graph& g, const Payload<double
       if (auto d = ibp::make_dense(ctx, rec)) p.dense.emplace(id, std::move(*d));
   }
   if constexpr (ibp::kHardwareEndpoints<E>) {
-    for (const Node& n : g.nodes)
-      if (bound_kernel(n.op) == BoundKernel::Conv)
-        if (auto c = ibp::prepare_conv(ctx, g, payload, p.payload, n, plans)) p.conv.emplace(n.id, std::move(*c));
+    for (const auto& [id, rec] : p.payload.conv) {  // the conv records, as the linear ones above
+      if (id < 0 || id >= static_cast<int64_t>(g.nodes.size())) continue;
+      const Node& n = g.nodes[static_cast<size_t>(id)];
+      if (bound_kernel(n.op) != BoundKernel::Conv) continue;
+      if (auto c = ibp::prepare_conv(ctx, g, payload, p.payload, n, plans)) p.conv.emplace(id, std::move(*c));
+    }
     p.boxes_fit = ibp::boxes_pass_fits(g, p.dense, p.conv);
   }
   return p;

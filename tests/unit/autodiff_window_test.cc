@@ -27,6 +27,7 @@
 #include "denote/program/builder.h"
 #include "denote/scalar/binary_context.h"
 #include "denote/scalar/real_context.h"
+#include "unit/conv2d_config.h"
 
 namespace denote {
 namespace {
@@ -539,15 +540,7 @@ template <class Ctx>
 void check_skipped_zeros() {
   using S = typename Ctx::Scalar;
   auto config = [](int64_t cin, int64_t cout, int64_t stride, int64_t pad) {
-    ConvConfig c;
-    c.window = WindowConfig{2, {3, 3}, {stride, stride}, {pad, pad}};
-    c.padding_after = {pad, pad};
-    c.dilation = {1, 1};
-    c.groups = 1;
-    c.channel_axis = 1;
-    c.in_channels = cin;
-    c.out_channels = cout;
-    return c;
+    return conv2d_config(cin, cout, 3, stride, pad);
   };
   GraphBuilder b;
   const int64_t x = b.input({1, 2, 9, 9});

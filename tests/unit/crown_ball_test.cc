@@ -14,6 +14,7 @@
 #include "denote/io/onnx.h"
 #include "denote/program/builder.h"
 #include "unit/ball_points.h"
+#include "unit/conv2d_config.h"
 #include "unit/evaluate_at.h"
 #include "unit/lcg_values.h"
 
@@ -112,13 +113,7 @@ TEST(CrownBall, AcasXuBallBoundsHoldAndBeatTheBoxAndTheFinalRowsOnly) {
 
 // conv(1->3, k3, s2, p1) -> relu -> reshape -> linear 27->4 on a 6x6 image, f32-exact weights.
 Model small_cnn() {
-  ConvConfig cv;
-  cv.window = WindowConfig{2, {3, 3}, {2, 2}, {1, 1}};
-  cv.padding_after = {1, 1};
-  cv.dilation = {1, 1};
-  cv.channel_axis = 1;
-  cv.in_channels = 1;
-  cv.out_channels = 3;
+  const ConvConfig cv = conv2d_config(1, 3, 3, 2, 1);
   auto f32 = [](int64_t n, uint64_t seed) {
     std::vector<double> v = lcg_values(n, seed, 0.6);
     for (double& x : v) x = static_cast<double>(static_cast<float>(x));

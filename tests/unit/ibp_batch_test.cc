@@ -13,6 +13,7 @@
 #include "denote/eval/eval.h"
 #include "denote/program/builder.h"
 #include "denote/scalar/native.h"
+#include "unit/conv2d_config.h"
 #include "unit/lcg_values.h"
 
 namespace denote {
@@ -43,16 +44,7 @@ Model dense_model(bool tanh) {
 // A channels-last input permuted to NCHW, conv(2->3, k3, s2, p1) -> relu -> conv(3->4, k2) -> relu, that
 // and its transpose concatenated along the channels, reshape -> linear 72->5.
 Model conv_model() {
-  auto conv = [](int64_t cin, int64_t cout, int64_t k, int64_t s, int64_t p) {
-    ConvConfig c;
-    c.window = WindowConfig{2, {k, k}, {s, s}, {p, p}};
-    c.padding_after = {p, p};
-    c.dilation = {1, 1};
-    c.channel_axis = 1;
-    c.in_channels = cin;
-    c.out_channels = cout;
-    return c;
-  };
+  const auto conv = conv2d_config;
   GraphBuilder b;
   const int64_t in = b.input({1, 8, 8, 2});
   const int64_t x = b.add(Op::Permute, {in}, PermAttrs{{0, 3, 1, 2}}, Shape{1, 2, 8, 8});
