@@ -46,6 +46,7 @@ bool set_intermediate(std::string_view name, CrownOptions& o) {
   if (t != "crown" && t != "forward" && t != "forward+crown" && t != "ibp") return false;
   o.intermediate_crown = t == "crown" || t == "forward+crown";
   o.forward_intermediate = t == "forward" || t == "forward+crown";
+  o.forward_cut_work = t == "forward+crown" ? kForwardCutWork : 0;
   return true;
 }
 
@@ -224,6 +225,7 @@ crown::Engine make_engine(const Graph& g, const Payload<double>& payload, crown:
   setup.max_bytes = effective_max_bytes(o.eval);
   setup.deadline = o.deadline;
   setup.warm = where.warm.get();
+  setup.forward_cut_work = o.forward_intermediate && o.intermediate_crown && where.splits.empty() ? o.forward_cut_work : 0;
   if (where.ball) setup.ball = where.ball.get(), setup.ball_input = g.input_ids()[0];
   for (const ReluSplit& sp : where.splits)
     setup.beta_terms.push_back({sp.node, sp.elem, sp.active ? 1.0 : -1.0, sp.margin});

@@ -13,6 +13,21 @@
 
 namespace denote::crown {
 
+namespace {
+
+// Multiply-adds of one dense row's backward step through node n: a conv's or linear layer's
+// products, else one per element.
+double backward_cost(const Graph& g, const Payload<double>& payload, const Node& n) {
+  const auto out = static_cast<double>(numel(n.out_shape));
+  if (const auto* rec = find_record(payload.conv, n.id); rec && rec->config.out_channels > 0)
+    return out * static_cast<double>(rec->weight.size()) / static_cast<double>(rec->config.out_channels);
+  if (const auto* rec = find_record(payload.linear, n.id)) return out * static_cast<double>(rec->in_dim);
+  (void)g;
+  return out;
+}
+
+}  // namespace
+
 Engine::Engine(const Graph& g_, const Payload<double>& p, EngineSetup setup, std::vector<std::optional<DoubleBox>> b)
     : g(g_),
       payload(p),
@@ -20,11 +35,14 @@ Engine::Engine(const Graph& g_, const Payload<double>& p, EngineSetup setup, std
       boxes_(std::move(b)),
       relu_children_(g_.nodes.size()),
       uses_(g_.nodes.size(), 0),
-      forward_reads_(g_.nodes.size(), 0) {
+      forward_reads_(g_.nodes.size(), 0),
+      step_cost_(g_.nodes.size(), 0.0),
+      fwd_(g_.nodes.size()) {
   for (const Node& n : g.nodes) {  // one index of the graph, built once per engine
     if (splits_at_zero(n.op)) relu_children_[static_cast<size_t>(n.parents[0])].push_back(n.id);
     forward_reads_[static_cast<size_t>(n.id)] = forward_reads_coefficients(n.op) ? 1 : 0;
     for (int64_t p : n.parents) ++uses_[static_cast<size_t>(p)];
+    step_cost_[static_cast<size_t>(n.id)] = backward_cost(g, payload, n);
   }
   if (setup_.max_bytes != INT64_MAX) {  // a quarter, at most 64 MiB, for the workspace's spares
     const int64_t spares = std::min<int64_t>(int64_t{64} << 20, setup_.max_bytes / 4);
@@ -149,11 +167,23 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
       st.unit->fill(m, A.data());
     }
   }
+  // A plain pass stops at forward functions where going on would cost too much (forward_cut_work).
+  const bool may_stop = has_forward() && setup_.forward_cut_work > 0 && !o.record && !o.alpha && !o.beta &&
+                        !o.vertex_values && !o.one_step && !setup_.ball;
+  double spent = 0;
   (void)walk::reverse(g, "IR bounds", [&](const Node& n) {
     auto& slot = st.A[static_cast<size_t>(n.id)];
     if (n.id > start || !slot || !st.failure.empty()) return ok_status();
     std::vector<double> A = std::move(*slot);
     slot.reset();
+    if (may_stop && n.id != start) {
+      if (stops_at(n.id, rows, spent)) {
+        concretize_forward(st, n.id, A);
+        ws_.give(std::move(A));
+        return ok_status();
+      }
+      spent += static_cast<double>(rows) * step_cost_[static_cast<size_t>(n.id)];
+    }
     if (o.beta) add_beta(ctx, n, A, *o.beta);
     if (o.record) {
       out.reached[static_cast<size_t>(n.id)] = 1;
@@ -173,6 +203,61 @@ PassResult Engine::pass(int64_t start, std::vector<double>&& C, int64_t rows, co
   if (st.failure.empty())
     for (int64_t r = 0; r < rows; ++r) out.lower[static_cast<size_t>(r)] = finish_row(st, r);
   return out;
+}
+
+bool Engine::stops_at(int64_t id, int64_t rows, double spent) const {
+  return fwd_[static_cast<size_t>(id)] &&
+         spent + static_cast<double>(rows) * step_cost_[static_cast<size_t>(id)] > setup_.forward_cut_work;
+}
+
+bool Engine::stops_before_relaxation(int64_t start, int64_t rows) const {
+  if (!has_forward() || setup_.forward_cut_work <= 0) return false;
+  double spent = 0;
+  for (int64_t id = start;;) {
+    const Node& n = g.nodes[static_cast<size_t>(id)];
+    if (n.parents.empty()) return false;
+    id = n.parents[0];
+    if (is_relaxed(g.nodes[static_cast<size_t>(id)].op)) return false;
+    if (stops_at(id, rows, spent)) return true;
+    spent += static_cast<double>(rows) * step_cost_[static_cast<size_t>(id)];
+  }
+}
+
+// Row r's coefficients a at node id, on the node's forward functions: sum_j a_j (a_j > 0 ? lo_j : up_j)
+// is a linear function f of the input below a . v_id everywhere on the box; its minimum there goes to
+// the row's sums (w terms, finish_row's rounding), and the error of f's computed coefficients,
+// gamma(m + 1) sum_j |a_j| mag_j plus the products' underflows, to its slack. The row is then cut:
+// its bound is no longer linear in the input (PassRows::cut).
+void Engine::concretize_forward(PassRows& st, int64_t id, const std::vector<double>& A) const {
+  const ForwardFns& f = *fwd_[static_cast<size_t>(id)];
+  const std::vector<double>& X = fwd_in_.X;
+  const size_t w = X.size(), m = static_cast<size_t>(numel(g.nodes[static_cast<size_t>(id)].out_shape));
+  double sum_x = 0;
+  for (double x : X) sum_x += x;
+  const double g_m = gamma(static_cast<double>(m) + 1), eta = up((static_cast<double>(m) + 2) * kEta * up(sum_x * 1.01));
+  const UpSum sum_m(static_cast<double>(m));
+  std::vector<double> acc(w);
+  for (int64_t r = 0; r < st.rows; ++r) {
+    const double* a = A.data() + static_cast<size_t>(r) * m;
+    std::fill(acc.begin(), acc.end(), 0.0);
+    double emag = 0;
+    for (size_t j = 0; j < m; ++j) {
+      if (a[j] == 0) continue;
+      const double* fj = (a[j] > 0 ? f.lo : f.up).data() + j * w;
+      for (size_t k = 0; k < w; ++k) acc[k] += a[j] * fj[k];
+      emag += std::fabs(a[j]) * f.mag[j];
+    }
+    double sum = acc[w - 1], mag = std::fabs(acc[w - 1]);
+    for (size_t k = 0; k + 1 < w; ++k) {
+      const double t = acc[k] >= 0 ? acc[k] * fwd_in_.lo[k] : acc[k] * fwd_in_.hi[k];
+      sum += t, mag += std::fabs(t);
+    }
+    st.bias[static_cast<size_t>(r)] += sum;
+    st.mag[static_cast<size_t>(r)] += mag;
+    st.terms[static_cast<size_t>(r)] += static_cast<double>(w);
+    st.slack[static_cast<size_t>(r)] += up(up(g_m * sum_m(emag)) + eta);
+  }
+  st.cut = true;
 }
 
 // The one-step box of a linear node by midpoint-radius (Rump): y in W c + b +- |W| r for x in
@@ -260,7 +345,9 @@ bool Engine::linear_one_step(int64_t id, const std::vector<int64_t>& elems, std:
 
 void Engine::bound_elements(int64_t id, const std::vector<int64_t>& elems, bool one_step, std::vector<double>& lo,
                             std::vector<double>& hi) {
-  if (one_step && is_dense(g.nodes[static_cast<size_t>(id)].op) && linear_one_step(id, elems, lo, hi)) return;
+  const Op op = g.nodes[static_cast<size_t>(id)].op;
+  if (one_step && is_dense(op) && linear_one_step(id, elems, lo, hi)) return;
+  if (one_step && !is_dense(op) && is_affine(op) && ibp_one_step(id, elems, lo, hi)) return;
   const int64_t k = static_cast<int64_t>(elems.size());
   lo.assign(elems.size(), -INFINITY);
   hi.assign(elems.size(), INFINITY);
@@ -339,6 +426,26 @@ void Engine::refresh_children(int64_t id, bool replace) {
       y.hi[j] = replace ? h : std::min(y.hi[j], h);
     }
   }
+}
+
+// One affine op on its parents' boxes: IBP's box is its exact range up to rounding, as the one-step
+// pass's is, without the pass's unit rows (rows x numel: quadratic on a wide batch-norm or gather).
+bool Engine::ibp_one_step(int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo,
+                          std::vector<double>& hi) const {
+  if (!setup_.prepared) return false;
+  const Node& n = g.nodes[static_cast<size_t>(id)];
+  std::vector<const DoubleBox*> parents;
+  for (int64_t p : n.parents) parents.push_back(box_ptr(p));
+  const std::optional<DoubleBox> b = ibp_node_box(*setup_.prepared, n, parents);
+  if (!b) return false;
+  lo.resize(elems.size());
+  hi.resize(elems.size());
+  for (size_t r = 0; r < elems.size(); ++r) {
+    const auto j = static_cast<size_t>(elems[r]);
+    if (j >= b->lo.size()) return false;
+    lo[r] = b->lo[j], hi[r] = b->hi[j];
+  }
+  return true;
 }
 
 bool Engine::refresh_box(int64_t id) {

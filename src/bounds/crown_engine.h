@@ -100,6 +100,21 @@ struct EngineSetup {
   // stores the input's coefficients (no fused first layer, no windowed rows) and concretises them on both.
   const InputBall* ball = nullptr;
   int64_t ball_input = -1;
+  // With forward functions kept (Engine::keep_forward): a plain pass (no record, slopes, multipliers,
+  // forward values or ball) stops at a node that has them once going on through the node would make
+  // its multiply-adds (rows x the node's backward cost, dense rows) exceed this; 0: passes never stop.
+  double forward_cut_work = 0;
+};
+
+// Forward linear functions of a node's elements in the graph's one input (src/bounds/crown_symbolic.h):
+// element j's lower and upper functions, w coefficients each (the input's, then the constant), and
+// mag[j] >= sum_k |coef_k| X_k of either (X: ForwardInput's).
+struct ForwardFns {
+  std::vector<double> lo, up, mag;
+};
+// The input box the functions hold on, and X_k = max |x_k| on it, then 1 (the constant's).
+struct ForwardInput {
+  std::vector<double> lo, hi, X;
 };
 
 // What an engine did.
@@ -168,6 +183,17 @@ class Engine {
   const EngineStats& stats() const { return stats_; }
   // The coefficient rows' memory: what fits, and the first refusal (its failure and node).
   Budget& budget() { return budget_; }
+  // The conv nodes' plans: the prepared model's, else this engine's own.
+  ConvPlans* conv_plans() const;
+  // Forward functions for the passes to stop at (EngineSetup::forward_cut_work): the input box they
+  // hold on, then node by node.
+  void set_forward_input(ForwardInput in) { fwd_in_ = std::move(in); }
+  void keep_forward(int64_t id, ForwardFns f) { fwd_[static_cast<size_t>(id)] = std::move(f); }
+  bool has_forward() const { return !fwd_in_.X.empty(); }
+  // Whether a pass of `rows` rows from `start` would stop at forward functions before it reaches a
+  // relaxed op (following the start's first parents): its bound is then the functions' own, already in
+  // the boxes, and intermediate_bounds skips it.
+  bool stops_before_relaxation(int64_t start, int64_t rows) const;
   // Hands a pass's recorded coefficients back to the workspace.
   void recycle(std::vector<std::vector<double>>& vs) {
     for (auto& v : vs) ws_.give(std::move(v));
@@ -184,11 +210,15 @@ class Engine {
 
   const DoubleBox* box_ptr(int64_t id) const;  // node id's box, or null
   std::vector<const DoubleBox*> ptrs() const;
-  ConvPlans* conv_plans() const;  // the prepared model's, else this engine's own
   mutable std::unique_ptr<ConvPlans> own_plans_;
   std::vector<std::vector<int64_t>> relu_children_;  // per node: the relu nodes it feeds
   std::vector<int32_t> uses_;                        // per node: how many times it is a parent
   std::vector<char> forward_reads_;  // per node: whether its forward rule reads its coefficients (alpha-CROWN)
+  std::vector<double> step_cost_;     // per node: multiply-adds per dense row of its backward step
+  std::vector<std::optional<ForwardFns>> fwd_;
+  ForwardInput fwd_in_;
+  bool stops_at(int64_t id, int64_t rows, double spent) const;
+  void concretize_forward(PassRows& st, int64_t id, const std::vector<double>& A) const;
   bool forward_values(int64_t start, int64_t rows, const std::vector<std::vector<double>>& alpha, const PassResult& pr,
                       const std::vector<std::vector<char>>& need, std::vector<std::vector<double>>& V) const;
   void beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std::vector<double>& beta, int64_t rows,
@@ -198,6 +228,7 @@ class Engine {
                    SlopeState& last) const;
   void add_beta(RuleCtx& ctx, const Node& n, std::vector<double>& A, const std::vector<double>& beta) const;
   bool linear_one_step(int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo, std::vector<double>& hi);
+  bool ibp_one_step(int64_t id, const std::vector<int64_t>& elems, std::vector<double>& lo, std::vector<double>& hi) const;
   void bound_chunk(int64_t id, const int64_t* elems, int64_t k, bool one_step, double* lo, double* hi);
 };
 

@@ -156,9 +156,13 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
     elems.clear();
   else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m))
     elems = all;
+  // Passes that would stop at forward functions before any relaxation give those functions' box, already here.
+  if (eng.stops_before_relaxation(n.id, 2 * static_cast<int64_t>(elems.size()))) elems.clear();
   if (!elems.empty() && eng.budget().failure.empty()) {
     eng.bound_elements(n.id, elems, false, lo, hi);
-    if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate && !past(o.alpha_intermediate_until)) {
+    // Optimised passes go down to the input: not where the passes stop at forward functions.
+    const bool cut = eng.setup().forward_cut_work > 0 && eng.has_forward();
+    if (o.method == BoundMethod::AlphaCrown && o.alpha_intermediate && !cut && !past(o.alpha_intermediate_until)) {
       CrownOptions until = o;  // the node's optimisation stops its steps at the intermediate budget too
       until.deadline = std::min(o.deadline, o.alpha_intermediate_until);
       optimise_elements(eng, n.id, elems, lo, hi, until);

@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "bounds/crown_conv.h"
+#include "bounds/storage_map.h"
 #include "eval/walk.h"
 #include "kernels/gemm.h"
 
@@ -43,6 +45,8 @@ struct SymCtx {
   // Buffers reused node to node: the linear rule's parent rows and sums, concretised bounds, indices.
   std::vector<double> R{}, S{}, acc{}, lo{}, hi{};
   std::vector<int64_t> all{};
+  bool keep = false;       // the functions go to the engine (EngineSetup::forward_cut_work)
+  size_t keep_bytes = 0;   // what they may still take
 
   void init_errors() {
     sum_w = UpSum(static_cast<double>(X.size()));
@@ -122,20 +126,6 @@ bool sym_add_sub(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& o
 bool sym_add(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) { return sym_add_sub(c, n, p, out, 1); }
 bool sym_sub(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) {
   return sym_add_sub(c, n, p, out, -1);
-}
-
-// broadcast_to from one element (a normalisation's mean or std) or from as many elements (the same order).
-bool sym_broadcast(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) {
-  const size_t w = c.X.size(), pm = p[0]->lo.size() / w, m = static_cast<size_t>(numel(n.out_shape));
-  if (pm == m) return sym_same(c, n, p, out);
-  if (pm != 1) return false;
-  out.lo.resize(m * w);
-  out.up.resize(m * w);
-  for (size_t j = 0; j < m; ++j) {
-    std::copy(p[0]->lo.begin(), p[0]->lo.begin() + static_cast<std::ptrdiff_t>(w), out.lo.begin() + j * w);
-    std::copy(p[0]->up.begin(), p[0]->up.begin() + static_cast<std::ptrdiff_t>(w), out.up.begin() + j * w);
-  }
-  return true;
 }
 
 // Element j of s as one exact constant: its functions are one point v (no input coefficient), as a
@@ -239,6 +229,128 @@ bool sym_linear(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& ou
   return true;
 }
 
+// Storage-only ops (permute, transpose, broadcast_to, gather, concat, ...): output element j's
+// functions are those of the parent element the op reads (src/bounds/storage_map.h); no rounding.
+bool sym_move(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) {
+  std::vector<Shape> shapes;
+  for (const Sym* s : p) shapes.push_back(s->shape);
+  auto map = bounds::storage_map(n, shapes, out.shape);
+  if (!map.ok()) return false;
+  const size_t w = c.X.size(), m = map->elem.size();
+  out.lo.resize(m * w);
+  out.up.resize(m * w);
+  for (size_t j = 0; j < m; ++j) {
+    const Sym& s = *p[map->parent[j]];
+    const auto e = static_cast<size_t>(map->elem[j]);
+    if ((e + 1) * w > s.lo.size()) return false;
+    std::copy_n(s.lo.data() + e * w, w, out.lo.data() + j * w);
+    std::copy_n(s.up.data() + e * w, w, out.up.data() + j * w);
+  }
+  return true;
+}
+
+// batch_norm_eval: y = k v + b per channel, k = gamma / sqrt(var + eps), b = beta - mean k, both
+// irrational in general: computed in binary64 (k to 4 roundings, so |k - k~| <= dk = 2^-50 |k~|; b
+// to two more, |b - b~| <= db), the functions are k~ (lo or up, by k's sign) + b~, and the constant
+// moves out by dk |v| + db (|v| from the parent's box), the two roundings of each coefficient
+// (err2) and the evaluation's error, u_eval 12 (|k| (|v| + |mean|) + |beta|) plus underflows (the
+// evaluation's sub, sqrt, div, mul, add, each reading a parameter rounded to its format).
+bool sym_batch_norm(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) {
+  const auto* rec = find_record(c.eng.payload.batch_norm, n.id);
+  const auto* attrs = std::get_if<BatchNormAttrs>(&n.attrs);
+  const DoubleBox* vb = c.box(n.parents[0]);
+  const Sym& v = *p[0];
+  const size_t w = c.X.size();
+  const int64_t rank = static_cast<int64_t>(v.shape.size());
+  if (!rec || !attrs || !vb || v.lo.size() != vb->lo.size() * w || rank == 0) return false;
+  const int64_t axis = attrs->channel_axis < 0 ? attrs->channel_axis + rank : attrs->channel_axis;
+  const auto channels = static_cast<size_t>(attrs->channels);
+  if (axis < 0 || axis >= rank || v.shape[static_cast<size_t>(axis)] != attrs->channels || rec->gamma.size() != channels ||
+      rec->beta.size() != channels || rec->mean.size() != channels || rec->var.size() != channels)
+    return false;
+  int64_t stride = 1;
+  for (int64_t a = axis + 1; a < rank; ++a) stride *= v.shape[static_cast<size_t>(a)];
+  const double e_eval = up(12 * 1.01 * c.eng.err().u);
+  out.lo.resize(v.lo.size());
+  out.up.resize(v.lo.size());
+  for (size_t j = 0; j < vb->lo.size(); ++j) {
+    const size_t ch = (j / static_cast<size_t>(stride)) % channels;
+    const double k = rec->gamma[ch] / std::sqrt(rec->var[ch] + rec->eps), mean = rec->mean[ch], beta = rec->beta[ch];
+    const double b = beta - mean * k, dk = std::fabs(k) * 0x1p-50;
+    const double db = up(std::fabs(mean) * dk + 0x1p-51 * (std::fabs(mean * k) + std::fabs(beta)) + 4 * kEta);
+    if (!std::isfinite(k) || !std::isfinite(b) || !std::isfinite(db)) return false;
+    const double* vl = (k >= 0 ? v.lo : v.up).data() + j * w;
+    const double* vu = (k >= 0 ? v.up : v.lo).data() + j * w;
+    double* ol = out.lo.data() + j * w;
+    double* ou = out.up.data() + j * w;
+    for (size_t t = 0; t < w; ++t) ol[t] = k * vl[t], ou[t] = k * vu[t];
+    ol[w - 1] += b, ou[w - 1] += b;
+    const double vmax = std::max(std::fabs(vb->lo[j]), std::fabs(vb->hi[j]));
+    const double mag = up(std::fabs(k) * 1.01 * (vmax + std::fabs(mean)) + std::fabs(beta));
+    const double move = up(dk * vmax + db + e_eval * mag + 16 * c.eng.err().tiny);
+    ol[w - 1] = dn(ol[w - 1] - up(c.err2(c.abs_x(ol)) + move));
+    ou[w - 1] = up(ou[w - 1] + up(c.err2(c.abs_x(ou)) + move));
+  }
+  return true;
+}
+
+// conv with point weights W (n = group_in k_vol products per output, plus the bias), on the conv
+// plan's batched product (src/bounds/crown_conv.h). Parent element i's functions in midpoint-radius
+// form, mid_i = (lo_i + up_i) / 2 and rad_i = (up_i - lo_i) / 2 (>= 0 on the box), so output o's
+// lower function is W mid - |W| rad and its upper W mid + |W| rad: the sign split of the dense rule
+// in two products of w columns (W on the mids, |W| on the radii and two error columns) instead of
+// two of 2 w + 3. Errors, moved into the constant outward, over E_i = sum_k (|mid_ik| + |rad_ik|) X_k:
+// the mids' and radii's rounding (1.01 u E_i per parent element, through |W|), the two products'
+// (gamma(n + 1) |W| E, their underflows 2 (n + 2) eta sum X), the final difference and bias add
+// (err2 of the row) and the evaluation's, as the dense rule's: u_eval (n + 3) 1.01 (|W| |v| + |b|).
+bool sym_conv(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) {
+  ConvPlans* plans = c.eng.conv_plans();
+  const ConvBackward* cb = plans ? plans->get(c.eng.g, c.eng.payload, n) : nullptr;
+  const DoubleBox* vb = c.box(n.parents[0]);
+  const Sym& v = *p[0];
+  const size_t w = c.X.size();
+  if (!cb || !vb || v.lo.size() != vb->lo.size() * w) return false;
+  const size_t pm = vb->lo.size(), per_in = static_cast<size_t>(cb->cin * cb->in_vol);
+  const size_t per_out = static_cast<size_t>(cb->cout * cb->out_vol);
+  if (per_in == 0 || pm % per_in != 0) return false;
+  const size_t lead = pm / per_in, m = lead * per_out;
+  // Batch-major columns: mids [w][pm]; radii, E and |v| [w + 2][pm].
+  std::vector<double> mid(w * pm), rad((w + 2) * pm), om(w * m), orad((w + 2) * m);
+  for (size_t i = 0; i < pm; ++i) {
+    const double* l = v.lo.data() + i * w;
+    const double* u = v.up.data() + i * w;
+    double e = 0;
+    for (size_t k = 0; k < w; ++k) {
+      const double a = (l[k] + u[k]) * 0.5, r = (u[k] - l[k]) * 0.5;
+      mid[k * pm + i] = a, rad[k * pm + i] = r;
+      e += (std::fabs(a) + std::fabs(r)) * c.X[k];
+    }
+    rad[w * pm + i] = c.sum_w(e) * 1.01 + 0x1p-1021 * c.sum_x;  // g_coef times it covers an underflow too
+    rad[(w + 1) * pm + i] = std::max(std::fabs(vb->lo[i]), std::fabs(vb->hi[i]));
+  }
+  conv_forward(*cb, mid.data(), static_cast<int64_t>(w * lead), om.data());
+  conv_forward(*cb, rad.data(), static_cast<int64_t>((w + 2) * lead), orad.data(), nullptr, /*magnitudes=*/true);
+  const double terms = static_cast<double>(cb->group_in * cb->k_vol) + 1;
+  const UpSum sum_n(terms);
+  const double g_coef = up(gamma(terms + 1) + 1.01 * kU), eta = up(2 * (terms + 2) * kEta * c.sum_x);
+  const double e_eval = c.eng.err().u * (terms + 2) * 1.01, e_tiny = (terms + 3) * c.eng.err().tiny;
+  out.lo.resize(m * w);
+  out.up.resize(m * w);
+  for (size_t o = 0; o < m; ++o) {
+    const double b = cb->bias[(o / static_cast<size_t>(cb->out_vol)) % static_cast<size_t>(cb->cout)];
+    double* ol = out.lo.data() + o * w;
+    double* ou = out.up.data() + o * w;
+    for (size_t k = 0; k < w; ++k) ol[k] = om[k * m + o] - orad[k * m + o], ou[k] = om[k * m + o] + orad[k * m + o];
+    ol[w - 1] += b, ou[w - 1] += b;
+    const double coef = up(g_coef * sum_n(orad[w * m + o]) + eta);
+    const double eval = up(e_eval * sum_n(orad[(w + 1) * m + o] + std::fabs(b)) + e_tiny);
+    ol[w - 1] = dn(ol[w - 1] - up(coef + eval + c.err2(c.abs_x(ol))));
+    ou[w - 1] = up(ou[w - 1] + up(coef + eval + c.err2(c.abs_x(ou))));
+    if (!std::isfinite(ol[w - 1]) || !std::isfinite(ou[w - 1])) return false;
+  }
+  return true;
+}
+
 // relu on the parent's box [l, u]: 0 (u <= 0), the identity (l >= 0), else the lower function
 // times CROWN's adaptive slope (1 when u > -l, else 0) and the upper one through the chord:
 // v <= s (z - l) with s >= u / (u - l) rounded up (a steeper line through (l, 0) stays above).
@@ -277,7 +389,9 @@ bool sym_relu(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out)
 // The forward rule of each op: same-order views pass the functions on; the rows below have their own;
 // any other op has none (input: supplied; the rest: no functions).
 template <Op O>
-constexpr SymRule kSymRule = keeps_order(O) ? &sym_same : nullptr;
+constexpr SymRule kSymRule = keeps_order(O)                                                 ? &sym_same
+                             : has_flag(O, kFlagStorageOnly) && !has_flag(O, kFlagPayload) ? &sym_move
+                                                                                           : nullptr;
 template <>
 constexpr SymRule kSymRule<Op::Const> = &sym_const;
 template <>
@@ -293,7 +407,9 @@ constexpr SymRule kSymRule<Op::MulElem> = &sym_mul;
 template <>
 constexpr SymRule kSymRule<Op::Div> = &sym_div;
 template <>
-constexpr SymRule kSymRule<Op::BroadcastTo> = &sym_broadcast;
+constexpr SymRule kSymRule<Op::Conv> = &sym_conv;
+template <>
+constexpr SymRule kSymRule<Op::BatchNormEval> = &sym_batch_norm;
 
 SymRule symbolic_rule(Op op) {
   static constexpr SymRule kRules[] = {
@@ -338,6 +454,7 @@ struct SymPass {
     const SymRule rule = symbolic_rule(n.op);
     Sym out{out_shape, static_cast<int64_t>(c.X.size()), {}, {}};
     if (!rule || !rule(c, n, parents, out)) return error_status("no forward linear bound");
+    if (c.keep && !n.parents.empty()) keep(n.id, out);
     if (!splits_at_zero(n.op)) {  // a relu's box follows its parent's (refresh_children)
       concretize(c, out, c.lo, c.hi);
       c.all.resize(c.lo.size());
@@ -346,6 +463,15 @@ struct SymPass {
       c.eng.refresh_children(n.id);
     }
     return out;
+  }
+  // Node id's functions for the passes to stop at, while they fit a quarter of the memory budget.
+  void keep(int64_t id, const Sym& s) {
+    const size_t w = c.X.size(), m = s.lo.size() / w, bytes = (2 * w + 1) * m * sizeof(double);
+    if (bytes > c.keep_bytes) return;
+    c.keep_bytes -= bytes;
+    ForwardFns f{s.lo, s.up, std::vector<double>(m)};
+    for (size_t j = 0; j < m; ++j) f.mag[j] = std::max(c.abs_x(s.lo.data() + j * w), c.abs_x(s.up.data() + j * w));
+    c.eng.keep_forward(id, std::move(f));
   }
   // A node without functions: it and its descendants keep their boxes.
   Status on_error(const Node& n, const Status& s) {
@@ -371,6 +497,11 @@ bool symbolic_bounds(Engine& eng) {
   }
   c.sum_x = up(c.sum_x * 1.01 + 1);
   c.init_errors();
+  if (eng.setup().forward_cut_work > 0) {
+    c.keep = true;
+    c.keep_bytes = static_cast<size_t>(std::min<int64_t>(eng.setup().max_bytes / 4, int64_t{1} << 40));
+    eng.set_forward_input(ForwardInput{c.xlo, c.xhi, c.X});
+  }
   const size_t w = static_cast<size_t>(n) + 1;
   Sym x{eng.g.nodes[static_cast<size_t>(ids[0])].out_shape, static_cast<int64_t>(w), {}, {}};
   x.lo.assign(static_cast<size_t>(n) * w, 0.0);

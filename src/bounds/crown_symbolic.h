@@ -13,9 +13,11 @@
 // relu reads the tightened box. Cost per linear node: out x in x (n + 1) x 4 flops, against CROWN's
 // out x in x out x depth for intermediate bounds (ACAS Xu: n = 5, 50 neurons a layer).
 //
-// Rules: input, const, linear, relu, add/sub of equal shapes, and the layout ops that keep the
-// element order (reshape, flatten, detach). Any other op leaves its node (and what depends on it)
-// without functions: those boxes stay as they were.
+// Rules: input, const, linear, conv (point weights, midpoint-radius on the conv plan), batch_norm_eval,
+// relu, add/sub of equal shapes, mul/div by exact constants, and every storage-only op (the functions
+// move with the elements). Any other op leaves its node (and what depends on it) without functions:
+// those boxes stay as they were. With EngineSetup::forward_cut_work the functions are also kept in the
+// engine for its passes to stop at (Engine::keep_forward), within a quarter of the memory budget.
 #pragma once
 
 #include <cstdint>

@@ -26,6 +26,7 @@
 
 #include "bounds/ibp_conv.h"
 #include "bounds/ibp_dense.h"
+#include "bounds/storage_map.h"
 #include "denote/bounds/ibp.h"
 #include "eval/evaluator_impl.h"
 #include "eval/walk.h"
@@ -193,32 +194,19 @@ struct BoxesPass {
   // one parent element, found by the op's own rule on the elements' indices (as the typed interpreter
   // does), so a box moves endpoint by endpoint; a parent holding one sample (a constant) serves every sample.
   Result<DoubleBox> move_box(const Node& n, std::span<const DoubleBox* const> parents, const Shape& out_shape) const {
-    std::vector<Tensor<double>> idx;
-    std::vector<size_t> start{0};
+    std::vector<Shape> shapes;
     size_t samples = 1;
     for (const DoubleBox* p : parents) {
+      shapes.push_back(p->shape);
       const auto k = static_cast<size_t>(numel(p->shape));
-      std::vector<double> d(k);
-      for (size_t i = 0; i < k; ++i) d[i] = static_cast<double>(start.back() + i);
-      idx.emplace_back(p->shape, std::move(d));
-      start.push_back(start.back() + k);
       samples = std::max(samples, k == 0 ? 1 : p->lo.size() / k);
     }
-    std::vector<const Tensor<double>*> ptrs;
-    for (const Tensor<double>& t : idx) ptrs.push_back(&t);
-    F64Context ctx;
-    const Payload<double> none;
-    const EvalOptions eo;
-    DENOTE_ASSIGN_OR_RETURN(Tensor<double> map, detail::apply_table_rule(ctx, rules::EvalArgs<double>{
-                                                                                  n, ptrs, none, out_shape, nullptr, eo}));
-    const auto per = static_cast<size_t>(numel(out_shape));
-    if (map.data.size() != per) return error_status("IR bounds: a storage-only op's element map");
+    DENOTE_ASSIGN_OR_RETURN(bounds::StorageMap map, bounds::storage_map(n, shapes, out_shape));
+    const size_t per = map.elem.size();
     DoubleBox y{out_shape, std::vector<double>(samples * per), std::vector<double>(samples * per)};
     for (size_t j = 0; j < per; ++j) {
-      const auto g = static_cast<size_t>(map.data[j]);
-      const size_t k = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), g) - start.begin()) - 1;
-      const DoubleBox& p = *parents[k];
-      const size_t i = g - start[k], size = start[k + 1] - start[k];
+      const DoubleBox& p = *parents[map.parent[j]];
+      const auto i = static_cast<size_t>(map.elem[j]), size = static_cast<size_t>(numel(p.shape));
       const bool one = p.lo.size() == size;  // one sample: every sample reads it
       for (size_t s = 0; s < samples; ++s) {
         y.lo[s * per + j] = p.lo[(one ? 0 : s * size) + i];

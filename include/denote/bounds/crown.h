@@ -52,6 +52,8 @@ struct CrownOptions;
 // IBP's boxes inside, a CROWN pass at the end); sets CrownOptions::intermediate_crown and
 // forward_intermediate. False for any other name (o unchanged).
 bool set_intermediate(std::string_view name, CrownOptions& o);
+// "forward+crown"'s CrownOptions::forward_cut_work: about a tenth of a second of multiply-adds.
+inline constexpr double kForwardCutWork = 1e9;
 
 // The bound method and its parameters: the same for every call of a search (what changes from one
 // subdomain to the next is a Subdomain).
@@ -74,6 +76,14 @@ struct CrownOptions {
   // CROWN's intermediate passes, far cheaper on a small input (ACAS Xu: 5 inputs); branch and bound
   // over input boxes uses them. Ignored with relu splits; nothing changes on other graphs.
   bool forward_intermediate = false;
+  // With both (set_intermediate's "forward+crown"): a CROWN pass stops at a node's forward functions
+  // once going on through that node would take more than this many multiply-adds (rows x the node's
+  // backward cost), so the intermediate passes of a deep layer back-substitute through the few layers
+  // below it and the rest is the forward functions; a node whose passes would stop before any relu
+  // keeps its forward box (no pass). 0: every pass goes down to the input. Affects plain CROWN passes
+  // (not alpha-CROWN's optimised ones, nor those recording coefficients or with relu splits);
+  // alpha-CROWN then optimises the final rows only (its passes would go down to the input).
+  double forward_cut_work = 0;
   // auto_LiRPA's exact choices instead of the tightest: each intermediate box is set (not
   // intersected) from a one-step IBP of its parents' boxes, then CROWN on the elements that box
   // leaves unstable (all of them when more than 90% are; none for a linear node of an input); the
