@@ -19,7 +19,10 @@ bool exact_movement(Op op) { return moves_one_to_one(op); }
 // Same flat layout as the parent: the coefficients pass unchanged.
 bool same_layout(Op op) { return keeps_order(op); }
 
-// The node's own parameter records (conv, batch_norm_eval), and their magnitudes without offsets.
+// The node's own parameter records (conv, batch_norm_eval), and for the magnitudes the records whose
+// evaluation on |x| is an upper bound of every term the evaluation rounds: a conv's |W| without its bias
+// (f(0) = b adds it), a batch-norm's (|x| + |mean|) / d |gamma| + |beta| (its x - mean and its shift
+// round at |mean| and |beta| even where they cancel: f(0) = beta - mean k is then 0).
 Payload<double> node_payload(const Payload<double>& p, int64_t id, bool magnitude) {
   Payload<double> out;
   if (const auto* rec = find_record(p.conv, id)) {
@@ -34,8 +37,8 @@ Payload<double> node_payload(const Payload<double>& p, int64_t id, bool magnitud
     auto r = *rec;
     if (magnitude) {
       for (double& g : r.gamma) g = std::fabs(g);
-      std::fill(r.beta.begin(), r.beta.end(), 0.0);
-      std::fill(r.mean.begin(), r.mean.end(), 0.0);
+      for (double& b : r.beta) b = std::fabs(b);
+      for (double& v : r.mean) v = -std::fabs(v);
     }
     out.batch_norm[id] = std::move(r);
   }
