@@ -50,6 +50,18 @@ bool set_intermediate(std::string_view name, CrownOptions& o) {
   return true;
 }
 
+double crown_intermediate_work(const Graph& g, const Payload<double>& payload) {
+  double below = 0, work = 0;  // below: one row's backward steps through nodes 0..id (id order)
+  std::vector<char> read(g.nodes.size(), 0);
+  for (const Node& n : g.nodes)
+    if (is_relaxed(n.op) && !n.parents.empty()) read[static_cast<size_t>(n.parents[0])] = 1;
+  for (const Node& n : g.nodes) {
+    below += crown::backward_cost(payload, n);
+    if (read[static_cast<size_t>(n.id)]) work += 2 * static_cast<double>(numel(n.out_shape)) * below;
+  }
+  return work;
+}
+
 std::string_view bound_method_name(BoundMethod m) {
   return m == BoundMethod::Ibp ? "ibp" : m == BoundMethod::Crown ? "crown" : "alpha-crown";
 }

@@ -13,20 +13,13 @@
 
 namespace denote::crown {
 
-namespace {
-
-// Multiply-adds of one dense row's backward step through node n: a conv's or linear layer's
-// products, else one per element.
-double backward_cost(const Graph& g, const Payload<double>& payload, const Node& n) {
+double backward_cost(const Payload<double>& payload, const Node& n) {
   const auto out = static_cast<double>(numel(n.out_shape));
   if (const auto* rec = find_record(payload.conv, n.id); rec && rec->config.out_channels > 0)
     return out * static_cast<double>(rec->weight.size()) / static_cast<double>(rec->config.out_channels);
   if (const auto* rec = find_record(payload.linear, n.id)) return out * static_cast<double>(rec->in_dim);
-  (void)g;
   return out;
 }
-
-}  // namespace
 
 Engine::Engine(const Graph& g_, const Payload<double>& p, EngineSetup setup, std::vector<std::optional<DoubleBox>> b)
     : g(g_),
@@ -42,7 +35,7 @@ Engine::Engine(const Graph& g_, const Payload<double>& p, EngineSetup setup, std
     if (splits_at_zero(n.op)) relu_children_[static_cast<size_t>(n.parents[0])].push_back(n.id);
     forward_reads_[static_cast<size_t>(n.id)] = forward_reads_coefficients(n.op) ? 1 : 0;
     for (int64_t p : n.parents) ++uses_[static_cast<size_t>(p)];
-    step_cost_[static_cast<size_t>(n.id)] = backward_cost(g, payload, n);
+    step_cost_[static_cast<size_t>(n.id)] = backward_cost(payload, n);
   }
   if (setup_.max_bytes != INT64_MAX) {  // a quarter, at most 64 MiB, for the workspace's spares
     const int64_t spares = std::min<int64_t>(int64_t{64} << 20, setup_.max_bytes / 4);

@@ -106,6 +106,10 @@ struct EngineSetup {
   double forward_cut_work = 0;
 };
 
+// Multiply-adds of one dense row's backward step through node n: a conv's or linear layer's products,
+// else one per element (EngineSetup::forward_cut_work, crown_intermediate_work).
+double backward_cost(const Payload<double>& payload, const Node& n);
+
 // Forward linear functions of a node's elements in the graph's one input (src/bounds/crown_symbolic.h):
 // element j's lower and upper functions, w coefficients each (the input's, then the constant), and
 // mag[j] >= sum_k |coef_k| X_k of either (X: ForwardInput's).

@@ -26,8 +26,8 @@
 
 namespace denote::crown {
 
-// The largest input (elements) the forward bounds take on: the cost grows with it.
-inline constexpr int64_t kMaxSymbolicInputs = 64;
+// The largest input (elements) the forward bounds take on (denote/bounds/crown.h): the cost grows with it.
+inline constexpr int64_t kMaxSymbolicInputs = kMaxForwardInputs;
 
 // Tightens eng.boxes by forward linear bounds from the graph's single input node over its box in
 // eng.boxes (the box CROWN's passes concretise on). Returns false (nothing changed) when the graph

@@ -195,6 +195,20 @@ std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::
                                  WorkerPool& pool, Clock::time_point deadline, const VerifyOptions& o, VerifyStats& st) {
   const bool automatic = o.intermediate == "auto";
   const auto share = automatic ? quarter_left(deadline) : deadline;
+  // Over a small input (more than kFewInputs, at most kMaxForwardInputs elements) where CROWN's
+  // intermediate passes would take more than kCrownWorkLimit multiply-adds, forward+crown from the start
+  // (VNN-COMP 2023's cGAN generators: about 1.7e12; CROWN's pass ran past its quarter of the time first).
+  std::string upfront;
+  if (automatic && !bounders.empty()) {
+    const Model& m = bounders[0].m;
+    const int64_t nx = numel(input_shape(m));
+    const double work = nx > static_cast<int64_t>(Bounder::kFewInputs) && nx <= kMaxForwardInputs
+                            ? crown_intermediate_work(m.graph, m.payload) : 0;
+    if (work > Bounder::kCrownWorkLimit) {
+      for (Bounder& b : bounders) b.intermediate = "forward+crown";
+      upfront = fmt::format("forward+crown (CROWN's intermediate passes: about {:.1e} multiply-adds)", work);
+    }
+  }
   for (Bounder& b : bounders) b.deadline = std::min(deadline, share);
   std::vector<Bounded> roots(cases.size());
   // Over few inputs, IBP's pass first, then CROWN's within the time of kIbpFirstRatio IBP passes: past
@@ -251,15 +265,28 @@ std::vector<Bounded> bound_roots(const std::vector<const VnnCase*>& cases, std::
   }
   pool.run(static_cast<int>(cases.size() - first), [&](int k) { run(static_cast<int>(first) + k); });
   for (Bounder& b : bounders) b.deadline = deadline;
-  std::vector<int> again;
-  for (size_t i = 0; automatic && i < cases.size(); ++i)
-    if (cases[i] && roots[i].dec == Decision::Error && !past(deadline)) again.push_back(static_cast<int>(i));
-  for (int i : again) bounders[static_cast<size_t>(i)].intermediate = "forward";
-  pool.run(static_cast<int>(again.size()), [&](int k) { run(again[static_cast<size_t>(k)]); });
-  st.crown_calls += static_cast<int64_t>(again.size());
-  st.intermediate = again.empty() ? (bounders.empty() ? "" : bounders[0].intermediate)
-                                  : fmt::format("forward for {} of {} conjunctions (CROWN's whole-box pass ran past a "
-                                                "quarter of the time left or the memory budget)", again.size(), cases.size());
+  // Where CROWN's whole-box pass failed: forward functions with CROWN passes that stop at them
+  // (forward+crown, inputs of at most 64 elements: the passes' work is bounded), then forward bounds alone.
+  const std::vector<std::string> fallbacks = {"forward+crown", "forward"};
+  std::vector<size_t> fell(fallbacks.size(), 0);
+  const bool small_input = !cases.empty() && !bounders.empty() &&
+                           numel(input_shape(bounders[0].m)) <= kMaxForwardInputs;
+  for (size_t f = small_input ? 0 : 1; automatic && f < fallbacks.size(); ++f) {
+    std::vector<int> again;
+    for (size_t i = 0; i < cases.size(); ++i)
+      if (cases[i] && roots[i].dec == Decision::Error && !past(deadline)) again.push_back(static_cast<int>(i));
+    for (int i : again) bounders[static_cast<size_t>(i)].intermediate = fallbacks[f];
+    pool.run(static_cast<int>(again.size()), [&](int k) { run(again[static_cast<size_t>(k)]); });
+    st.crown_calls += static_cast<int64_t>(again.size());
+    fell[f] = again.size();
+  }
+  std::string fallback;
+  for (size_t f = 0; f < fallbacks.size(); ++f)
+    if (fell[f] > 0) fallback += fmt::format("{}{} for {} of {} conjunctions", fallback.empty() ? "" : ", ", fallbacks[f], fell[f], cases.size());
+  st.intermediate = !upfront.empty() && fallback.empty() ? upfront
+                    : fallback.empty() ? (bounders.empty() ? "" : bounders[0].intermediate)
+                                     : fallback + " (CROWN's whole-box pass ran past a quarter of the time left or the "
+                                                  "memory budget)";
   return roots;
 }
 

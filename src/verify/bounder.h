@@ -86,6 +86,9 @@ struct Bounder {
   // weights, 3 million of them nonzero): CROWN 1.5 s a box, IBP about 2 ms.
   static constexpr size_t kFewInputs = 2;
   static constexpr double kIbpFirstRatio = 32;
+  // bound_roots: past this estimate of CROWN's intermediate multiply-adds (crown_intermediate_work)
+  // over a small input, forward+crown from the start (about 10 s of products on one core).
+  static constexpr double kCrownWorkLimit = 1e11;
   bool ibp_domains() const { return ibp_s > 0 && crown_s > kIbpFirstRatio * ibp_s; }
 
   CrownOptions options(const Domain& d, BoundMethod method) const;

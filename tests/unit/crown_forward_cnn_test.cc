@@ -163,5 +163,18 @@ TEST(CrownForwardCnn, PassesStoppingAtForwardFunctionsHold) {
   EXPECT_GT(checks, 30000);
 }
 
+// The estimate verify chooses intermediate bounds by, on a chain by hand: input 5 -> linear 3 -> relu ->
+// linear 2 -> relu -> linear 1. One row's backward steps up to each node (id order): 5, 20 (15 products),
+// 23, 29 (6), 31, 33; the relus read linear 3 (2 x 3 rows x 20) and linear 2 (2 x 2 rows x 29): 236.
+TEST(CrownForwardCnn, IntermediateWorkEstimateByHand) {
+  GraphBuilder b;
+  const int64_t x = b.input({5});
+  const int64_t h = b.unary(Op::Relu, b.linear(x, 3, std::vector<double>(15, 0.5), std::vector<double>(3, 0.0)));
+  const int64_t g = b.unary(Op::Relu, b.linear(h, 2, std::vector<double>(6, 0.5), std::vector<double>(2, 0.0)));
+  auto m = b.build({b.linear(g, 1, std::vector<double>(2, 0.5), std::vector<double>(1, 0.0))});
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(crown_intermediate_work(m->graph, m->payload), 236.0);
+}
+
 }  // namespace
 }  // namespace denote

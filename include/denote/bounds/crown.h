@@ -52,6 +52,12 @@ struct CrownOptions;
 // IBP's boxes inside, a CROWN pass at the end); sets CrownOptions::intermediate_crown and
 // forward_intermediate. False for any other name (o unchanged).
 bool set_intermediate(std::string_view name, CrownOptions& o);
+// The largest input (elements) forward linear bounds take on (CrownOptions::forward_intermediate).
+inline constexpr int64_t kMaxForwardInputs = 64;
+// An estimate of the multiply-adds of CROWN's intermediate passes on g: two dense rows per element of
+// every node a relaxation reads, each through every node up to it (backward steps of conv / linear
+// layers at their products, other ops one per element). To choose intermediate bounds by (verify).
+double crown_intermediate_work(const Graph& g, const Payload<double>& payload);
 // "forward+crown"'s CrownOptions::forward_cut_work: about a tenth of a second of multiply-adds.
 inline constexpr double kForwardCutWork = 1e9;
 
