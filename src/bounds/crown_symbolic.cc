@@ -302,7 +302,8 @@ bool sym_batch_norm(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym
 // two of 2 w + 3. Errors, moved into the constant outward, over E_i = sum_k (|mid_ik| + |rad_ik|) X_k:
 // the mids' and radii's rounding (1.01 u E_i per parent element, through |W|), the two products'
 // (gamma(n + 1) |W| E, their underflows 2 (n + 2) eta sum X), the final difference and bias add
-// (err2 of the row) and the evaluation's, as the dense rule's: u_eval (n + 3) 1.01 (|W| |v| + |b|).
+// (err2 of the row) and the evaluation's, as the dense rule's: u_eval (n_o + 2) 1.01 (|W| |v| + |b|),
+// n_o the output's products that can be nonzero plus one (conv_live_fan).
 bool sym_conv(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out) {
   ConvPlans* plans = c.eng.conv_plans();
   const ConvBackward* cb = plans ? plans->get(c.eng.g, c.eng.payload, n) : nullptr;
@@ -333,7 +334,11 @@ bool sym_conv(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out)
   const double terms = static_cast<double>(cb->group_in * cb->k_vol) + 1;
   const UpSum sum_n(terms);
   const double g_coef = up(gamma(terms + 1) + 1.01 * kU), eta = up(2 * (terms + 2) * kEta * c.sum_x);
-  const double e_eval = c.eng.err().u * (terms + 2) * 1.01, e_tiny = (terms + 3) * c.eng.err().tiny;
+  // The evaluation rounds each output as often as it has products that can be nonzero, plus the bias
+  // (conv_live_fan: zero padding, dead relus and the zeros an upsampling inserts round nothing).
+  const std::vector<double> fan =
+      conv_live_fan(*cb, std::vector<double>(rad.begin() + static_cast<std::ptrdiff_t>((w + 1) * pm), rad.end()));
+  if (fan.size() != m) return false;
   out.lo.resize(m * w);
   out.up.resize(m * w);
   for (size_t o = 0; o < m; ++o) {
@@ -343,6 +348,7 @@ bool sym_conv(SymCtx& c, const Node& n, std::span<const Sym* const> p, Sym& out)
     for (size_t k = 0; k < w; ++k) ol[k] = om[k * m + o] - orad[k * m + o], ou[k] = om[k * m + o] + orad[k * m + o];
     ol[w - 1] += b, ou[w - 1] += b;
     const double coef = up(g_coef * sum_n(orad[w * m + o]) + eta);
+    const double e_eval = c.eng.err().u * (fan[o] + 2) * 1.01, e_tiny = (fan[o] + 3) * c.eng.err().tiny;
     const double eval = up(e_eval * sum_n(orad[(w + 1) * m + o] + std::fabs(b)) + e_tiny);
     ol[w - 1] = dn(ol[w - 1] - up(coef + eval + c.err2(c.abs_x(ol))));
     ou[w - 1] = up(ou[w - 1] + up(coef + eval + c.err2(c.abs_x(ou))));
