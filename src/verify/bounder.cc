@@ -297,10 +297,16 @@ bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& op
     spec.rows += bounders[i].spec.rows;
     spec.c.insert(spec.c.end(), bounders[i].spec.c.begin(), bounders[i].spec.c.end());
   }
-  const Domain whole{c.lo_out, c.hi_out, nullptr};
-  CrownOptions co = bounders[open.front()].options(whole, BoundMethod::AlphaCrown);
+  // Where the roots' boxes came from forward+crown, whose alpha-CROWN optimises the final rows only on
+  // intermediate boxes made the same way: those boxes as the prior, no intermediate passes again (the
+  // cGAN generators' 9 s). Not for a certificate, whose checker re-derives CROWN's boxes.
+  const Bounder& b0 = bounders[open.front()];
+  const bool reuse = b0.intermediate == "forward+crown" && roots[open.front()].boxes && !b0.o.certificate;
+  const Domain whole{c.lo_out, c.hi_out, reuse ? roots[open.front()].boxes : nullptr};
+  CrownOptions co = b0.options(whole, BoundMethod::AlphaCrown);
   co.input_coefficients = false;
-  Subdomain where = bounders[open.front()].where(whole);
+  if (reuse) set_intermediate("ibp", co);  // IBP inside the prior: the roots' boxes
+  Subdomain where = b0.where(whole);
   where.stop_above.clear();  // the rows of one conjunction above its rhs do not decide the others
   const DoubleBox box{input_shape(m), c.lo_out, c.hi_out};
   auto r = run_crown(m.graph, m.payload, std::span<const DoubleBox>(&box, 1), m.output_ids[0], &spec, co, where);

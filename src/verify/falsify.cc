@@ -480,7 +480,8 @@ VnnAtom descent_atom(const std::vector<VnnAtom>& conj, const std::vector<double>
 }
 
 // Signed-gradient descent on the violated atoms (descent_atom) from x, inside [lo, hi]; true on a confirmed witness.
-bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps) {
+bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps,
+             double* best) {
   const size_t n = lo.size();
   const double w = step_window(s.m.graph);
   for (int step = 0; step < steps; ++step) {
@@ -489,7 +490,9 @@ bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, co
     const std::vector<double> y = eval_point(s.m, x, ArithSpec::f64());
     size_t worst = 0;
     if (y.empty()) return false;
-    if (violation(s.conj, y, &worst) <= 0 && try_point(s, x)) return true;
+    const double v = violation(s.conj, y, &worst);
+    if (best) *best = std::min(*best, v);
+    if (v <= 0 && try_point(s, x)) return true;
     const std::vector<double> g = atom_gradient(s.m, descent_atom(s.conj, y, worst), x, w);
     if (g.size() != n) return false;
     signed_step(x, g, lo, hi, 0.25 * std::pow(0.9, step));
@@ -504,8 +507,10 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
   Search& s0 = *ss[0];
   const double w = step_window(s0.m.graph);
   std::vector<double> x(n);
+  RestartStall stall{4};
   for (int r = 0; r < restarts; ++r) {
     random_point(rng, lo, hi, x);
+    double closest = INFINITY;
     for (int step = 0; step <= steps; ++step) {
       if (s0.past_deadline()) return -1;
       ++s0.stats.pgd_steps;
@@ -519,12 +524,14 @@ int descend_any(std::vector<Search*>& ss, SplitMix64& rng, const std::vector<dou
         const double vk = violation(ss[k]->conj, y, &w);
         if (vk < v) v = vk, best = k, atom = w;
       }
+      closest = std::min(closest, v);
       if (v <= 0 && try_point(*ss[best], x)) return static_cast<int>(best);
       if (step == steps || ss[best]->conj.empty()) break;
       const std::vector<double> g = atom_gradient(s0.m, descent_atom(ss[best]->conj, y, atom), x, w);
       if (g.size() != n) return -1;
       signed_step(x, g, lo, hi, 0.5 * (1 - static_cast<double>(step) / steps));
     }
+    if (stall.stop(closest)) break;
   }
   return -1;
 }
@@ -628,12 +635,15 @@ bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const st
     if (try_point(s, x)) return (s.stats.decided_by = "sampling", true);
   }
   if (s.conj.empty()) return false;
+  RestartStall stall;
   for (int r = 0; r < s.o.pgd_restarts; ++r) {
     if (r == 0)
       for (size_t i = 0; i < n; ++i) x[i] = lo[i] + (hi[i] - lo[i]) / 2;
     else
       random_point(rng, lo, hi, x);
-    if (descend(s, x, lo, hi, s.o.pgd_steps)) return (s.stats.decided_by = "pgd", true);
+    double best = INFINITY;
+    if (descend(s, x, lo, hi, s.o.pgd_steps, &best)) return (s.stats.decided_by = "pgd", true);
+    if (stall.stop(best)) break;
   }
   return false;
 }

@@ -115,8 +115,26 @@ std::vector<double> atom_gradient(const Model& m, const VnnAtom& a, const std::v
 bool falsify(Search& s, SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi,
              bool sample = true);
 // Signed-gradient descent on the violated atoms' margins from x for `steps` steps inside [lo, hi] (one of falsify's
-// restarts); true with s.found set when a witness is confirmed.
-bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps);
+// restarts); true with s.found set when a witness is confirmed. best (if given) is lowered to the smallest
+// violation (the conjunction's largest atom margin) a step saw.
+bool descend(Search& s, std::vector<double> x, const std::vector<double>& lo, const std::vector<double>& hi, int steps,
+             double* best = nullptr);
+// The restarts of a descent stop once `window` of them in a row have not lowered the best violation by 1% of
+// its size (from restart 2 window on): where no witness exists they end near the same optimum, and on
+// networks whose gradient steps are slow (VNN-COMP 2023's cGAN generators, 0.07 s a step) the remaining
+// restarts took a third of an unsat instance's time.
+struct RestartStall {
+  int window = 2;
+  double best = INFINITY;
+  int restarts = 0, since = 0;
+  // After a restart whose best violation was v: true when the restarts should stop.
+  bool stop(double v) {
+    ++restarts;
+    if (v < best - 0.01 * std::fabs(best) || !std::isfinite(best)) best = std::min(best, v), since = 0;
+    else ++since;
+    return since >= window && restarts >= 2 * window;
+  }
+};
 // x = a uniform random point of [lo, hi] (one draw per coordinate, in order).
 void random_point(SplitMix64& rng, const std::vector<double>& lo, const std::vector<double>& hi, std::vector<double>& x);
 // Signed-gradient descent on a disjunction: at every step on the violated atoms of the conjunction

@@ -74,5 +74,28 @@ TEST(VerifyDescent, AStepOnTheLossLowersTheSummedViolation) {
   EXPECT_LT(hinge(conj, y1), hinge(conj, y0));
 }
 
+// The restarts' stall rule (RestartStall): window 2 stops once two restarts in a row missed a 1% gain,
+// never before restart 4; a gain of 1% or more restarts the count; window 4 waits for 8 restarts.
+TEST(VerifyDescent, RestartsStopOnceTheyStall) {
+  using verify_detail::RestartStall;
+  RestartStall a;
+  EXPECT_FALSE(a.stop(1.0));    // 1: the first value
+  EXPECT_FALSE(a.stop(0.995));  // 2: under 1% better: a miss
+  EXPECT_FALSE(a.stop(0.999));  // 3: a second miss, but fewer than 4 restarts
+  EXPECT_TRUE(a.stop(1.2));     // 4: a third miss
+  RestartStall b;
+  const double values[] = {1.0, 0.98, 0.97, 0.96, 0.955, 0.955};  // 2-4: each 1% or more better
+  for (int k = 0; k < 5; ++k) EXPECT_FALSE(b.stop(values[k])) << k;
+  EXPECT_TRUE(b.stop(values[5]));  // 6: the second miss in a row (5 missed 0.96 - 1% too)
+  RestartStall c{4};
+  for (int k = 0; k < 7; ++k) EXPECT_FALSE(c.stop(-0.5)) << k;  // negative values too; 8 restarts first
+  EXPECT_TRUE(c.stop(-0.5));
+  RestartStall d;
+  EXPECT_FALSE(d.stop(INFINITY));  // a restart that saw no value (deadline) sets no best
+  EXPECT_FALSE(d.stop(2.0));
+  EXPECT_FALSE(d.stop(2.0));
+  EXPECT_TRUE(d.stop(2.0));
+}
+
 }  // namespace
 }  // namespace denote
