@@ -38,6 +38,12 @@ RealScalar MpfrEndpoints::div(const RealScalar& a, const RealScalar& b, Dir d) c
   return r;
 }
 
+RealScalar MpfrEndpoints::pow(const RealScalar& x, const RealScalar& p, Dir d) const {
+  RealScalar r(bits());
+  mpfr_pow(r.get(), x.get(), p.get(), rnd(d));
+  return r;
+}
+
 // Every function but sqrt has a directed MPFR bound already (src/scalar/mpfr_support.h, the one the
 // binary formats' correctly rounded functions enclose with).
 RealScalar MpfrEndpoints::fn(Fn f, const RealScalar& x, Dir d) const {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "denote/bounds/ibp.h"
@@ -138,6 +139,47 @@ TEST(Ibp, SinAndCosUsePeriodAnalysis) {
   EXPECT_EQ(w.lo, -1.0);
   EXPECT_EQ(w.hi, 1.0);
   EXPECT_EQ(ctx.take_error(), "");
+}
+
+// pow by a constant exponent (ONNX Pow, ml4acopf's squares): every evaluation t^p of a point of the box,
+// in f64 (std::pow) and f32 (powf), lies in the box of the f64 / f32 endpoints, which is the exact range up
+// to a few ulps; a box where the evaluation can be NaN or infinite, or a non-point exponent, has none.
+TEST(Ibp, PowByAConstantEnclosesEveryEvaluation) {
+  IntervalContext<NativeEndpoints<double>> c64;
+  IntervalContext<NativeEndpoints<float>> c32;
+  const double boxes[][2] = {{-1.5, 2.0}, {0.25, 3.0}, {-3.0, -0.5}, {0.0, 1.0}, {-2.0, 0.0}, {1.0, 1.0}};
+  int checks = 0;
+  for (double p : {2.0, 3.0, 1.0, 0.0, -1.0, -2.0, 0.5, 1.5}) {
+    for (const auto& bx : boxes) {
+      const double lo = bx[0], hi = bx[1];
+      const bool nan = std::floor(p) != p && lo < 0, inf = p < 0 && lo <= 0 && hi >= 0;
+      const auto y64 = c64.pow(c64.make(lo, hi), c64.from_double(p));
+      const auto y32 = c32.pow(c32.make(lo, hi), c32.from_double(p));
+      const std::string e64 = c64.take_error(), e32 = c32.take_error();
+      if (nan || inf) {
+        EXPECT_NE(e64, "") << p << " [" << lo << ", " << hi << "]";
+        EXPECT_NE(e32, "") << p << " [" << lo << ", " << hi << "]";
+        continue;
+      }
+      ASSERT_EQ(e64, "") << p << " [" << lo << ", " << hi << "]";
+      ASSERT_EQ(e32, "") << p << " [" << lo << ", " << hi << "]";
+      double rlo = INFINITY, rhi = -INFINITY;
+      for (int k = 0; k <= 64; ++k) {
+        const double t = lo + (hi - lo) * k / 64.0;
+        const double v = std::pow(t, p);
+        const float f = std::pow(static_cast<float>(t), static_cast<float>(p));
+        EXPECT_TRUE(y64.lo <= v && v <= y64.hi) << p << " at " << t << ": " << v << " [" << y64.lo << ", " << y64.hi << "]";
+        EXPECT_TRUE(y32.lo <= f && f <= y32.hi) << p << " at " << t << ": " << f << " [" << y32.lo << ", " << y32.hi << "]";
+        rlo = std::min(rlo, v), rhi = std::max(rhi, v), checks += 2;
+      }
+      if (lo < 0 && hi > 0 && std::fmod(p, 2.0) == 0) rlo = 0;  // the even power's minimum at 0
+      EXPECT_GT(y64.lo, rlo - 1e-14 * (1 + std::fabs(rlo))) << p << " [" << lo << ", " << hi << "]";
+      EXPECT_LT(y64.hi, rhi + 1e-14 * (1 + std::fabs(rhi))) << p << " [" << lo << ", " << hi << "]";
+    }
+  }
+  EXPECT_GT(checks, 4000);
+  (void)c64.pow(c64.make(1, 2), c64.make(2, 3));  // an exponent that is not one value
+  EXPECT_NE(c64.take_error(), "");
 }
 
 }  // namespace

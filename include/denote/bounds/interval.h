@@ -128,6 +128,8 @@ struct NativeEndpoints {
     }
     return std::numeric_limits<T>::quiet_NaN();
   }
+  // x^p (libm's pow), kLibmUlps outward.
+  T pow(T x, T p, Dir d) const { return step(NativeContext<T>().pow(x, p), d, kLibmUlps); }
   // The native cast targets (binary64, binary32 with nearest-even).
   bool can_cast(std::string_view dtype, std::string_view rounding) const { return NativeContext<T>().can_cast(dtype, rounding); }
   T cast(T a, std::string_view dtype, std::string_view, Dir d) const {
@@ -161,6 +163,7 @@ class BinaryEndpoints {
   FpWord mul(FpWord a, FpWord b, Dir d) const { return ctx(d).mul(a, b); }
   FpWord div(FpWord a, FpWord b, Dir d) const { return ctx(d).div(a, b); }
   FpWord fn(Fn f, FpWord x, Dir d) const;
+  FpWord pow(FpWord x, FpWord p, Dir d) const { return ctx(d).pow(x, p); }
   bool can_cast(std::string_view dtype, std::string_view rounding) const { return down_.can_cast(dtype, rounding); }
   FpWord cast(FpWord a, std::string_view dtype, std::string_view rounding, Dir d) const {
     return ctx(d).cast(a, dtype, rounding);
@@ -290,7 +293,27 @@ class IntervalContext {
   Scalar gelu(const Scalar& a) const;
   Scalar sin(const Scalar& a) const { return periodic(a, Fn::Sin); }
   Scalar cos(const Scalar& a) const { return periodic(a, Fn::Cos); }
-  Scalar pow(const Scalar&, const Scalar&) const { return fail("pow has no interval rule"); }
+  // x^p for a point exponent p (ONNX Pow by a constant: ml4acopf's squares): the monotone pieces of
+  // t -> t^p on the box, each endpoint's power rounded outward (the endpoints' pow); a box where the
+  // evaluation can be NaN (t < 0 with a non-integer p) or infinite (t = 0 with p < 0) has none.
+  Scalar pow(const Scalar& a, const Scalar& b) const {
+    if (!is_point(b) || any_inf(a) || any_inf(b) || is_nan(a)) return fail("pow: the exponent is not one finite value");
+    const double p = e_.to_double(b.lo, Dir::Down);
+    if (p == 0) return one();
+    const bool integer = std::floor(p) == p, even = integer && std::fmod(p, 2.0) == 0;
+    const bool has_neg = e_.less(a.lo, e_.zero());
+    const bool has_zero = !e_.less(e_.zero(), a.lo) && !e_.less(a.hi, e_.zero());
+    if (!integer && has_neg) return fail("pow: a negative base with a non-integer exponent");
+    if (p < 0 && has_zero) return fail("pow: the base reaches 0 with a negative exponent");
+    if (even && has_neg) {  // t^p = |t|^p, monotone in |t|
+      const Scalar m = abs(a);
+      if (p > 0) return check({e_.pow(m.lo, b.lo, Dir::Down), e_.pow(m.hi, b.lo, Dir::Up)});
+      return check({e_.pow(m.hi, b.lo, Dir::Down), e_.pow(m.lo, b.lo, Dir::Up)});
+    }
+    // Increasing for p > 0 (odd, or t >= 0), decreasing for p < 0 (on the one side of 0 the box holds).
+    if (p > 0) return check({e_.pow(a.lo, b.lo, Dir::Down), e_.pow(a.hi, b.lo, Dir::Up)});
+    return check({e_.pow(a.hi, b.lo, Dir::Down), e_.pow(a.lo, b.lo, Dir::Up)});
+  }
   Scalar div_trunc(const Scalar&, const Scalar&) const { return fail("div_trunc has no interval rule"); }
   Scalar div_floor(const Scalar&, const Scalar&) const { return fail("div_floor has no interval rule"); }
   Scalar remainder(const Scalar&, const Scalar&) const { return fail("remainder has no interval rule"); }

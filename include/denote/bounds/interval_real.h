@@ -44,6 +44,7 @@ class MpfrEndpoints {
   RealScalar mul(const RealScalar& a, const RealScalar& b, Dir d) const;
   RealScalar div(const RealScalar& a, const RealScalar& b, Dir d) const;
   RealScalar fn(Fn f, const RealScalar& x, Dir d) const;
+  RealScalar pow(const RealScalar& x, const RealScalar& p, Dir d) const;
   // Rounding to a binary format is monotone and its values are held exactly (bits >= 64).
   bool can_cast(std::string_view dtype, std::string_view rounding) const { return real_.can_cast(dtype, rounding); }
   RealScalar cast(const RealScalar& a, std::string_view dtype, std::string_view rounding, Dir) const {
