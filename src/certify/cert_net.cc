@@ -107,11 +107,13 @@ Status prepare_batch_norm(const Model& m, const Node& n, Prepared& p) {
   p.var = n.parents[0];
   const size_t len = static_cast<size_t>(p.numel);
   p.a_mid.resize(len), p.a_rad.resize(len), p.b_mid.resize(len), p.b_rad.resize(len);
+  p.bn_mean.resize(len), p.bn_gamma.resize(len);
   for (size_t i = 0; i < len; ++i) {
     const size_t c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % C);
     const double d = rec->var[c] + rec->eps;  // each step below within a few ulps, bounded by 16 u
     if (!(d > 0)) return unsupported(n, fmt::format("channel {}: var + eps is not positive", c));
     const double a = rec->gamma[c] / std::sqrt(d);
+    p.bn_mean[i] = std::fabs(rec->mean[c]), p.bn_gamma[i] = std::fabs(rec->gamma[c]);
     p.a_mid[i] = a;
     p.a_rad[i] = next_up(std::fabs(a) * (16 * kUnit) + kEta);
     Sum b;
@@ -252,7 +254,6 @@ Result<Net> Net::make(const Model& m) {
     Status s = prepare(m, n, net.nodes_[static_cast<size_t>(n.id)]);
     if (!s.ok()) return s;
     if (n.op == Op::Relu) net.readers_[static_cast<size_t>(n.parents[0])].push_back(n.id);
-    if (n.op == Op::BatchNormEval && net.first_bn_ < 0) net.first_bn_ = n.id;
   }
   if (!net.cone_[static_cast<size_t>(net.input_)])
     return error_status(ErrorCode::kInvalidInput, "certificate checker: the output does not depend on the input");

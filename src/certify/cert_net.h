@@ -51,6 +51,8 @@ struct Prepared {
   int64_t cin = 0, ih = 0, iw = 0, oh = 0, ow = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
   // Scale: per output element, a = a_mid +- a_rad, b = b_mid +- b_rad; Const: the values (b_mid).
   std::vector<double> a_mid, a_rad, b_mid, b_rad;
+  // batch_norm_eval: per element |mean| and |gamma| of its channel (its f32 evaluation's error terms).
+  std::vector<double> bn_mean, bn_gamma;
 };
 
 class Net {
@@ -67,7 +69,6 @@ class Net {
   int64_t numel(int64_t id) const { return nodes_[static_cast<size_t>(id)].numel; }
   // The relu nodes of the cone whose input is node `id` (a relu input node has its box clamped).
   const std::vector<int64_t>& relus_reading(int64_t id) const { return readers_[static_cast<size_t>(id)]; }
-  int64_t first_batch_norm() const { return first_bn_; }  // -1: none (add_f32_error refuses batch norm)
 
   // The box of node id from its parents' boxes (the input's is set by the caller).
   void forward(int64_t id, std::vector<Box>& boxes) const;
@@ -83,7 +84,7 @@ class Net {
 
  private:
   const Graph* g_ = nullptr;
-  int64_t input_ = -1, output_ = -1, first_bn_ = -1;
+  int64_t input_ = -1, output_ = -1;
   std::vector<char> cone_;
   std::vector<Prepared> nodes_;
   std::vector<std::vector<int64_t>> readers_;

@@ -194,15 +194,30 @@ std::vector<double> f32_terms(const Prepared& p, const Box& x, std::vector<doubl
   return t;
 }
 
+// batch_norm_eval's f32 evaluation, ((x - mean) / sqrt(var + eps)) gamma + beta with every parameter
+// rounded to f32 first, against a x + b (a = gamma / sqrt(var + eps), b = beta - mean a): x - mean rounds
+// at |x| + 2 |mean| (the mean's own rounding), sqrt(var + eps) and the division, the product and the sum
+// each once more, relative to |a| (|x| + |mean|) and |beta| <= |b| + |mean| |a|: at most
+// 8 u32 (|a| (|x| + 2 |mean|) + |beta|) to first order; 12 u32 with slack, plus the underflows of the
+// division, the product (times |gamma|) and the sum.
+double bn_f32_err(const Prepared& p, size_t i, double x) {
+  const double a = std::fabs(p.a_mid[i]) + p.a_rad[i], m = p.bn_mean[i];
+  const double beta = std::fabs(p.b_mid[i]) + p.b_rad[i] + m * a;
+  const double t = next_up((a * (x + 2 * m) + beta) * (1 + 0x1p-40));
+  return next_up(next_up(t * (12 * 1.02 * kUnit32)) + (p.bn_gamma[i] + 4) * kEta32);
+}
+
 }  // namespace
 
 bool Net::add_f32_error(int64_t id, std::vector<Box>& boxes) const {
   const Prepared& p = node(id);
   Box& y = boxes[static_cast<size_t>(id)];
   if (p.kind == Kind::Input || p.kind == Kind::Same || p.kind == Kind::Relu) return true;  // exact in f32
-  if (id == first_bn_) return false;  // batch norm: several f32 steps (check_certificate refuses it first)
   y.err.assign(static_cast<size_t>(p.numel), 0.0);
-  if (p.kind == Kind::Const) {
+  if (!p.bn_mean.empty()) {
+    const Box& x = boxes[static_cast<size_t>(p.var)];
+    for (size_t i = 0; i < y.err.size(); ++i) y.err[i] = bn_f32_err(p, i, magnitude(x, i));
+  } else if (p.kind == Kind::Const) {
     for (size_t i = 0; i < y.err.size(); ++i) y.err[i] = f32_err(std::fabs(p.b_mid[i]), 0);
   } else if (p.kind == Kind::Add) {
     for (size_t i = 0; i < y.err.size(); ++i) y.err[i] = f32_err(magnitude(y, i), 0);
