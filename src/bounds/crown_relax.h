@@ -115,6 +115,24 @@ inline Relax relax_concave(const Smooth& s, double l, double u) {
   return finish(r);
 }
 
+// sin and cos on a box holding none of their zeros (the inflection points: sin's at k pi, cos's at
+// pi / 2 + k pi; decided with a margin of 1e-9 in k, as the interval rule's period analysis): concave where
+// the function is positive, convex where negative. A box that may hold a zero, is wider than 3 or beyond
+// 1e6: not ok (cut at its box).
+inline Relax relax_periodic(const Smooth& s, double phase, double l, double u) {
+  if (!(u - l < 3) || !(std::fabs(l) < 1e6) || !(std::fabs(u) < 1e6)) return Relax{{}, {}, false};
+  constexpr double kPi = 3.141592653589793;
+  if (std::floor((l - phase) / kPi - 1e-9) != std::floor((u - phase) / kPi + 1e-9)) return Relax{{}, {}, false};
+  return s.f(l + (u - l) / 2) > 0 ? relax_concave(s, l, u) : relax_convex(s, l, u);
+}
+inline double sin_value(double x) { return std::sin(x); }
+inline double cos_value(double x) { return std::cos(x); }
+inline double neg_sin_value(double x) { return -std::sin(x); }
+inline Relax relax_sin(double l, double u) { return relax_periodic(Smooth{sin_value, cos_value}, 0.0, l, u); }
+inline Relax relax_cos(double l, double u) {
+  return relax_periodic(Smooth{cos_value, neg_sin_value}, 1.5707963267948966, l, u);
+}
+
 // Increasing, convex on x <= 0 and concave on x >= 0, l < 0 < u. A lower line of slope f'(d) at a point
 // d in [l, 0], under the tangent at d and under f at u (f_u: a lower enclosure of f(u)): below f on
 // [l, 0] (under the tangent, f convex there) and on [0, u] (under f at 0 and at u, f concave there).

@@ -83,12 +83,7 @@ bool rule_scale(RuleCtx& c, const Node& n, std::vector<double>&& A, const std::v
   return c.st.failure.empty();
 }
 
-bool rule_mul_elem(RuleCtx& c, const Node& n, std::vector<double>&& A) {
-  int64_t other = -1;
-  const auto cv = const_operand(c, n, other);
-  if (!cv || !box_of(c, other)) return c.concretize(n.id, A);
-  return rule_scale(c, n, std::move(A), *cv, other, kU * 1.01);
-}
+bool rule_mul_elem(RuleCtx& c, const Node& n, std::vector<double>&& A);  // below (two variables: bilinear_lines)
 
 // The reciprocals of a divisor that is nonzero and finite everywhere, else nullopt (cut).
 std::optional<std::vector<double>> reciprocals(std::optional<std::vector<double>> cv) {
@@ -164,6 +159,9 @@ Relax r_inv(double l, double u) {
   return Relax{{}, {}, false};
 }
 
+Relax r_sin(double l, double u) { return relax_sin(l, u); }
+Relax r_cos(double l, double u) { return relax_cos(l, u); }
+
 template <Op O>
 struct Elementwise {
   static constexpr RelaxFn fn = nullptr;
@@ -186,6 +184,8 @@ DENOTE_CROWN_ELEM(Erf, r_erf, 16)
 DENOTE_CROWN_ELEM(Log, r_log, 16)
 DENOTE_CROWN_ELEM(Sqrt, r_sqrt, 16)
 DENOTE_CROWN_ELEM(Inv, r_inv, 16)
+DENOTE_CROWN_ELEM(Sin, r_sin, 16)
+DENOTE_CROWN_ELEM(Cos, r_cos, 16)
 #undef DENOTE_CROWN_ELEM
 
 const std::vector<double>* alpha_of(const RuleCtx& c, int64_t id) {
@@ -416,6 +416,7 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
 // Both are exact in floating point (no evaluation error).
 struct PairLines {
   std::vector<double> bx_lo, by_lo, b_lo, bx_up, by_up, b_up, xm, ym;  // coefficient shares and intercepts
+  std::vector<double> e;  // per element: slack per unit |lambda| (intercepts' and evaluation's rounding); empty: 0
 };
 
 // max(x, y) = y + relu(x - y); min(x, y) = x - relu(x - y).
@@ -443,10 +444,31 @@ bool pair_lines(const RuleCtx& c, const Node& n, PairLines& L) {
   return true;
 }
 
-template <bool Max>
-bool rule_pair(RuleCtx& c, const Node& n, std::vector<double>&& A) {
-  PairLines L;
-  if (!pair_lines<Max>(c, n, L)) return c.concretize(n.id, A);
+// x (.) y of two variables of the node's shape (McCormick's planes, auto_LiRPA's BoundMul choice):
+// x y >= yl x + xl y - xl yl ((x - xl)(y - yl) >= 0) and x y <= yu x + xl y - xl yu ((x - xl)(y - yu) <= 0)
+// on the parents' boxes, which hold the evaluated values; the intercepts' rounding (u |xl yl|, u |xl yu|)
+// and the evaluation's (u_eval |x y| + tiny) per unit |lambda| in e. False where a parent has no finite
+// box or a shape other than the node's (then cut).
+bool bilinear_lines(const RuleCtx& c, const Node& n, PairLines& L) {
+  const DoubleBox* xb = box_of(c, n.parents[0]);
+  const DoubleBox* yb = box_of(c, n.parents[1]);
+  const size_t m = static_cast<size_t>(c.numel_of(n.id));
+  if (!xb || !yb || xb->lo.size() != m || yb->lo.size() != m) return false;
+  for (auto* v : {&L.bx_lo, &L.by_lo, &L.b_lo, &L.bx_up, &L.by_up, &L.b_up, &L.xm, &L.ym, &L.e}) v->assign(m, 0.0);
+  for (size_t j = 0; j < m; ++j) {
+    const double xl = xb->lo[j], yl = yb->lo[j], yu = yb->hi[j];
+    L.xm[j] = std::max(std::fabs(xl), std::fabs(xb->hi[j]));
+    L.ym[j] = std::max(std::fabs(yl), std::fabs(yu));
+    L.bx_lo[j] = yl, L.by_lo[j] = xl, L.b_lo[j] = -(xl * yl);
+    L.bx_up[j] = yu, L.by_up[j] = xl, L.b_up[j] = -(xl * yu);
+    L.e[j] = up(1.01 * kU * (std::fabs(L.b_lo[j]) + std::fabs(L.b_up[j])) + 1.01 * c.err.u * L.xm[j] * L.ym[j] + 2 * c.err.tiny);
+    if (!std::isfinite(L.e[j]) || !std::isfinite(L.bx_up[j]) || !std::isfinite(L.by_lo[j])) return false;
+  }
+  return true;
+}
+
+// Every row through two-variable lines: the lower for a coefficient >= 0, else the upper one.
+bool rule_pair_lines(RuleCtx& c, const Node& n, std::vector<double>&& A, const PairLines& L) {
   const int64_t m = c.numel_of(n.id);
   std::vector<double> ax(A.size()), ay(A.size());
   for (int64_t r = 0; r < c.st.rows; ++r) {
@@ -465,10 +487,10 @@ bool rule_pair(RuleCtx& c, const Node& n, std::vector<double>&& A) {
         sum += t, mag += std::fabs(t), cnt += 1;
       }
       slack += (std::fabs(ax[i]) * L.xm[k] + std::fabs(ay[i]) * L.ym[k]) * (kU * 2.02) +
-               std::fabs(lam) * (L.xm[k] + L.ym[k]) * kU * 1.01;
+               std::fabs(lam) * ((L.xm[k] + L.ym[k]) * kU * 1.01 + (L.e.empty() ? 0.0 : L.e[k]));
     }
     c.st.bias[r] += sum, c.st.mag[r] += mag, c.st.terms[r] += cnt;
-    c.st.slack[r] += up_sum(slack, static_cast<double>(3 * m));
+    c.st.slack[r] += up_sum(slack, static_cast<double>(4 * m));
   }
   c.add_to(n.parents[0], std::move(ax));
   c.add_to(n.parents[1], std::move(ay));
@@ -476,12 +498,17 @@ bool rule_pair(RuleCtx& c, const Node& n, std::vector<double>&& A) {
 }
 
 template <bool Max>
-bool fwd_pair(ForwardCtx& f, const Node& n) {
+bool rule_pair(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   PairLines L;
+  if (!pair_lines<Max>(c, n, L)) return c.concretize(n.id, A);
+  return rule_pair_lines(c, n, std::move(A), L);
+}
+
+bool fwd_pair_lines(ForwardCtx& f, const Node& n, const PairLines& L) {
   const auto& X = f.V[static_cast<size_t>(n.parents[0])];
   const auto& Y = f.V[static_cast<size_t>(n.parents[1])];
   const auto& A = f.A[static_cast<size_t>(n.id)];
-  if (X.empty() || Y.empty() || !pair_lines<Max>(f.rc, n, L)) return false;
+  if (X.empty() || Y.empty()) return false;
   const size_t m = L.xm.size();
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(X.size());
@@ -494,7 +521,23 @@ bool fwd_pair(ForwardCtx& f, const Node& n) {
   return true;
 }
 
+template <bool Max>
+bool fwd_pair(ForwardCtx& f, const Node& n) {
+  PairLines L;
+  return pair_lines<Max>(f.rc, n, L) && fwd_pair_lines(f, n, L);
+}
+
 bool rule_cut(RuleCtx& c, const Node& n, std::vector<double>&& A) { return c.concretize(n.id, A); }
+
+// x (.) c for a constant operand; x (.) y of two variables through McCormick's planes; else cut.
+bool rule_mul_elem(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  int64_t other = -1;
+  const auto cv = const_operand(c, n, other);
+  if (cv && box_of(c, other)) return rule_scale(c, n, std::move(A), *cv, other, kU * 1.01);
+  PairLines L;
+  if (!cv && bilinear_lines(c, n, L)) return rule_pair_lines(c, n, std::move(A), L);
+  return c.concretize(n.id, A);
+}
 
 // ---- forward rules (alpha-CROWN).
 bool fwd_vertex(ForwardCtx& f, const Node& n) {
@@ -572,7 +615,9 @@ bool fwd_scale(ForwardCtx& f, const Node& n, const std::vector<double>& v, int64
 bool fwd_mul_elem(ForwardCtx& f, const Node& n) {
   int64_t other = -1;
   const auto cv = const_operand(f.rc, n, other);
-  return cv ? fwd_scale(f, n, *cv, other) : fwd_vertex(f, n);
+  if (cv) return fwd_scale(f, n, *cv, other);
+  PairLines L;
+  return bilinear_lines(f.rc, n, L) ? fwd_pair_lines(f, n, L) : fwd_vertex(f, n);
 }
 bool fwd_div(ForwardCtx& f, const Node& n) {
   int64_t other = -1;

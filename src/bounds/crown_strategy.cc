@@ -80,7 +80,13 @@ std::vector<int64_t> cut_in_cone(const Graph& g, const Payload<double>& payload,
     if (!anc[static_cast<size_t>(n.id)]) return ok_status();
     bool cut = crown_rule(n.op) == nullptr;
     const BoundKernel k = bound_kernel(n.op);
-    if (k == BoundKernel::Product) cut = !constant(n.parents[0]) && !constant(n.parents.back());
+    // A product of two variables: McCormick's planes where it is elementwise over operands of its shape.
+    auto bilinear = [&] {
+      for (int64_t p : n.parents)
+        if (g.nodes[static_cast<size_t>(p)].out_shape != n.out_shape) return false;
+      return is_elementwise(n.op);
+    };
+    if (k == BoundKernel::Product) cut = !constant(n.parents[0]) && !constant(n.parents.back()) && !bilinear();
     if (k == BoundKernel::Quotient) cut = !constant(n.parents.back());  // x / c only
     if (cut) out.push_back(n.id);
     return ok_status();

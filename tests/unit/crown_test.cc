@@ -236,6 +236,31 @@ TEST(Crown, RelaxationLinesHoldAgainstMpfr) {
       }
     }
   }
+  // sin and cos: lines on every box within one sign of the function (widths up to 3), none across a zero.
+  int64_t periodic = 0, cut = 0;
+  for (int t = 0; t < 4000; ++t) {
+    const bool is_sin = t % 2 == 0;
+    const double l = rng.real(-10, 10), u = l + (rng.range(0, 4) == 0 ? 0 : rng.real(0, 3.2));
+    const Relax r = is_sin ? relax_sin(l, u) : relax_cos(l, u);
+    const double phase = is_sin ? 0 : 1.5707963267948966, pi = 3.141592653589793;
+    const bool zero_inside = std::floor((l - phase) / pi) != std::floor((u - phase) / pi);
+    if (zero_inside || u - l >= 3) {
+      ASSERT_FALSE(r.ok) << (is_sin ? "sin" : "cos") << " [" << l << ", " << u << "]";
+      ++cut;
+      continue;
+    }
+    if (!r.ok) continue;  // within the 1e-9 margin of a zero
+    ++periodic;
+    for (int k = 0; k <= 64; ++k) {
+      const double x = k == 64 ? u : l + (u - l) * k / 64.0;
+      const double f = mpfr_eval(is_sin ? mpfr_sin : mpfr_cos, x);
+      ASSERT_LE(static_cast<long double>(r.lo.a) * x + r.lo.b, f) << (is_sin ? "sin" : "cos") << " lower at " << x << " on [" << l << ", " << u << "]";
+      ASSERT_GE(static_cast<long double>(r.up.a) * x + r.up.b, f) << (is_sin ? "sin" : "cos") << " upper at " << x << " on [" << l << ", " << u << "]";
+      ++checks;
+    }
+  }
+  EXPECT_GT(periodic, 1000);
+  EXPECT_GT(cut, 1000);
   // relu and abs, and inv on both signs.
   for (int t = 0; t < 2000; ++t) {
     const double l = rng.real(-5, 5), u = l + rng.real(0, 6);
