@@ -194,17 +194,18 @@ const std::vector<double>* alpha_of(const RuleCtx& c, int64_t id) {
   return v.empty() ? nullptr : &v;
 }
 
-template <Op O>
-Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, double tiny_eval) {
+// The lines of relaxation fn on every element (eval_ulps: the evaluation's error in u_eval |y|; split: a
+// relu-like op whose open elements take alpha slopes).
+Lines lines_with(RelaxFn fn, double kEvalUlps, bool split, const DoubleBox& xb, const DoubleBox& yb, double u_eval,
+                 double tiny_eval) {
   const size_t m = xb.lo.size();
   Lines L;
   L.la.resize(m), L.lb.resize(m), L.ua.resize(m), L.ub.resize(m), L.xm.resize(m), L.ye.resize(m);
   L.ok.resize(m), L.open.resize(m);
-  constexpr double kEvalUlps = Elementwise<O>::eval_ulps;
   for (size_t j = 0; j < m; ++j) {
-    const Relax rx = Elementwise<O>::fn(xb.lo[j], xb.hi[j]);
+    const Relax rx = fn(xb.lo[j], xb.hi[j]);
     L.la[j] = rx.lo.a, L.lb[j] = rx.lo.b, L.ua[j] = rx.up.a, L.ub[j] = rx.up.b, L.ok[j] = rx.ok;
-    L.open[j] = splits_at_zero(O) && xb.lo[j] < 0 && xb.hi[j] > 0;
+    L.open[j] = split && xb.lo[j] < 0 && xb.hi[j] > 0;
     L.xm[j] = std::max(std::fabs(xb.lo[j]), std::fabs(xb.hi[j])) * (kU * 1.01);
     L.ye[j] = kEvalUlps > 0 ? std::max(std::fabs(yb.lo[j]), std::fabs(yb.hi[j])) * kEvalUlps * u_eval + 2 * tiny_eval : 0;
     if (!rx.ok) {  // cut at the output's box: slope 0, intercepts the box's ends, no error terms
@@ -214,6 +215,10 @@ Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, dou
     }
   }
   return L;
+}
+template <Op O>
+Lines element_lines(const DoubleBox& xb, const DoubleBox& yb, double u_eval, double tiny_eval) {
+  return lines_with(Elementwise<O>::fn, Elementwise<O>::eval_ulps, splits_at_zero(O), xb, yb, u_eval, tiny_eval);
 }
 
 // Node id's lines: the cache's where its boxes are unchanged, else made into `local` (and kept).
@@ -529,6 +534,48 @@ bool fwd_pair(ForwardCtx& f, const Node& n) {
 
 bool rule_cut(RuleCtx& c, const Node& n, std::vector<double>&& A) { return c.concretize(n.id, A); }
 
+bool fwd_vertex(ForwardCtx& f, const Node& n);  // below
+
+// pow by the constant exponent 2 (ml4acopf's squares): x^2 is convex, relax_convex's lines, the evaluation's
+// error 16 u_eval |y| (libm's pow); any other exponent is cut at the box.
+double square_f(double x) { return x * x; }
+double square_df(double x) { return 2 * x; }
+Relax r_square(double l, double u) { return relax_convex(Smooth{square_f, square_df}, l, u); }
+const DoubleBox* squared_base(const RuleCtx& c, const Node& n) {
+  int64_t base = -1;
+  const auto e = const_operand(c, n, base, /*only=*/1);
+  if (!e) return nullptr;
+  for (double v : *e)
+    if (v != 2) return nullptr;
+  return box_of(c, base);
+}
+bool rule_pow(RuleCtx& c, const Node& n, std::vector<double>&& A) {
+  const DoubleBox* xb = squared_base(c, n);
+  const DoubleBox* yb = box_of(c, n.id);
+  if (!xb || !yb || xb->lo.size() != yb->lo.size()) return c.concretize(n.id, A);
+  const Lines L = lines_with(&r_square, 16, false, *xb, *yb, c.err.u, c.err.tiny);
+  relax_rows<false>(c, L, A.data(), nullptr, c.numel_of(n.id));
+  c.add_to(n.parents[0], std::move(A));
+  return c.st.failure.empty();
+}
+bool fwd_pow(ForwardCtx& f, const Node& n) {
+  const DoubleBox* xb = squared_base(f.rc, n);
+  const DoubleBox* yb = box_of(f.rc, n.id);
+  const auto& X = f.V[static_cast<size_t>(n.parents[0])];
+  const auto& A = f.A[static_cast<size_t>(n.id)];
+  if (!xb || !yb || X.empty() || xb->lo.size() != yb->lo.size()) return fwd_vertex(f, n);
+  const Lines L = lines_with(&r_square, 16, false, *xb, *yb, f.rc.err.u, f.rc.err.tiny);
+  const size_t m = L.la.size();
+  auto& V = f.V[static_cast<size_t>(n.id)];
+  V.resize(X.size());
+  for (size_t i = 0; i < X.size(); ++i) {
+    const size_t j = i % m;
+    const bool below = A[i] >= 0;
+    V[i] = (below ? L.la[j] : L.ua[j]) * X[i] + (below ? L.lb[j] : L.ub[j]);
+  }
+  return true;
+}
+
 // x (.) c for a constant operand; x (.) y of two variables through McCormick's planes; else cut.
 bool rule_mul_elem(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   int64_t other = -1;
@@ -701,6 +748,8 @@ template <>
 constexpr Rules kRules<Op::MulElem> = {&rule_mul_elem, &fwd_mul_elem};
 template <>
 constexpr Rules kRules<Op::Div> = {&rule_div, &fwd_div};
+template <>
+constexpr Rules kRules<Op::Pow> = {&rule_pow, &fwd_pow};
 template <>
 constexpr Rules kRules<Op::Matmul> = {&rule_matmul, &fwd_matmul};
 template <>
