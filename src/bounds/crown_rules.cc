@@ -722,10 +722,28 @@ bool fwd_matmul(ForwardCtx& f, const Node& n) {
 // Each op's rules, a table over ops.def: backward (nullptr: cut at its box) and forward (alpha-CROWN's
 // relaxed network; a cut node gives its box's vertex). A relaxed elementwise op goes through its two lines,
 // an affine op back through its VJP (crown_affine.h); the rows below have their own.
+using CutsFn = bool (*)(const Graph&, const Payload<double>&, const Node&);
 struct Rules {
   Rule back;
   ForwardRule fwd;
+  CutsFn cuts = nullptr;  // null: the rule never cuts (crown_cuts)
 };
+bool constant_at(const Graph& g, const Payload<double>& p, int64_t id) { return const_behind(g, p, id) != nullptr; }
+// mul_elem, matmul: a constant operand, or (elementwise) two variables of the node's shape.
+bool cuts_product(const Graph& g, const Payload<double>& p, const Node& n) {
+  if (constant_at(g, p, n.parents[0]) || constant_at(g, p, n.parents.back())) return false;
+  for (int64_t q : n.parents)
+    if (g.nodes[static_cast<size_t>(q)].out_shape != n.out_shape) return true;
+  return !is_elementwise(n.op);
+}
+bool cuts_quotient(const Graph& g, const Payload<double>& p, const Node& n) { return !constant_at(g, p, n.parents.back()); }
+bool cuts_pow(const Graph& g, const Payload<double>& p, const Node& n) {
+  const auto* rec = const_behind(g, p, n.parents[1]);
+  if (!rec) return true;
+  for (double v : rec->values)
+    if (v != 2) return true;
+  return false;
+}
 template <Op O>
 constexpr Rules default_rules() {
   if constexpr (Elementwise<O>::fn != nullptr) return {&rule_elementwise<O>, &fwd_elementwise<O>};
@@ -745,13 +763,13 @@ constexpr Rules kRules<Op::Add> = {&rule_add, &fwd_add};
 template <>
 constexpr Rules kRules<Op::Sub> = {&rule_sub, &fwd_sub};
 template <>
-constexpr Rules kRules<Op::MulElem> = {&rule_mul_elem, &fwd_mul_elem};
+constexpr Rules kRules<Op::MulElem> = {&rule_mul_elem, &fwd_mul_elem, &cuts_product};
 template <>
-constexpr Rules kRules<Op::Div> = {&rule_div, &fwd_div};
+constexpr Rules kRules<Op::Div> = {&rule_div, &fwd_div, &cuts_quotient};
 template <>
-constexpr Rules kRules<Op::Pow> = {&rule_pow, &fwd_pow};
+constexpr Rules kRules<Op::Pow> = {&rule_pow, &fwd_pow, &cuts_pow};
 template <>
-constexpr Rules kRules<Op::Matmul> = {&rule_matmul, &fwd_matmul};
+constexpr Rules kRules<Op::Matmul> = {&rule_matmul, &fwd_matmul, &cuts_product};
 template <>
 constexpr Rules kRules<Op::MaxElem> = {&rule_pair<true>, &fwd_pair<true>};
 template <>
@@ -794,6 +812,10 @@ bool element_lines_of(Op op, const DoubleBox& xb, const DoubleBox& yb, double u_
 }
 
 Rule crown_rule(Op op) { return kRuleTable[static_cast<size_t>(op)].back; }
+bool crown_cuts(const Graph& g, const Payload<double>& payload, const Node& n) {
+  const Rules& r = kRuleTable[static_cast<size_t>(n.op)];
+  return r.back == nullptr || (r.cuts != nullptr && r.cuts(g, payload, n));
+}
 ForwardRule crown_forward(Op op) { return kRuleTable[static_cast<size_t>(op)].fwd; }
 
 bool forward_reads_coefficients(Op op) {

@@ -19,6 +19,10 @@ namespace denote::crown {
 
 using Rule = bool (*)(RuleCtx&, const Node&, std::vector<double>&& A);
 Rule crown_rule(Op op);
+// Whether node n is cut at its box (CrownResult::cut): its op has no rule, or its rule needs what the node
+// lacks (a constant operand of mul_elem / matmul or operands of its own shape for the product of two
+// variables, a constant divisor, the constant exponent 2 of pow).
+bool crown_cuts(const Graph& g, const Payload<double>& payload, const Node& n);
 
 // The relaxed network's forward values at the bound's attaining point, one row per spec row.
 struct ForwardCtx {

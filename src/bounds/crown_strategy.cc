@@ -70,25 +70,12 @@ Consumers consumers(const Graph& g, const std::vector<bool>& anc) {
   return c;
 }
 
-// The nodes the output depends on whose op has no linear rule, or whose rule needs a constant operand that
-// it lacks (mul_elem, matmul: one of the two; div: the divisor): CrownResult::cut.
+// The nodes the output depends on that their rule cuts at their box (crown_cuts): CrownResult::cut.
 std::vector<int64_t> cut_in_cone(const Graph& g, const Payload<double>& payload, int64_t output_id) {
   const std::vector<bool> anc = walk::ancestors(g, output_id);
-  auto constant = [&](int64_t p) { return const_behind(g, payload, p) != nullptr; };
   std::vector<int64_t> out;
   (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
-    if (!anc[static_cast<size_t>(n.id)]) return ok_status();
-    bool cut = crown_rule(n.op) == nullptr;
-    const BoundKernel k = bound_kernel(n.op);
-    // A product of two variables: McCormick's planes where it is elementwise over operands of its shape.
-    auto bilinear = [&] {
-      for (int64_t p : n.parents)
-        if (g.nodes[static_cast<size_t>(p)].out_shape != n.out_shape) return false;
-      return is_elementwise(n.op);
-    };
-    if (k == BoundKernel::Product) cut = !constant(n.parents[0]) && !constant(n.parents.back()) && !bilinear();
-    if (k == BoundKernel::Quotient) cut = !constant(n.parents.back());  // x / c only
-    if (cut) out.push_back(n.id);
+    if (anc[static_cast<size_t>(n.id)] && crown_cuts(g, payload, n)) out.push_back(n.id);
     return ok_status();
   });
   return out;

@@ -144,7 +144,16 @@ TEST(CrownNonlinear, SquaresBetweenLinesOtherPowersCut) {
   Totals tot;
   for (int t = 0; t < 12; ++t) {
     const Model m = two_branch(rng, false);
-    check_methods(rng, m, random_box(rng, 2, 0.01, 0.3), {BoundMethod::Crown, BoundMethod::Ibp}, tot, "powers " + std::to_string(t));
+    const DoubleBox box = random_box(rng, 2, 0.01, 0.3);
+    // CrownResult::cut names the cube (cut at its box), not the square (between lines).
+    auto r = run_crown(m.graph, m.payload, std::vector<DoubleBox>{box}, m.output_ids[0], nullptr, CrownOptions{});
+    ASSERT_TRUE(r.ok()) << r.message();
+    ASSERT_EQ(r->cut.size(), 1u);
+    const Node& cube = m.graph.nodes[static_cast<size_t>(r->cut[0])];
+    EXPECT_EQ(op_tag(cube.op), "pow");
+    EXPECT_EQ(m.payload.consts.at(m.graph.nodes[static_cast<size_t>(cube.parents[1])].parents[0]).values,
+              std::vector<double>{3});
+    check_methods(rng, m, box, {BoundMethod::Crown, BoundMethod::Ibp}, tot, "powers " + std::to_string(t));
     ASSERT_FALSE(HasFatalFailure());
   }
   EXPECT_GT(tot.checks, 4000);
