@@ -12,6 +12,7 @@
 #include "bounds/crown_strategy.h"
 #include "denote/base/deadline.h"
 #include "denote/check/check.h"
+#include "eval/walk.h"
 
 namespace denote {
 
@@ -51,14 +52,18 @@ bool set_intermediate(std::string_view name, CrownOptions& o) {
 }
 
 double crown_intermediate_work(const Graph& g, const Payload<double>& payload) {
-  double below = 0, work = 0;  // below: one row's backward steps through nodes 0..id (id order)
-  std::vector<char> read(g.nodes.size(), 0);
-  for (const Node& n : g.nodes)
-    if (is_relaxed(n.op) && !n.parents.empty()) read[static_cast<size_t>(n.parents[0])] = 1;
-  for (const Node& n : g.nodes) {
-    below += crown::backward_cost(payload, n);
-    if (read[static_cast<size_t>(n.id)]) work += 2 * static_cast<double>(numel(n.out_shape)) * below;
-  }
+  // below[id]: one row's backward steps through nodes 0..id (id order); a relaxed node's parent counts once.
+  std::vector<double> below(g.nodes.size(), 0.0);
+  std::vector<char> counted(g.nodes.size(), 0);
+  double sum = 0, work = 0;
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
+    below[static_cast<size_t>(n.id)] = sum += crown::backward_cost(payload, n);
+    if (!is_relaxed(n.op) || n.parents.empty() || counted[static_cast<size_t>(n.parents[0])]) return ok_status();
+    const size_t p = static_cast<size_t>(n.parents[0]);
+    counted[p] = 1;
+    work += 2 * static_cast<double>(numel(g.nodes[p].out_shape)) * below[p];
+    return ok_status();
+  });
   return work;
 }
 

@@ -16,7 +16,6 @@ namespace denote::crown {
 
 namespace {
 
-const DoubleBox* box_of(const RuleCtx& c, int64_t id) { return c.box[static_cast<size_t>(id)]; }
 
 // |W| xmax per leading block, and the scale of the error terms, into the entries of `scale` that
 // are NaN (not computed yet) among `outs` (null: all).

@@ -14,6 +14,7 @@
 #include "bounds/crown_linear.h"
 #include "bounds/crown_lines.h"
 #include "bounds/crown_maxpool.h"
+#include "bounds/crown_pair.h"
 #include "bounds/kernel_ops.h"
 #include "bounds/crown_relax.h"
 #include "bounds/crown_tangents.h"
@@ -23,7 +24,6 @@ namespace denote::crown {
 
 namespace {
 
-const DoubleBox* box_of(const RuleCtx& c, int64_t id) { return c.box[static_cast<size_t>(id)]; }
 
 // ---- add / sub: exact coefficients; the evaluation's rounding is at most 1.01 u |y| per element.
 void eval_rounding_slack(RuleCtx& c, const Node& n, const std::vector<double>& A, double ulps) {
@@ -415,123 +415,6 @@ bool rule_elementwise(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   return c.st.failure.empty();
 }
 
-// ---- max_elem / min_elem of two variables: max(x, y) = y + relu(x - y), min(x, y) = x - relu(x - y),
-// with relu's lines on d = x - y over [lx - uy, ux - ly]. For max, the side below uses
-// beta x + (1 - beta) y (beta in {0, 1}: the adaptive choice); above, s x + (1 - s) y + t. min mirrored.
-// Both are exact in floating point (no evaluation error).
-struct PairLines {
-  std::vector<double> bx_lo, by_lo, b_lo, bx_up, by_up, b_up, xm, ym;  // coefficient shares and intercepts
-  std::vector<double> e;  // per element: slack per unit |lambda| (intercepts' and evaluation's rounding); empty: 0
-};
-
-// max(x, y) = y + relu(x - y); min(x, y) = x - relu(x - y).
-template <bool Max>
-bool pair_lines(const RuleCtx& c, const Node& n, PairLines& L) {
-  const DoubleBox* xb = box_of(c, n.parents[0]);
-  const DoubleBox* yb = box_of(c, n.parents[1]);
-  if (!xb || !yb) return false;
-  const size_t m = xb->lo.size();
-  for (auto* v : {&L.bx_lo, &L.by_lo, &L.b_lo, &L.bx_up, &L.by_up, &L.b_up, &L.xm, &L.ym}) v->assign(m, 0.0);
-  for (size_t j = 0; j < m; ++j) {
-    const double dl = dn(xb->lo[j] - yb->hi[j]), du = up(xb->hi[j] - yb->lo[j]);
-    if (!std::isfinite(dl) || !std::isfinite(du)) return false;
-    const Relax r = relax_relu(dl, du);  // relu(d) >= r.lo.a d, relu(d) <= r.up.a d + r.up.b
-    L.xm[j] = std::max(std::fabs(xb->lo[j]), std::fabs(xb->hi[j]));
-    L.ym[j] = std::max(std::fabs(yb->lo[j]), std::fabs(yb->hi[j]));
-    if constexpr (Max) {
-      L.bx_lo[j] = r.lo.a, L.by_lo[j] = 1 - r.lo.a;  // y + a d
-      L.bx_up[j] = r.up.a, L.by_up[j] = 1 - r.up.a, L.b_up[j] = r.up.b;
-    } else {
-      L.bx_lo[j] = 1 - r.up.a, L.by_lo[j] = r.up.a, L.b_lo[j] = -r.up.b;  // x - (s d + t)
-      L.bx_up[j] = 1 - r.lo.a, L.by_up[j] = r.lo.a;                       // x - a d
-    }
-  }
-  return true;
-}
-
-// x (.) y of two variables of the node's shape (McCormick's planes, auto_LiRPA's BoundMul choice):
-// x y >= yl x + xl y - xl yl ((x - xl)(y - yl) >= 0) and x y <= yu x + xl y - xl yu ((x - xl)(y - yu) <= 0)
-// on the parents' boxes, which hold the evaluated values; the intercepts' rounding (u |xl yl|, u |xl yu|)
-// and the evaluation's (u_eval |x y| + tiny) per unit |lambda| in e. False where a parent has no finite
-// box or a shape other than the node's (then cut).
-bool bilinear_lines(const RuleCtx& c, const Node& n, PairLines& L) {
-  const DoubleBox* xb = box_of(c, n.parents[0]);
-  const DoubleBox* yb = box_of(c, n.parents[1]);
-  const size_t m = static_cast<size_t>(c.numel_of(n.id));
-  if (!xb || !yb || xb->lo.size() != m || yb->lo.size() != m) return false;
-  for (auto* v : {&L.bx_lo, &L.by_lo, &L.b_lo, &L.bx_up, &L.by_up, &L.b_up, &L.xm, &L.ym, &L.e}) v->assign(m, 0.0);
-  for (size_t j = 0; j < m; ++j) {
-    const double xl = xb->lo[j], yl = yb->lo[j], yu = yb->hi[j];
-    L.xm[j] = std::max(std::fabs(xl), std::fabs(xb->hi[j]));
-    L.ym[j] = std::max(std::fabs(yl), std::fabs(yu));
-    L.bx_lo[j] = yl, L.by_lo[j] = xl, L.b_lo[j] = -(xl * yl);
-    L.bx_up[j] = yu, L.by_up[j] = xl, L.b_up[j] = -(xl * yu);
-    L.e[j] = up(1.01 * kU * (std::fabs(L.b_lo[j]) + std::fabs(L.b_up[j])) + 1.01 * c.err.u * L.xm[j] * L.ym[j] + 2 * c.err.tiny);
-    if (!std::isfinite(L.e[j]) || !std::isfinite(L.bx_up[j]) || !std::isfinite(L.by_lo[j])) return false;
-  }
-  return true;
-}
-
-// Every row through two-variable lines: the lower for a coefficient >= 0, else the upper one.
-bool rule_pair_lines(RuleCtx& c, const Node& n, std::vector<double>&& A, const PairLines& L) {
-  const int64_t m = c.numel_of(n.id);
-  std::vector<double> ax(A.size()), ay(A.size());
-  for (int64_t r = 0; r < c.st.rows; ++r) {
-    double sum = 0, mag = 0, cnt = 0, slack = 0;
-    for (int64_t j = 0; j < m; ++j) {
-      const size_t i = static_cast<size_t>(r * m + j), k = static_cast<size_t>(j);
-      const double lam = A[i];
-      if (lam == 0) continue;
-      const bool below = lam >= 0;
-      // 1 - s is computed: its rounding is part of the coefficient's (one more u).
-      ax[i] = lam * (below ? L.bx_lo[k] : L.bx_up[k]);
-      ay[i] = lam * (below ? L.by_lo[k] : L.by_up[k]);
-      const double b = below ? L.b_lo[k] : L.b_up[k];
-      if (b != 0) {
-        const double t = lam * b;
-        sum += t, mag += std::fabs(t), cnt += 1;
-      }
-      slack += (std::fabs(ax[i]) * L.xm[k] + std::fabs(ay[i]) * L.ym[k]) * (kU * 2.02) +
-               std::fabs(lam) * ((L.xm[k] + L.ym[k]) * kU * 1.01 + (L.e.empty() ? 0.0 : L.e[k]));
-    }
-    c.st.bias[r] += sum, c.st.mag[r] += mag, c.st.terms[r] += cnt;
-    c.st.slack[r] += up_sum(slack, static_cast<double>(4 * m));
-  }
-  c.add_to(n.parents[0], std::move(ax));
-  c.add_to(n.parents[1], std::move(ay));
-  return c.st.failure.empty();
-}
-
-template <bool Max>
-bool rule_pair(RuleCtx& c, const Node& n, std::vector<double>&& A) {
-  PairLines L;
-  if (!pair_lines<Max>(c, n, L)) return c.concretize(n.id, A);
-  return rule_pair_lines(c, n, std::move(A), L);
-}
-
-bool fwd_pair_lines(ForwardCtx& f, const Node& n, const PairLines& L) {
-  const auto& X = f.V[static_cast<size_t>(n.parents[0])];
-  const auto& Y = f.V[static_cast<size_t>(n.parents[1])];
-  const auto& A = f.A[static_cast<size_t>(n.id)];
-  if (X.empty() || Y.empty()) return false;
-  const size_t m = L.xm.size();
-  auto& V = f.V[static_cast<size_t>(n.id)];
-  V.resize(X.size());
-  for (size_t i = 0; i < X.size(); ++i) {
-    const size_t k = i % m;
-    const bool below = A[i] >= 0;
-    V[i] = (below ? L.bx_lo[k] : L.bx_up[k]) * X[i] + (below ? L.by_lo[k] : L.by_up[k]) * Y[i] +
-           (below ? L.b_lo[k] : L.b_up[k]);
-  }
-  return true;
-}
-
-template <bool Max>
-bool fwd_pair(ForwardCtx& f, const Node& n) {
-  PairLines L;
-  return pair_lines<Max>(f.rc, n, L) && fwd_pair_lines(f, n, L);
-}
-
 bool rule_cut(RuleCtx& c, const Node& n, std::vector<double>&& A) { return c.concretize(n.id, A); }
 
 bool fwd_vertex(ForwardCtx& f, const Node& n);  // below
@@ -541,13 +424,16 @@ bool fwd_vertex(ForwardCtx& f, const Node& n);  // below
 double square_f(double x) { return x * x; }
 double square_df(double x) { return 2 * x; }
 Relax r_square(double l, double u) { return relax_convex(Smooth{square_f, square_df}, l, u); }
+bool squares(const Graph& g, const Payload<double>& p, const Node& n) {
+  const auto* rec = const_behind(g, p, n.parents[1]);
+  const size_t m = static_cast<size_t>(numel(n.out_shape));
+  if (!rec || (rec->values.size() != m && rec->values.size() != 1)) return false;
+  for (double v : rec->values)
+    if (v != 2) return false;
+  return true;
+}
 const DoubleBox* squared_base(const RuleCtx& c, const Node& n) {
-  int64_t base = -1;
-  const auto e = const_operand(c, n, base, /*only=*/1);
-  if (!e) return nullptr;
-  for (double v : *e)
-    if (v != 2) return nullptr;
-  return box_of(c, base);
+  return squares(c.g, c.payload, n) ? box_of(c, n.parents[0]) : nullptr;
 }
 bool rule_pow(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   const DoubleBox* xb = squared_base(c, n);
@@ -558,22 +444,15 @@ bool rule_pow(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   c.add_to(n.parents[0], std::move(A));
   return c.st.failure.empty();
 }
+bool fwd_through_lines(ForwardCtx& f, const Node& n, const DoubleBox& xb, const DoubleBox& yb, const Lines& L,
+                       const std::vector<double>* alpha, const Smooth* tangents);  // below
 bool fwd_pow(ForwardCtx& f, const Node& n) {
   const DoubleBox* xb = squared_base(f.rc, n);
   const DoubleBox* yb = box_of(f.rc, n.id);
-  const auto& X = f.V[static_cast<size_t>(n.parents[0])];
-  const auto& A = f.A[static_cast<size_t>(n.id)];
-  if (!xb || !yb || X.empty() || xb->lo.size() != yb->lo.size()) return fwd_vertex(f, n);
+  if (!xb || !yb || f.V[static_cast<size_t>(n.parents[0])].empty() || xb->lo.size() != yb->lo.size())
+    return fwd_vertex(f, n);
   const Lines L = lines_with(&r_square, 16, false, *xb, *yb, f.rc.err.u, f.rc.err.tiny);
-  const size_t m = L.la.size();
-  auto& V = f.V[static_cast<size_t>(n.id)];
-  V.resize(X.size());
-  for (size_t i = 0; i < X.size(); ++i) {
-    const size_t j = i % m;
-    const bool below = A[i] >= 0;
-    V[i] = (below ? L.la[j] : L.ua[j]) * X[i] + (below ? L.lb[j] : L.ub[j]);
-  }
-  return true;
+  return fwd_through_lines(f, n, *xb, *yb, L, nullptr, nullptr);
 }
 
 // x (.) c for a constant operand; x (.) y of two variables through McCormick's planes; else cut.
@@ -581,8 +460,8 @@ bool rule_mul_elem(RuleCtx& c, const Node& n, std::vector<double>&& A) {
   int64_t other = -1;
   const auto cv = const_operand(c, n, other);
   if (cv && box_of(c, other)) return rule_scale(c, n, std::move(A), *cv, other, kU * 1.01);
-  PairLines L;
-  if (!cv && bilinear_lines(c, n, L)) return rule_pair_lines(c, n, std::move(A), L);
+  if (!cv)
+    if (const std::optional<bool> done = rule_bilinear(c, n, A)) return *done;
   return c.concretize(n.id, A);
 }
 
@@ -663,8 +542,8 @@ bool fwd_mul_elem(ForwardCtx& f, const Node& n) {
   int64_t other = -1;
   const auto cv = const_operand(f.rc, n, other);
   if (cv) return fwd_scale(f, n, *cv, other);
-  PairLines L;
-  return bilinear_lines(f.rc, n, L) ? fwd_pair_lines(f, n, L) : fwd_vertex(f, n);
+  const std::optional<bool> done = fwd_bilinear(f, n);
+  return done ? *done : fwd_vertex(f, n);
 }
 bool fwd_div(ForwardCtx& f, const Node& n) {
   int64_t other = -1;
@@ -672,39 +551,32 @@ bool fwd_div(ForwardCtx& f, const Node& n) {
   return q ? fwd_scale(f, n, *q, other) : fwd_vertex(f, n);
 }
 
-template <Op O>
-bool fwd_elementwise(ForwardCtx& f, const Node& n) {
-  const int64_t p = n.parents[0];
-  const DoubleBox* xb = box_of(f.rc, p);
-  const DoubleBox* yb = box_of(f.rc, n.id);
-  const auto& X = f.V[static_cast<size_t>(p)];
+// Every row's forward values through an elementwise op's lines (alpha: relu's slopes per row, or null;
+// tangents: the op's tangent points per row in alpha_of, or null).
+bool fwd_through_lines(ForwardCtx& f, const Node& n, const DoubleBox& xb, const DoubleBox& yb, const Lines& L,
+                       const std::vector<double>* alpha, const Smooth* tangents) {
+  const auto& X = f.V[static_cast<size_t>(n.parents[0])];
   const auto& A = f.A[static_cast<size_t>(n.id)];
-  if (!xb || !yb) return false;
   const int64_t m = f.rc.numel_of(n.id);
-  Lines local;
-  const Lines& L = lines_of<O>(f.rc, n.id, *xb, *yb, local);
   // The parent's value is not computed where no gradient needs it (a dead relu's elements, slope
   // 0): read as 0 there; with none computed, every slope must be 0.
   if (X.empty())
     for (int64_t j = 0; j < m; ++j)
       if (L.la[j] != 0 || L.ua[j] != 0) return false;
-  const std::vector<double>* alpha = splits_at_zero(O) ? alpha_of(f.rc, n.id) : nullptr;
-  const std::vector<double>* t = kTangents<O> != nullptr ? alpha_of(f.rc, n.id) : nullptr;
+  const std::vector<double>* t = tangents ? alpha_of(f.rc, n.id) : nullptr;
   if (t && t->size() != static_cast<size_t>(2 * f.rc.st.rows * m)) t = nullptr;
   Lines R = L;  // row r's lines (the tangent points' where the op has them)
   std::vector<TangentBox> E;
-  if constexpr (kTangents<O> != nullptr)
-    if (t) E = tangent_boxes(*kTangents<O>, *xb);
+  if (t) E = tangent_boxes(*tangents, xb);
   auto& V = f.V[static_cast<size_t>(n.id)];
   V.resize(static_cast<size_t>(f.rc.st.rows * m));
   for (int64_t r = 0; r < f.rc.st.rows; ++r) {
     const double* al = alpha ? alpha->data() + r * m : nullptr;
-    if constexpr (kTangents<O> != nullptr)
-      if (t) row_lines(*kTangents<O>, E, L, *t, r, m, R);
+    if (t) row_lines(*tangents, E, L, *t, r, m, R);
     for (int64_t j = 0; j < m; ++j) {
       const double lam = A[r * m + j];
       if (!L.ok[j]) {
-        V[r * m + j] = lam >= 0 ? yb->lo[j] : yb->hi[j];
+        V[r * m + j] = lam >= 0 ? yb.lo[j] : yb.hi[j];
         continue;
       }
       const bool below = lam >= 0;
@@ -713,6 +585,17 @@ bool fwd_elementwise(ForwardCtx& f, const Node& n) {
     }
   }
   return true;
+}
+
+template <Op O>
+bool fwd_elementwise(ForwardCtx& f, const Node& n) {
+  const DoubleBox* xb = box_of(f.rc, n.parents[0]);
+  const DoubleBox* yb = box_of(f.rc, n.id);
+  if (!xb || !yb) return false;
+  Lines local;
+  const Lines& L = lines_of<O>(f.rc, n.id, *xb, *yb, local);
+  const std::vector<double>* alpha = splits_at_zero(O) ? alpha_of(f.rc, n.id) : nullptr;
+  return fwd_through_lines(f, n, *xb, *yb, L, alpha, kTangents<O>);
 }
 
 bool fwd_matmul(ForwardCtx& f, const Node& n) {
@@ -737,13 +620,7 @@ bool cuts_product(const Graph& g, const Payload<double>& p, const Node& n) {
   return !is_elementwise(n.op);
 }
 bool cuts_quotient(const Graph& g, const Payload<double>& p, const Node& n) { return !constant_at(g, p, n.parents.back()); }
-bool cuts_pow(const Graph& g, const Payload<double>& p, const Node& n) {
-  const auto* rec = const_behind(g, p, n.parents[1]);
-  if (!rec) return true;
-  for (double v : rec->values)
-    if (v != 2) return true;
-  return false;
-}
+bool cuts_pow(const Graph& g, const Payload<double>& p, const Node& n) { return !squares(g, p, n); }
 template <Op O>
 constexpr Rules default_rules() {
   if constexpr (Elementwise<O>::fn != nullptr) return {&rule_elementwise<O>, &fwd_elementwise<O>};
@@ -771,9 +648,9 @@ constexpr Rules kRules<Op::Pow> = {&rule_pow, &fwd_pow, &cuts_pow};
 template <>
 constexpr Rules kRules<Op::Matmul> = {&rule_matmul, &fwd_matmul, &cuts_product};
 template <>
-constexpr Rules kRules<Op::MaxElem> = {&rule_pair<true>, &fwd_pair<true>};
+constexpr Rules kRules<Op::MaxElem> = {&rule_max_elem, &fwd_max_elem};
 template <>
-constexpr Rules kRules<Op::MinElem> = {&rule_pair<false>, &fwd_pair<false>};
+constexpr Rules kRules<Op::MinElem> = {&rule_min_elem, &fwd_min_elem};
 template <>
 constexpr Rules kRules<Op::MaxPool> = {&rule_max_pool, &fwd_max_pool};
 template <>

@@ -365,4 +365,7 @@ struct RuleCtx {
   }
 };
 
+// Node id's box in a pass (nullptr: none).
+inline const DoubleBox* box_of(const RuleCtx& c, int64_t id) { return c.box[static_cast<size_t>(id)]; }
+
 }  // namespace denote::crown
