@@ -230,6 +230,24 @@ void keep_relu_inputs(const Graph& g, std::vector<char>& rec, KeptMultipliers& m
   mark_relu_inputs(g, rec);
 }
 
+// Row r's slopes and multipliers copied into `kept` where this step's bound of row r beats the best so far.
+void keep_improved_rows(const std::vector<double>& lower, const std::vector<double>& best, int64_t rows,
+                        const std::vector<std::vector<double>>& alpha, const std::vector<double>& beta, SlopeState& kept) {
+  const auto R = static_cast<size_t>(rows);
+  for (size_t r = 0; r < R && r < lower.size() && r < best.size(); ++r) {
+    if (!(lower[r] > best[r])) continue;
+    for (size_t id = 0; id < alpha.size(); ++id) {
+      const std::vector<double>& a = alpha[id];
+      if (a.empty() || a.size() % R != 0 || kept.alpha[id].size() != a.size()) continue;
+      const size_t n = a.size() / R;
+      std::copy_n(a.begin() + static_cast<std::ptrdiff_t>(r * n), n, kept.alpha[id].begin() + static_cast<std::ptrdiff_t>(r * n));
+    }
+    if (beta.size() % R != 0 || kept.beta.size() != beta.size()) continue;
+    const size_t t = beta.size() / R;
+    std::copy_n(beta.begin() + static_cast<std::ptrdiff_t>(r * t), t, kept.beta.begin() + static_cast<std::ptrdiff_t>(r * t));
+  }
+}
+
 }  // namespace
 
 std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C, int64_t rows,
@@ -243,6 +261,10 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
   const size_t terms = setup_.beta_terms.size();
   std::vector<double> beta(static_cast<size_t>(rows) * terms, 0.0);
   if (setup_.warm) warm_start(start, rows, alpha, beta);
+  // The slopes and multipliers of each row's best step so far (for `last`: a child starts at its parent's
+  // best, not at the last step, which a step of 0.5 can leave below it).
+  SlopeState kept;
+  if (last) kept.alpha = alpha, kept.beta = beta;
   Adam badam{std::vector<double>(beta.size(), 0.0), std::vector<double>(beta.size(), 0.0)};
   if (!any && terms == 0) {  // nothing to optimise: the start is the state
     if (last) keep_slopes(start, rows, alpha, beta, *last);
@@ -286,6 +308,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     for (auto& v : V) v.clear();
     pr = pass(start, C, rows, po);
     if (!pr.failure.empty()) break;
+    if (last) keep_improved_rows(pr.lower, best, rows, alpha, beta, kept);
     if (input_coef || mu) {
       keep_best_rows(g, pr, x_id, rows, best, input_coef, mu);
     } else {
@@ -312,7 +335,7 @@ std::vector<double> Engine::optimise(int64_t start, const std::vector<double>& C
     lr *= o.alpha_decay;
   }
   recycle(pr.A);
-  if (last) keep_slopes(start, rows, alpha, beta, *last);
+  if (last) keep_slopes(start, rows, kept.alpha, kept.beta, *last);
   return best;
 }
 
@@ -373,3 +396,25 @@ void Engine::beta_step(const std::vector<std::vector<double>>& V, Adam& ad, std:
 }
 
 }  // namespace denote::crown
+
+namespace denote {
+
+SlopeState slope_rows(const SlopeState& s, int64_t first, int64_t count) {
+  if (first < 0 || count < 0 || first + count > s.rows) return SlopeState{};
+  SlopeState out{s.start, count, std::vector<std::vector<double>>(s.alpha.size()), s.splits, {}};
+  const auto f = static_cast<size_t>(first), c = static_cast<size_t>(count), rows = static_cast<size_t>(s.rows);
+  for (size_t id = 0; id < s.alpha.size(); ++id) {
+    const std::vector<double>& a = s.alpha[id];
+    if (a.empty() || a.size() % rows != 0) continue;
+    const size_t numel = a.size() / rows;
+    out.alpha[id].assign(a.begin() + static_cast<std::ptrdiff_t>(f * numel),
+                         a.begin() + static_cast<std::ptrdiff_t>((f + c) * numel));
+  }
+  const size_t terms = s.splits.size();
+  if (s.beta.size() == rows * terms)
+    out.beta.assign(s.beta.begin() + static_cast<std::ptrdiff_t>(f * terms),
+                    s.beta.begin() + static_cast<std::ptrdiff_t>((f + c) * terms));
+  return out;
+}
+
+}  // namespace denote

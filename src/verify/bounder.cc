@@ -67,6 +67,7 @@ Bounded Bounder::bound(const Domain& d, BoundMethod method, int alpha_open) cons
     mu = atom_multipliers(m.graph, r->relu_mu, r->relu_mu_rows, 0, conj.size(), r->boxes), slopes = slopes_of(m.graph, r->boxes);
   Bounded out = judge(d, std::move(r->spec_lo), std::move(r->input_coef), r->input_linear,
                       std::make_shared<const Boxes>(std::move(r->boxes)));
+  out.warm = std::move(r->slopes);
   out.atom_mu = std::move(mu);
   out.slopes = std::move(slopes);
   if (out.dec == Decision::Open && alpha_open > 0 && method == BoundMethod::Crown) tighten_alpha(d, alpha_open, out);
@@ -333,6 +334,7 @@ bool joint_alpha(const Model& m, const VnnCase& c, const std::vector<size_t>& op
       continue;
     }
     b.spec_lo = std::move(lower), b.coef.clear(), b.boxes = boxes, b.alpha = true;
+    if (r->slopes) b.warm = std::make_shared<const SlopeState>(slope_rows(*r->slopes, offset, bounders[i].spec.rows));
   }
   return any;
 }

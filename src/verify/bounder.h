@@ -40,6 +40,9 @@ struct Bounded {
   std::vector<double> lambda;           // combined: the atoms' multipliers (for a certificate)
   AtomMultipliers atom_mu;              // for a certificate: each atom's relu multipliers
   std::shared_ptr<const certify::Slopes> slopes;  // for a certificate: the passes' lower slopes here
+  // alpha-CROWN on this domain: the final rows' slopes it ended at (this conjunction's rows), where relu
+  // splitting's first subdomain starts (Subdomain::warm)
+  std::shared_ptr<const SlopeState> warm;
 };
 
 struct Domain {

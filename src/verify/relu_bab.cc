@@ -289,7 +289,7 @@ struct ReluBab {
 
 VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,
-                      const IbpPrepared* ibp) {
+                      const IbpPrepared* ibp, std::shared_ptr<const SlopeState> root_warm) {
   ReluBab bab{s, spec, pool, margins, {}, false, atom_rhs(s.conj), ibp, SplitMix64(s.o.seed ^ 0x5eed0bab),
               search_box(s.c, s.o.arith), 0.0, candidate_count(s.m, s.o.bab_candidates), refresh_count(s.m, s.o),
               DoubleBox{input_shape(s.m), s.c.lo_out, s.c.hi_out}, affine_in_input(s.m.graph), nullptr, {}};
@@ -298,7 +298,7 @@ VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64
   crown::ConvPlans* plans = ibp ? ibp->conv_plans() : nullptr;
   if (!plans) bab.own_plans = std::make_unique<crown::ConvPlans>(s.m.graph.nodes.size()), plans = bab.own_plans.get();
   bab.cones = gain_cones(s.m, *plans);
-  bab.stack.push_back(bab.open({}, std::move(root_boxes)));
+  bab.stack.push_back(bab.open({}, std::move(root_boxes), std::move(root_warm)));
   const VerifyResult r = bab.run(domains);
   if (r == VerifyResult::Sat && s.stats.decided_by != "pgd") s.stats.decided_by = "bab-probe";
   return r;

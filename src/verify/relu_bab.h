@@ -49,8 +49,10 @@ bool prefer_relu_split(const VnnCase& c);
 // boxes; `spec` holds the conjunction's rows. Unsat when every subdomain is proven or empty, Sat
 // with s.found, Timeout at s.deadline, Unknown when a leaf stays open or max_domains is reached.
 // ibp: the model prepared once (its parameter check and conv plans serve every subdomain), or null.
+// root_warm: the whole-box alpha-CROWN's final-row slopes for these rows, where the first subdomain's
+// steps start (null: CROWN's slopes).
 VerifyResult relu_bab(Search& s, const SpecMatrix& spec, WorkerPool& pool, int64_t& domains,
                       std::shared_ptr<const NodeBoxes> root_boxes, const std::vector<std::vector<double>>& margins,
-                      const IbpPrepared* ibp = nullptr);
+                      const IbpPrepared* ibp = nullptr, std::shared_ptr<const SlopeState> root_warm = nullptr);
 
 }  // namespace denote::verify_detail

@@ -1,7 +1,8 @@
 // eval_margins (src/verify/relu_bab.h): an a-priori forward error bound, node by node on the one
 // graph walk. For a point x of the boxes, e_n bounds |v_n(x) in the arithmetic - v_n(x) exactly|:
 //   input, const  u |v|                      (rounding into the arithmetic)
-//   layout, relu  e_parent                   (relu is 1-Lipschitz)
+//   layout        e_parent
+//   relu          min(e_parent, max(hi, 0) - max(lo, 0))   (1-Lipschitz; both values in the clamped box)
 //   linear        |W| e_x + (u + gamma_{n+2}) (|W| |x| + |b|) + (n + 2) tiny
 //   add, sub      e_a + e_b + u |out| + tiny
 //   mul           e_a |b| + |a| e_b + u |out| + tiny          (|a|, |b|: the boxes' magnitudes)
@@ -33,7 +34,7 @@ using crown::up_sum;
 // parent's margin (same-order views, relu, neg), linear, an elementwise binary op (sum, product,
 // quotient), another affine op (conv, avg_pool, batch_norm_eval, layout, reductions: `affine`), max_pool
 // (the window's largest margin), or none.
-enum class Kind : uint8_t { None, Rounding, Same, Linear, Sum, Product, Quotient, Affine, Pool, BatchNorm };
+enum class Kind : uint8_t { None, Rounding, Same, Relu, Linear, Sum, Product, Quotient, Affine, Pool, BatchNorm };
 template <Op O>
 constexpr Kind kKind = keeps_order(O) ? Kind::Same : is_affine(O) ? Kind::Affine : Kind::None;
 template <>
@@ -48,7 +49,7 @@ constexpr Kind kKind<Op::Input> = Kind::Rounding;
 template <>
 constexpr Kind kKind<Op::Const> = Kind::Rounding;
 template <>
-constexpr Kind kKind<Op::Relu> = Kind::Same;
+constexpr Kind kKind<Op::Relu> = Kind::Relu;
 template <>
 constexpr Kind kKind<Op::Linear> = Kind::Linear;
 template <>
@@ -104,6 +105,13 @@ struct MarginPass {
         if (ps[0]->e.size() != len) break;
         out.e = ps[0]->e;
         return out;
+      case Kind::Relu:  // both values lie in [max(lo, 0), max(hi, 0)] of the input's box, 1-Lipschitz
+        if (const DoubleBox* pb = box(n.parents[0]); pb && pb->lo.size() == len && ps[0]->e.size() == len) {
+          for (size_t j = 0; j < len; ++j)
+            out.e[j] = std::min(ps[0]->e[j], std::max(pb->hi[j], 0.0) - std::max(pb->lo[j], 0.0));
+          return out;
+        }
+        break;
       case Kind::Linear:
         if (linear(n, *ps[0], out)) return out;
         break;

@@ -331,7 +331,7 @@ VerifyResult decide(Search& s, const Bounder& b, WorkerPool& pool, Clock::time_p
   VerifyResult r = VerifyResult::Unknown;
   if (const auto margins = relu_margins(s, root, bab.hook != nullptr)) {
     if (s.cert) s.cert->root_slopes(job, root.slopes);
-    r = relu_bab(s, b.spec, pool, domains, root.boxes, *margins, b.ibp);
+    r = relu_bab(s, b.spec, pool, domains, root.boxes, *margins, b.ibp, root.warm);
   }
   else
     r = bab.run(deadline, domains, std::move(root));

@@ -214,6 +214,44 @@ TEST(CrownSplits, WarmStartsResumeAndHold) {
   EXPECT_GT(checked, 1000);
 }
 
+// CrownResult::slopes are each row's best step, not the last: a warm start from them, one pass with no
+// step, gives every row at least its best bound again, also with steps large enough to overshoot; and
+// slope_rows cuts one row out of a joint state (verify's joint alpha-CROWN hands each conjunction its
+// rows as the first subdomain's start).
+TEST(CrownSplits, SlopesAreEachRowsBestStep) {
+  ibp_test::Rng rng(0x51ce);
+  int64_t compared = 0;
+  for (int t = 0; t < 30; ++t) {
+    const ReluNet net = random_relu_net(rng, 3);
+    const std::vector<DoubleBox> box = {net.box};
+    const int64_t outs = numel(net.m.graph.nodes[static_cast<size_t>(net.out)].out_shape);
+    SpecMatrix spec{3, outs, std::vector<double>(static_cast<size_t>(3 * outs))};
+    for (double& c : spec.c) c = rng.real(-1, 1);
+    CrownOptions a = with(BoundMethod::AlphaCrown);
+    a.alpha_iters = 12;
+    a.alpha_lr = 3;  // steps that overshoot: the last step is often not the best
+    a.lower_only = true;  // the rows as verify runs them (else the state holds the upper rows' slopes too)
+    auto full = run_crown(net.m.graph, net.m.payload, box, net.out, &spec, a);
+    ASSERT_TRUE(full.ok()) << full.message();
+    if (!full->slopes) continue;
+    CrownOptions one = a;
+    one.alpha_iters = 1;
+    Subdomain w;
+    w.warm = full->slopes;
+    auto again = run_crown(net.m.graph, net.m.payload, box, net.out, &spec, one, w);
+    ASSERT_TRUE(again.ok()) << again.message();
+    for (size_t r = 0; r < 3; ++r) EXPECT_GE(again->spec_lo[r], full->spec_lo[r] - 1e-9) << "net " << t << " row " << r;
+    SpecMatrix row1{1, outs, std::vector<double>(spec.c.begin() + outs, spec.c.begin() + 2 * outs)};
+    w.warm = std::make_shared<const SlopeState>(slope_rows(*full->slopes, 1, 1));
+    auto sliced = run_crown(net.m.graph, net.m.payload, box, net.out, &row1, one, w);
+    ASSERT_TRUE(sliced.ok()) << sliced.message();
+    EXPECT_GE(sliced->spec_lo[0], full->spec_lo[1] - 1e-9) << "net " << t;
+    compared += full->spec_lo[1] > -INFINITY;
+  }
+  EXPECT_GT(compared, 20);
+  EXPECT_EQ(slope_rows(SlopeState{0, 2, {}, {}, {}}, 1, 2).rows, 0);  // out of range: an empty state
+}
+
 TEST(CrownSplits, BadSplitsAreErrors) {
   GraphBuilder b;
   const int64_t x = b.input({2});

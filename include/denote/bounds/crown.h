@@ -156,6 +156,8 @@ struct SlopeState {
   std::vector<ReluSplit> splits;            // the splits the multipliers belong to, in order
   std::vector<double> beta;                 // rows x splits.size(), >= 0
 };
+// Rows [first, first + count) of a state (e.g. one conjunction's rows of a joint alpha-CROWN call).
+SlopeState slope_rows(const SlopeState& s, int64_t first, int64_t count);
 
 // Where one run_crown call bounds: what branch and bound changes from one subdomain to the next, apart
 // from the input boxes (CrownOptions, the method and its parameters, stay the same). Owned: copies
