@@ -128,13 +128,24 @@ namespace {
 // 2^k for a k of double's normal range, built from its bits.
 double pow2(int k) { return std::bit_cast<double>(static_cast<uint64_t>(k + 1023) << 52); }
 
+// The binary exponent of a positive normal double, from its bits (ilogb without the library call).
+int exponent_of(double a) { return static_cast<int>((std::bit_cast<uint64_t>(a) >> 52) & 0x7ff) - 1023; }
+
+// x rounded to an integer, ties to even, for |x| < 2^52 under the default rounding mode (the fast
+// path's precondition): adding and subtracting 2^52 leaves no fraction bits (nearbyint without the call
+// that baseline x86-64 code makes).
+double round_even(double x) {
+  constexpr double kBig = 0x1p52;
+  return x >= 0 ? (x + kBig) - kBig : (x - kBig) + kBig;
+}
+
 uint8_t int8_fast(double v, int64_t e, uint32_t& flags) {
   const double s = v * pow2(static_cast<int>(6 - e));
   if (s == 0) {
     if (v != 0) flags |= kFpInexact;  // below double's range after scaling: rounds to 0
     return 0;
   }
-  double q = std::nearbyint(s);
+  double q = std::fabs(s) < 0x1p52 ? round_even(s) : s;
   if (q != s) flags |= kFpInexact;
   if (std::fabs(q) > 127) q = std::copysign(127.0, q), flags |= kFpOverflow | kFpInexact | kFpSaturated;
   return static_cast<uint8_t>(static_cast<int>(q) & 0xFF);
@@ -150,8 +161,8 @@ uint8_t element_code_fast(const ElementParams& p, double v, int64_t e, uint32_t&
     if (v != 0) flags |= kFpInexact | kFpUnderflow;
     return sign;
   }
-  const int q = std::max(std::ilogb(a) - p.frac, p.qmin);
-  const double scaled = a * pow2(-q), r = std::nearbyint(scaled);
+  const int q = std::max(exponent_of(a) - p.frac, p.qmin);
+  const double scaled = a * pow2(-q), r = round_even(scaled);  // scaled < 2^(frac + 1): exact scalings
   const double value = r * pow2(q);
   if (r != scaled) flags |= kFpInexact | (a < p.tiny ? kFpUnderflow : 0u);
   if (value > p.max_value) {
@@ -159,10 +170,9 @@ uint8_t element_code_fast(const ElementParams& p, double v, int64_t e, uint32_t&
     return sign | p.max_code;
   }
   if (value == 0) return sign;
-  const int e2 = std::ilogb(value);
+  const int e2 = exponent_of(value);
   const int field = e2 < p.emin ? 0 : e2 + p.bias;
-  const auto mant = static_cast<unsigned>(std::ldexp(value, e2 < p.emin ? -p.qmin : p.frac - e2)) &
-                    ((1u << p.frac) - 1);
+  const auto mant = static_cast<unsigned>(value * pow2(e2 < p.emin ? -p.qmin : p.frac - e2)) & ((1u << p.frac) - 1);
   return static_cast<uint8_t>(sign | (field << p.frac) | mant);
 }
 

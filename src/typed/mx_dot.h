@@ -7,6 +7,7 @@
 
 #include "denote/scalar/binary_ops.h"
 #include "denote/tensor/mx.h"
+#include "kernels/block_gemm.h"
 
 namespace denote::mx_detail {
 
@@ -57,5 +58,21 @@ MxMatmulResult multiply(const DotSetup& s, const Operand& a, const Operand& b);
 // kernels layer's gemm, scaled, rounded to binary32 and summed in block order, with the same values
 // and flags as the word-by-word path. False (nothing written) where it does not apply.
 bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, MxMatmulResult& r);
+
+// An operand for the fused kernel (src/kernels/block_gemm.h): each element's integer (the Fixed value) as
+// a double, [rows, k], and each block's factor 2^(scale - 127 + quantum), [rows, blocks]; ok false where
+// a NaN or infinity code or a NaN scale is present (the general path then).
+struct DenseOperand {
+  std::vector<double> v, s;
+  bool ok = false;
+};
+DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* scales, int64_t rows, int64_t k,
+                      int64_t blocks);
+// Whether the fused kernel's precondition holds for the formats and block: binary32 accumulation, every
+// block sum of element products exact in a double.
+bool fused_applies(const DotSetup& s);
+// a [m, k] times the packed b by the fused kernel, the values and flags of mx_matmul_binary32; false
+// (nothing written) where it does not apply (a special operand, the MXCSR, a tiny or infinite value).
+bool mx_fused_binary32(const DenseOperand& a, int64_t m, const kernels::BlockPanel& b, MxMatmulResult& r);
 
 }  // namespace denote::mx_detail

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "denote/scalar/binary_format.h"
+#include "kernels/block_gemm.h"
 #include "kernels/gemm.h"
 #include "scalar/binary_fast_simd.h"
 #include "typed/mx_dot.h"
@@ -144,7 +145,50 @@ bool split_to_binary32(double hh, double mid, double ll, double scale, float& ou
 
 }  // namespace
 
+DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* scales, int64_t rows, int64_t k,
+                      int64_t blocks) {
+  DenseOperand d;
+  std::array<double, 256> value{};
+  std::array<bool, 256> special{};
+  for (unsigned c = 0; c < (1u << f.bits); ++c) {
+    const Fixed x = fixed_of(f, static_cast<uint8_t>(c));
+    value[c] = static_cast<double>(x.value), special[c] = x.special;
+  }
+  std::array<double, 256> factor{};  // 2^(scale - bias + quantum): the element's integer times it is its value
+  for (unsigned x = 0; x < 255; ++x) factor[x] = std::ldexp(1.0, static_cast<int>(x) - kMxScaleBias + static_cast<int>(quantum_exp(f)));
+  d.v.resize(static_cast<size_t>(rows * k));
+  d.s.resize(static_cast<size_t>(rows * blocks));
+  bool any = false;
+  for (size_t i = 0; i < d.v.size(); ++i) d.v[i] = value[codes[i]], any = any || special[codes[i]];
+  for (size_t i = 0; i < d.s.size(); ++i) d.s[i] = factor[scales[i]], any = any || scales[i] == kMxScaleNan;
+  d.ok = !any;
+  return d;
+}
+
+bool mx_fused_binary32(const DenseOperand& a, int64_t m, const kernels::BlockPanel& b, MxMatmulResult& r) {
+  if (!a.ok || !fastsimd::mxcsr_is_default()) return false;
+  std::vector<float> y(static_cast<size_t>(m * b.n));
+  bool inexact = false;
+  if (!kernels::block_gemm_f32(a.v.data(), a.s.data(), m, b, y.data(), inexact)) return false;
+  r.y = Tensor<double>({m, b.n}, std::vector<double>(y.begin(), y.end()));
+  r.flags = inexact ? kFpInexact : 0u;
+  return true;
+}
+
+bool fused_applies(const DotSetup& s) {
+  return s.acc == binary32_format() &&
+         static_cast<double>(max_fixed(s.a.format)) * static_cast<double>(max_fixed(s.b.format)) *
+                 static_cast<double>(s.block) <= 0x1p53;
+}
+
 bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, MxMatmulResult& r) {
+  if (fused_applies(s)) {  // no NaN/infinity codes or NaN scales: the fused kernel
+    const DenseOperand da = dense_of(s.a.format, a.codes.data(), a.scales.data(), a.rows, a.k, a.blocks);
+    const DenseOperand db = dense_of(s.b.format, b.codes.data(), b.scales.data(), b.rows, b.k, b.blocks);
+    if (da.ok && db.ok &&
+        mx_fused_binary32(da, a.rows, kernels::pack_block_panel(db.v.data(), db.s.data(), b.rows, b.k, s.block), r))
+      return true;
+  }
   const int64_t fa = max_fixed(s.a.format), fb = max_fixed(s.b.format);
   const double bound = static_cast<double>(fa) * static_cast<double>(fb) * static_cast<double>(s.block);
   // Above 2^53 (E5M2 with E5M2 or E4M3): each element split in 16-bit halves, four exact gemms.

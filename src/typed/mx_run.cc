@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 
 #include "denote/typed/policy.h"
 #include "eval/evaluator_impl.h"
@@ -20,6 +21,7 @@ struct MxWeight {
   int64_t id = 0;
   MxTensor w;
   mx_detail::Operand operand;
+  std::optional<kernels::BlockPanel> panel;  // packed for the fused kernel (no special codes or scales)
 };
 
 // A linear node's weights as per-tensor scaled FP8 (MxPolicy::per_tensor).
@@ -89,8 +91,13 @@ struct MxRule {
     DENOTE_ASSIGN_OR_RETURN(MxQuantized q, mx_quantize(p.activations, Tensor<double>({rows, in}, values_of<double>(x.data)),
                                                        1, p.block));
     const BinaryFormat acc = binary32_format();
-    const MxMatmulResult y =
-        mx_detail::multiply(mx_detail::DotSetup{q.q, w.w, acc, p.block}, mx_detail::operand_of(q.q, false), w.operand);
+    const mx_detail::DotSetup setup{q.q, w.w, acc, p.block};
+    MxMatmulResult y;
+    const bool fused = fast && w.panel && mx_detail::fused_applies(setup) &&
+                       mx_detail::mx_fused_binary32(mx_detail::dense_of(q.q.format, q.q.elements.data(), q.q.scales.data(),
+                                                                        rows, in, w.panel->blocks),
+                                                    rows, *w.panel, y);
+    if (!fused) y = mx_detail::multiply(setup, mx_detail::operand_of(q.q, false), w.operand);
     flags |= q.flags | y.flags;
     const LinearRecord<FpWord>* r = find_record(a.payload.linear, a.node.id);
     Tensor<FpWord> out_t(a.out_shape, std::vector<FpWord>(y.y.data.size()));
@@ -248,8 +255,11 @@ Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
     }
     Result<MxQuantized> q = mx_quantize(p.weights, Tensor<double>({rec.out_dim, rec.in_dim}, rec.weight), 1, p.block);
     if (!q.ok()) return q.status().with_node(id, fmt::format("MX: node {}: weights: {}", id, q.status().message()));
-    MxWeight w{id, std::move(q->q), {}};
+    MxWeight w{id, std::move(q->q), {}, std::nullopt};
     w.operand = mx_detail::operand_of(w.w, false);
+    const mx_detail::DenseOperand d =
+        mx_detail::dense_of(w.w.format, w.w.elements.data(), w.w.scales.data(), rec.out_dim, rec.in_dim, w.operand.blocks);
+    if (d.ok) w.panel = kernels::pack_block_panel(d.v.data(), d.s.data(), rec.out_dim, rec.in_dim, p.block);
     prep->weights.push_back(std::move(w));
   }
   for (const auto& [id, rec] : m.payload.conv) {

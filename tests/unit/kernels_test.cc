@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/cpu.h"
+#include "kernels/block_gemm.h"
 #include "kernels/fused_concretize.h"
 #include "kernels/gemm.h"
 #include "kernels/interval_matvec.h"
@@ -189,6 +190,66 @@ TEST(Kernels, IntervalMatmatEqualsTheMatvecOfEachBoxAtEveryLevel) {
             ASSERT_EQ(m, m1) << "rows " << rows << " n " << n << " count " << count << " pass " << pass;
           }
         }
+  });
+}
+
+// Block-scaled products with binary32 accumulation (OCP MX's fast path): at every level each output is
+// the definition computed here element by element (exact block sums of integers in long double, scaled by
+// powers of two, one binary32 rounding, the blocks summed in order in binary32), bit for bit, with the
+// same inexact flag; a sum past binary32's range or an inexact value below 2^-124 is refused.
+TEST(Kernels, BlockGemmIsTheBlockwiseDefinitionAtEveryLevel) {
+  std::mt19937_64 rng(53);
+  std::uniform_int_distribution<int> iv(-229376, 229376), ex(-40, 10);  // E4M3's integers, 448 * 2^9
+  every_level([&](int) {
+    for (int64_t block : {1, 7, 32})
+      for (int64_t m : {1, 3, 5, 66})
+        for (int64_t n : {1, 16, 17, 40})
+          for (int64_t k : {0, 5, 32, 70}) {
+            const int64_t blocks = (k + block - 1) / block;
+            std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k));
+            std::vector<double> sa(static_cast<size_t>(m * blocks)), sb(static_cast<size_t>(n * blocks));
+            for (double& v : a) v = iv(rng);
+            for (double& v : b) v = iv(rng) / 64;
+            for (double& v : sa) v = std::ldexp(1.0, ex(rng));
+            for (double& v : sb) v = std::ldexp(1.0, ex(rng) - 20);
+            const kernels::BlockPanel p = kernels::pack_block_panel(b.data(), sb.data(), n, k, block);
+            std::vector<float> y(static_cast<size_t>(m * n), -1.0f);
+            bool inexact = false;
+            ASSERT_TRUE(kernels::block_gemm_f32(a.data(), sa.data(), m, p, y.data(), inexact));
+            bool want_inexact = false;
+            for (int64_t r = 0; r < m; ++r)
+              for (int64_t c = 0; c < n; ++c) {
+                float acc = 0;
+                for (int64_t q = 0; q < blocks; ++q) {
+                  LD sum = 0;
+                  for (int64_t i = q * block; i < std::min(k, (q + 1) * block); ++i)
+                    sum += static_cast<LD>(a[static_cast<size_t>(r * k + i)]) * b[static_cast<size_t>(c * k + i)];
+                  const LD v = sum * sa[static_cast<size_t>(r * blocks + q)] * sb[static_cast<size_t>(c * blocks + q)];
+                  const auto f = static_cast<float>(static_cast<double>(v));
+                  want_inexact = want_inexact || static_cast<LD>(f) != v;
+                  const float s = q == 0 ? f : acc + f;
+                  want_inexact = want_inexact || (q > 0 && static_cast<LD>(s) != static_cast<LD>(acc) + f);
+                  acc = s;
+                }
+                ASSERT_EQ(y[static_cast<size_t>(r * n + c)], acc)
+                    << "block " << block << " m " << m << " n " << n << " k " << k << " at " << r << "," << c;
+              }
+            EXPECT_EQ(inexact, want_inexact) << "block " << block << " m " << m << " n " << n << " k " << k;
+          }
+    const std::vector<double> a = {3, 1}, b = {5, 7}, one = {1};
+    const kernels::BlockPanel exact = kernels::pack_block_panel(b.data(), one.data(), 1, 2, 32);
+    float y22 = 0;
+    bool inexact22 = false;
+    ASSERT_TRUE(kernels::block_gemm_f32(a.data(), one.data(), 1, exact, &y22, inexact22));
+    EXPECT_EQ(y22, 22.0f);
+    EXPECT_FALSE(inexact22);
+    for (double scale : {0x1p120, 0x1p-140}) {  // 22 * 2^240 overflows; 22 * 2^-280 is inexact and tiny
+      const std::vector<double> s = {scale};
+      const kernels::BlockPanel p = kernels::pack_block_panel(b.data(), s.data(), 1, 2, 32);
+      float y = 0;
+      bool inexact = false;
+      EXPECT_FALSE(kernels::block_gemm_f32(a.data(), s.data(), 1, p, &y, inexact)) << scale;
+    }
   });
 }
 

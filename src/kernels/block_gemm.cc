@@ -1,0 +1,152 @@
+// Block-scaled products with binary32 accumulation (src/kernels/block_gemm.h), in three copies
+// (AVX-512, AVX2+FMA, the baseline) of one kernel body (block_gemm_kernel.inc). The values do not depend
+// on the copy: the block sums are exact, and every rounding is one binary32 conversion or addition.
+#include "kernels/block_gemm.h"
+
+#include "base/cpu.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+// GCC 12 warns inside avx512fintrin.h (_mm512_undefined_pd in cvtps_pd).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace denote::kernels {
+
+namespace {
+
+#define DENOTE_T512 __attribute__((target("avx512f")))
+#define DENOTE_T256 __attribute__((target("avx2,fma")))
+
+// Each ISA's operations: V holds kLanes doubles, F the same lanes as binary32; the mask helpers return
+// an int that is nonzero when some lane is set.
+struct Avx512 {
+  using V = __m512d;
+  using F = __m256;
+  static constexpr int kLanes = 8, kRows = 4;
+  DENOTE_T512 static inline V zero() { return _mm512_setzero_pd(); }
+  DENOTE_T512 static inline F fzero() { return _mm256_setzero_ps(); }
+  DENOTE_T512 static inline V load(const double* p) { return _mm512_loadu_pd(p); }
+  DENOTE_T512 static inline V set1(double x) { return _mm512_set1_pd(x); }
+  DENOTE_T512 static inline V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  DENOTE_T512 static inline V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  DENOTE_T512 static inline F narrow(V x) { return _mm512_cvtpd_ps(x); }
+  DENOTE_T512 static inline V widen(F x) { return _mm512_cvtps_pd(x); }
+  DENOTE_T512 static inline int differ(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_NEQ_UQ); }
+  DENOTE_T512 static inline int tiny(V x) {
+    return _mm512_cmp_pd_mask(_mm512_abs_pd(x), _mm512_set1_pd(0x1p-124), _CMP_LT_OQ);
+  }
+  DENOTE_T512 static inline F fadd(F a, F b) { return _mm256_add_ps(a, b); }
+  DENOTE_T512 static inline F fsub(F a, F b) { return _mm256_sub_ps(a, b); }
+  DENOTE_T512 static inline int nonzero(F x) { return _mm256_movemask_ps(_mm256_cmp_ps(x, fzero(), _CMP_NEQ_UQ)); }
+  DENOTE_T512 static inline int infinite(F x) {
+    const F mag = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    return _mm256_movemask_ps(_mm256_cmp_ps(mag, _mm256_set1_ps(FLT_MAX), _CMP_NLE_UQ));
+  }
+  DENOTE_T512 static inline void store(float* p, F x) { _mm256_storeu_ps(p, x); }
+};
+
+struct Avx2 {
+  using V = __m256d;
+  using F = __m128;
+  static constexpr int kLanes = 4, kRows = 2;
+  DENOTE_T256 static inline V zero() { return _mm256_setzero_pd(); }
+  DENOTE_T256 static inline F fzero() { return _mm_setzero_ps(); }
+  DENOTE_T256 static inline V load(const double* p) { return _mm256_loadu_pd(p); }
+  DENOTE_T256 static inline V set1(double x) { return _mm256_set1_pd(x); }
+  DENOTE_T256 static inline V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  DENOTE_T256 static inline V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  DENOTE_T256 static inline F narrow(V x) { return _mm256_cvtpd_ps(x); }
+  DENOTE_T256 static inline V widen(F x) { return _mm256_cvtps_pd(x); }
+  DENOTE_T256 static inline int differ(V a, V b) { return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_NEQ_UQ)); }
+  DENOTE_T256 static inline int tiny(V x) {
+    const V mag = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
+    return _mm256_movemask_pd(_mm256_cmp_pd(mag, _mm256_set1_pd(0x1p-124), _CMP_LT_OQ));
+  }
+  DENOTE_T256 static inline F fadd(F a, F b) { return _mm_add_ps(a, b); }
+  DENOTE_T256 static inline F fsub(F a, F b) { return _mm_sub_ps(a, b); }
+  DENOTE_T256 static inline int nonzero(F x) { return _mm_movemask_ps(_mm_cmp_ps(x, fzero(), _CMP_NEQ_UQ)); }
+  DENOTE_T256 static inline int infinite(F x) {
+    const F mag = _mm_andnot_ps(_mm_set1_ps(-0.0f), x);
+    return _mm_movemask_ps(_mm_cmp_ps(mag, _mm_set1_ps(FLT_MAX), _CMP_NLE_UQ));
+  }
+  DENOTE_T256 static inline void store(float* p, F x) { _mm_storeu_ps(p, x); }
+};
+
+// The baseline: one lane, plain double and float operations (SSE2 scalars on x86-64, each rounded as
+// written).
+struct Base {
+  using V = double;
+  using F = float;
+  static constexpr int kLanes = 1, kRows = 2;
+  static inline V zero() { return 0.0; }
+  static inline F fzero() { return 0.0f; }
+  static inline V load(const double* p) { return *p; }
+  static inline V set1(double x) { return x; }
+  static inline V fma(V a, V b, V c) { return a * b + c; }  // exact either way: integer sums below 2^53
+  static inline V mul(V a, V b) { return a * b; }
+  static inline F narrow(V x) { return static_cast<float>(x); }
+  static inline V widen(F x) { return static_cast<double>(x); }
+  static inline int differ(V a, V b) { return a != b ? 1 : 0; }
+  static inline int tiny(V x) { return std::fabs(x) < 0x1p-124 ? 1 : 0; }
+  static inline F fadd(F a, F b) { return a + b; }
+  static inline F fsub(F a, F b) { return a - b; }
+  static inline int nonzero(F x) { return x != 0.0f ? 1 : 0; }
+  static inline int infinite(F x) { return std::fabs(x) <= FLT_MAX ? 0 : 1; }
+  static inline void store(float* p, F x) { *p = x; }
+};
+
+namespace k512 {
+using Isa = Avx512;
+#define DENOTE_KT DENOTE_T512
+#include "kernels/block_gemm_kernel.inc"
+#undef DENOTE_KT
+}  // namespace k512
+namespace k256 {
+using Isa = Avx2;
+#define DENOTE_KT DENOTE_T256
+#include "kernels/block_gemm_kernel.inc"
+#undef DENOTE_KT
+}  // namespace k256
+namespace kbase {
+using Isa = Base;
+#define DENOTE_KT
+#include "kernels/block_gemm_kernel.inc"
+#undef DENOTE_KT
+}  // namespace kbase
+
+}  // namespace
+
+BlockPanel pack_block_panel(const double* b, const double* s, int64_t n, int64_t k, int64_t block) {
+  BlockPanel p;
+  p.n = n, p.k = k, p.block = std::max<int64_t>(block, 1);
+  p.blocks = (k + p.block - 1) / p.block;
+  const int64_t panels = (n + kBlockPanel - 1) / kBlockPanel;
+  p.b.assign(static_cast<size_t>(panels * k * kBlockPanel), 0.0);
+  p.s.assign(static_cast<size_t>(panels * p.blocks * kBlockPanel), 1.0);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t pn = j / kBlockPanel, c = j % kBlockPanel;
+    for (int64_t i = 0; i < k; ++i) p.b[static_cast<size_t>((pn * k + i) * kBlockPanel + c)] = b[j * k + i];
+    for (int64_t q = 0; q < p.blocks; ++q)
+      p.s[static_cast<size_t>((pn * p.blocks + q) * kBlockPanel + c)] = s[j * p.blocks + q];
+  }
+  return p;
+}
+
+int block_gemm_level() { return have_avx512f() ? 2 : have_avx2_fma() ? 1 : 0; }
+
+bool block_gemm_f32(const double* a, const double* sa, int64_t m, const BlockPanel& p, float* y, bool& inexact) {
+  switch (block_gemm_level()) {
+    case 2: return k512::run(a, sa, m, p, y, inexact);
+    case 1: return k256::run(a, sa, m, p, y, inexact);
+    default: return kbase::run(a, sa, m, p, y, inexact);
+  }
+}
+
+}  // namespace denote::kernels
