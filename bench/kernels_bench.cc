@@ -6,6 +6,7 @@
 // prepared took 0.40 ms on an Intel Xeon against 0.05 ms on the Zen 5 VM). The first line printed names
 // the CPU's best level and whether BLAS is built.
 //   build/bin/kernels_bench --benchmark_filter=interval_matvec
+// (block_gemm_mx: OCP MX's block-scaled product, docs/PERF.md "Mixed precision and OCP MX".)
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "base/cpu.h"
+#include "kernels/block_gemm.h"
 #include "kernels/fused_concretize.h"
 #include "kernels/gemm.h"
 #include "kernels/interval_matvec.h"
@@ -81,6 +83,26 @@ void bm_sgemm(benchmark::State& state, int level, int64_t rows, int64_t out, int
   state.SetLabel(kernels::blas_in_use() ? "blas" : "loops");
 }
 
+// OCP MX's block-scaled product (E4M3 integers, blocks of 32, power-of-two factors), rows x out x in.
+void bm_block_gemm(benchmark::State& state, int level, int64_t rows, int64_t out, int64_t in) {
+  AtLevel at(level);
+  const int64_t blocks = (in + 31) / 32;
+  std::vector<double> a = draw(static_cast<size_t>(rows * in), 9, -448, 448), b = draw(static_cast<size_t>(out * in), 10, -448, 448);
+  for (double& v : a) v = static_cast<double>(static_cast<int64_t>(v));
+  for (double& v : b) v = static_cast<double>(static_cast<int64_t>(v));
+  const std::vector<double> sa(static_cast<size_t>(rows * blocks), 0x1p-12), sb(static_cast<size_t>(out * blocks), 0x1p-9);
+  const kernels::BlockPanel p = kernels::pack_block_panel(b.data(), sb.data(), out, in, 32);
+  std::vector<float> y(static_cast<size_t>(rows * out));
+  bool inexact = false;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(kernels::block_gemm_f32(a.data(), sa.data(), rows, p, y.data(), inexact));
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["madd/s"] =
+      benchmark::Counter(static_cast<double>(rows * out * in), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel("copy " + std::to_string(kernels::block_gemm_level()));
+}
+
 void bm_concretize_rows(benchmark::State& state, int level, int64_t rows, int64_t m) {
   AtLevel at(level);
   const std::vector<double> a = draw(static_cast<size_t>(rows * m), 7), lo = draw(static_cast<size_t>(m), 8, -1, 0);
@@ -132,6 +154,8 @@ void register_all() {
                                  [level](benchmark::State& s) { bm_gemm_nn(s, level, 512, 256, 256); });
     benchmark::RegisterBenchmark(("gemm_f32/sampling_256x256x784" + L).c_str(),
                                  [level](benchmark::State& s) { bm_sgemm(s, level, 256, 256, 784); });
+    benchmark::RegisterBenchmark(("block_gemm_mx/mnistfc_256x256x784" + L).c_str(),
+                                 [level](benchmark::State& s) { bm_block_gemm(s, level, 256, 256, 784); });
     benchmark::RegisterBenchmark(("concretize_row/20x784" + L).c_str(),
                                  [level](benchmark::State& s) { bm_concretize_rows(s, level, 20, 784); });
     benchmark::RegisterBenchmark(("fused_concretize/20x5x50" + L).c_str(),

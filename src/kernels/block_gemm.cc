@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <vector>
 
 // GCC 12 warns inside avx512fintrin.h (_mm512_undefined_pd in cvtps_pd).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -36,6 +37,11 @@ struct Avx512 {
   DENOTE_T512 static inline V set1(double x) { return _mm512_set1_pd(x); }
   DENOTE_T512 static inline V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   DENOTE_T512 static inline V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  DENOTE_T512 static inline V add(V a, V b) { return _mm512_add_pd(a, b); }
+  DENOTE_T512 static inline V sub(V a, V b) { return _mm512_sub_pd(a, b); }
+  DENOTE_T512 static inline int le(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ); }
+  DENOTE_T512 static inline int lt(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
+  DENOTE_T512 static inline int is_zero(V a) { return _mm512_cmp_pd_mask(a, zero(), _CMP_EQ_OQ); }
   DENOTE_T512 static inline F narrow(V x) { return _mm512_cvtpd_ps(x); }
   DENOTE_T512 static inline V widen(F x) { return _mm512_cvtps_pd(x); }
   DENOTE_T512 static inline int differ(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_NEQ_UQ); }
@@ -50,6 +56,7 @@ struct Avx512 {
     return _mm256_movemask_ps(_mm256_cmp_ps(mag, _mm256_set1_ps(FLT_MAX), _CMP_NLE_UQ));
   }
   DENOTE_T512 static inline void store(float* p, F x) { _mm256_storeu_ps(p, x); }
+  DENOTE_T512 static inline F fload(const float* p) { return _mm256_loadu_ps(p); }
 };
 
 struct Avx2 {
@@ -62,6 +69,11 @@ struct Avx2 {
   DENOTE_T256 static inline V set1(double x) { return _mm256_set1_pd(x); }
   DENOTE_T256 static inline V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   DENOTE_T256 static inline V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  DENOTE_T256 static inline V add(V a, V b) { return _mm256_add_pd(a, b); }
+  DENOTE_T256 static inline V sub(V a, V b) { return _mm256_sub_pd(a, b); }
+  DENOTE_T256 static inline int le(V a, V b) { return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LE_OQ)); }
+  DENOTE_T256 static inline int lt(V a, V b) { return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LT_OQ)); }
+  DENOTE_T256 static inline int is_zero(V a) { return _mm256_movemask_pd(_mm256_cmp_pd(a, zero(), _CMP_EQ_OQ)); }
   DENOTE_T256 static inline F narrow(V x) { return _mm256_cvtpd_ps(x); }
   DENOTE_T256 static inline V widen(F x) { return _mm256_cvtps_pd(x); }
   DENOTE_T256 static inline int differ(V a, V b) { return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_NEQ_UQ)); }
@@ -77,6 +89,7 @@ struct Avx2 {
     return _mm_movemask_ps(_mm_cmp_ps(mag, _mm_set1_ps(FLT_MAX), _CMP_NLE_UQ));
   }
   DENOTE_T256 static inline void store(float* p, F x) { _mm_storeu_ps(p, x); }
+  DENOTE_T256 static inline F fload(const float* p) { return _mm_loadu_ps(p); }
 };
 
 // The baseline: one lane, plain double and float operations (SSE2 scalars on x86-64, each rounded as
@@ -91,6 +104,11 @@ struct Base {
   static inline V set1(double x) { return x; }
   static inline V fma(V a, V b, V c) { return a * b + c; }  // exact either way: integer sums below 2^53
   static inline V mul(V a, V b) { return a * b; }
+  static inline V add(V a, V b) { return a + b; }
+  static inline V sub(V a, V b) { return a - b; }
+  static inline int le(V a, V b) { return a <= b ? 1 : 0; }
+  static inline int lt(V a, V b) { return a < b ? 1 : 0; }
+  static inline int is_zero(V a) { return a == 0 ? 1 : 0; }
   static inline F narrow(V x) { return static_cast<float>(x); }
   static inline V widen(F x) { return static_cast<double>(x); }
   static inline int differ(V a, V b) { return a != b ? 1 : 0; }
@@ -100,6 +118,12 @@ struct Base {
   static inline int nonzero(F x) { return x != 0.0f ? 1 : 0; }
   static inline int infinite(F x) { return std::fabs(x) <= FLT_MAX ? 0 : 1; }
   static inline void store(float* p, F x) { *p = x; }
+  static inline F fload(const float* p) { return *p; }
+};
+
+// A block of one output, for the certified variant's deferred exactness checks.
+struct BlockAt {
+  int64_t row, col, block;
 };
 
 namespace k512 {
@@ -123,7 +147,7 @@ using Isa = Base;
 
 }  // namespace
 
-BlockPanel pack_block_panel(const double* b, const double* s, int64_t n, int64_t k, int64_t block) {
+BlockPanel pack_block_panel(const double* b, const double* s, int64_t n, int64_t k, int64_t block, const double* t) {
   BlockPanel p;
   p.n = n, p.k = k, p.block = std::max<int64_t>(block, 1);
   p.blocks = (k + p.block - 1) / p.block;
@@ -136,7 +160,25 @@ BlockPanel pack_block_panel(const double* b, const double* s, int64_t n, int64_t
     for (int64_t q = 0; q < p.blocks; ++q)
       p.s[static_cast<size_t>((pn * p.blocks + q) * kBlockPanel + c)] = s[j * p.blocks + q];
   }
+  if (t) {
+    p.babs.resize(p.b.size());
+    for (size_t i = 0; i < p.b.size(); ++i) p.babs[i] = std::fabs(p.b[i]);
+    p.t.assign(p.s.size(), 1.0);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t q = 0; q < p.blocks; ++q)
+        p.t[static_cast<size_t>(((j / kBlockPanel) * p.blocks + q) * kBlockPanel + j % kBlockPanel)] = t[j * p.blocks + q];
+  }
   return p;
+}
+
+bool block_gemm_f32_certified(const double* a, const double* sa, const double* ta, int64_t m, const BlockPanel& p,
+                              float* y, bool& inexact, const ExactBlock& exact) {
+  if (p.babs.size() != p.b.size() || p.t.size() != p.s.size() || !exact.fn) return false;
+  switch (block_gemm_level()) {
+    case 2: return k512::run_cert(a, sa, ta, m, p, y, inexact, exact);
+    case 1: return k256::run_cert(a, sa, ta, m, p, y, inexact, exact);
+    default: return kbase::run_cert(a, sa, ta, m, p, y, inexact, exact);
+  }
 }
 
 int block_gemm_level() { return have_avx512f() ? 2 : have_avx2_fma() ? 1 : 0; }

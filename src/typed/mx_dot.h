@@ -64,13 +64,19 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
 // a NaN or infinity code or a NaN scale is present (the general path then).
 struct DenseOperand {
   std::vector<double> v, s;
+  std::vector<double> t;  // [rows, blocks]: the largest power of two dividing every element of the block
   bool ok = false;
 };
 DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* scales, int64_t rows, int64_t k,
                       int64_t blocks);
-// Whether the fused kernel's precondition holds for the formats and block: binary32 accumulation, every
-// block sum of element products exact in a double.
-bool fused_applies(const DotSetup& s);
+// Whether the fused kernel's precondition holds for the formats and block: every block sum of element
+// products exact in a double (every pair but E5M2 with E5M2 or E4M3 at 32; those take the certified one).
+bool fused_applies(const MxFormat& a, const MxFormat& b, int64_t block);
+// The same product where block sums may not be exact in a double (kernels::block_gemm_f32_certified; b
+// packed with magnitudes): an ambiguous block's value comes from block_dot on a_op (or on the operand of
+// a_t, made on first use) and b_op; its flags join the result's.
+bool mx_certified_binary32(const DotSetup& s, const DenseOperand& a, const Operand* a_op, const MxTensor* a_t, int64_t m,
+                           const kernels::BlockPanel& b, const Operand& b_op, MxMatmulResult& r);
 // a [m, k] times the packed b by the fused kernel, the values and flags of mx_matmul_binary32; false
 // (nothing written) where it does not apply (a special operand, the MXCSR, a tiny or infinite value).
 bool mx_fused_binary32(const DenseOperand& a, int64_t m, const kernels::BlockPanel& b, MxMatmulResult& r);

@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "denote/scalar/binary_format.h"
 #include "kernels/block_gemm.h"
@@ -158,9 +159,20 @@ DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* sc
   for (unsigned x = 0; x < 255; ++x) factor[x] = std::ldexp(1.0, static_cast<int>(x) - kMxScaleBias + static_cast<int>(quantum_exp(f)));
   d.v.resize(static_cast<size_t>(rows * k));
   d.s.resize(static_cast<size_t>(rows * blocks));
+  d.t.assign(d.s.size(), 1.0);
   bool any = false;
   for (size_t i = 0; i < d.v.size(); ++i) d.v[i] = value[codes[i]], any = any || special[codes[i]];
   for (size_t i = 0; i < d.s.size(); ++i) d.s[i] = factor[scales[i]], any = any || scales[i] == kMxScaleNan;
+  const int64_t block = blocks > 0 ? (k + blocks - 1) / blocks : 1;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t q = 0; q < blocks; ++q) {  // the largest power of two dividing every element of the block
+      int tz = 60;
+      for (int64_t i = q * block; i < std::min(k, (q + 1) * block); ++i) {
+        const auto x = static_cast<int64_t>(d.v[static_cast<size_t>(r * k + i)]);
+        if (x != 0) tz = std::min(tz, std::countr_zero(static_cast<uint64_t>(x < 0 ? -x : x)));
+      }
+      d.t[static_cast<size_t>(r * blocks + q)] = std::ldexp(1.0, tz);
+    }
   d.ok = !any;
   return d;
 }
@@ -175,19 +187,54 @@ bool mx_fused_binary32(const DenseOperand& a, int64_t m, const kernels::BlockPan
   return true;
 }
 
-bool fused_applies(const DotSetup& s) {
-  return s.acc == binary32_format() &&
-         static_cast<double>(max_fixed(s.a.format)) * static_cast<double>(max_fixed(s.b.format)) *
-                 static_cast<double>(s.block) <= 0x1p53;
+bool fused_applies(const MxFormat& a, const MxFormat& b, int64_t block) {
+  return static_cast<double>(max_fixed(a)) * static_cast<double>(max_fixed(b)) * static_cast<double>(block) <= 0x1p53;
+}
+
+namespace {
+
+// The certified kernel's exact path for one block (mx_certified_binary32): the word-by-word block sum.
+struct ExactCtx {
+  const DotSetup& s;
+  const Operand* a;          // the left operand, or null: made from `at` on first use
+  const MxTensor* at;
+  std::optional<Operand> own;
+  const Operand& b;
+  FpEnv env;
+};
+float exact_block(void* p, int64_t row, int64_t col, int64_t q) {
+  auto& c = *static_cast<ExactCtx*>(p);
+  if (!c.a) c.own = operand_of(*c.at, false), c.a = &*c.own;
+  return float_of_word(block_dot(c.s, *c.a, c.b, row, col, q, c.env));
+}
+
+}  // namespace
+
+bool mx_certified_binary32(const DotSetup& s, const DenseOperand& a, const Operand* a_op, const MxTensor* a_t, int64_t m,
+                           const kernels::BlockPanel& b, const Operand& b_op, MxMatmulResult& r) {
+  if (!a.ok || !fastsimd::mxcsr_is_default() || !(s.acc == binary32_format())) return false;
+  ExactCtx ctx{s, a_op, a_t, std::nullopt, b_op, FpEnv{}};
+  std::vector<float> y(static_cast<size_t>(m * b.n));
+  bool inexact = false;
+  if (!kernels::block_gemm_f32_certified(a.v.data(), a.s.data(), a.t.data(), m, b, y.data(), inexact,
+                                         kernels::ExactBlock{&exact_block, &ctx}))
+    return false;
+  r.y = Tensor<double>({m, b.n}, std::vector<double>(y.begin(), y.end()));
+  r.flags = (inexact ? kFpInexact : 0u) | ctx.env.flags;
+  return true;
 }
 
 bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, MxMatmulResult& r) {
-  if (fused_applies(s)) {  // no NaN/infinity codes or NaN scales: the fused kernel
+  if (s.acc == binary32_format()) {  // no NaN/infinity codes or NaN scales: a fused kernel
     const DenseOperand da = dense_of(s.a.format, a.codes.data(), a.scales.data(), a.rows, a.k, a.blocks);
     const DenseOperand db = dense_of(s.b.format, b.codes.data(), b.scales.data(), b.rows, b.k, b.blocks);
-    if (da.ok && db.ok &&
-        mx_fused_binary32(da, a.rows, kernels::pack_block_panel(db.v.data(), db.s.data(), b.rows, b.k, s.block), r))
-      return true;
+    const bool exact_sums = fused_applies(s.a.format, s.b.format, s.block);
+    if (da.ok && db.ok) {
+      const kernels::BlockPanel p =
+          kernels::pack_block_panel(db.v.data(), db.s.data(), b.rows, b.k, s.block, exact_sums ? nullptr : db.t.data());
+      if (exact_sums ? mx_fused_binary32(da, a.rows, p, r) : mx_certified_binary32(s, da, &a, nullptr, a.rows, p, b, r))
+        return true;
+    }
   }
   const int64_t fa = max_fixed(s.a.format), fb = max_fixed(s.b.format);
   const double bound = static_cast<double>(fa) * static_cast<double>(fb) * static_cast<double>(s.block);

@@ -93,10 +93,13 @@ struct MxRule {
     const BinaryFormat acc = binary32_format();
     const mx_detail::DotSetup setup{q.q, w.w, acc, p.block};
     MxMatmulResult y;
-    const bool fused = fast && w.panel && mx_detail::fused_applies(setup) &&
-                       mx_detail::mx_fused_binary32(mx_detail::dense_of(q.q.format, q.q.elements.data(), q.q.scales.data(),
-                                                                        rows, in, w.panel->blocks),
-                                                    rows, *w.panel, y);
+    bool fused = false;
+    if (fast && w.panel) {
+      const mx_detail::DenseOperand d =
+          mx_detail::dense_of(q.q.format, q.q.elements.data(), q.q.scales.data(), rows, in, w.panel->blocks);
+      fused = w.panel->babs.empty() ? mx_detail::mx_fused_binary32(d, rows, *w.panel, y)
+                                    : mx_detail::mx_certified_binary32(setup, d, nullptr, &q.q, rows, *w.panel, w.operand, y);
+    }
     if (!fused) y = mx_detail::multiply(setup, mx_detail::operand_of(q.q, false), w.operand);
     flags |= q.flags | y.flags;
     const LinearRecord<FpWord>* r = find_record(a.payload.linear, a.node.id);
@@ -259,7 +262,9 @@ Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
     w.operand = mx_detail::operand_of(w.w, false);
     const mx_detail::DenseOperand d =
         mx_detail::dense_of(w.w.format, w.w.elements.data(), w.w.scales.data(), rec.out_dim, rec.in_dim, w.operand.blocks);
-    if (d.ok) w.panel = kernels::pack_block_panel(d.v.data(), d.s.data(), rec.out_dim, rec.in_dim, p.block);
+    if (d.ok)
+      w.panel = kernels::pack_block_panel(d.v.data(), d.s.data(), rec.out_dim, rec.in_dim, p.block,
+                                          mx_detail::fused_applies(p.activations, p.weights, p.block) ? nullptr : d.t.data());
     prep->weights.push_back(std::move(w));
   }
   for (const auto& [id, rec] : m.payload.conv) {

@@ -253,6 +253,91 @@ TEST(Kernels, BlockGemmIsTheBlockwiseDefinitionAtEveryLevel) {
   });
 }
 
+// The exact value of an integer block sum T (below 2^126) times 2^e rounded to binary32 (nearest even;
+// normal range), and whether it was inexact: the oracle of the certified kernel.
+float round_sum(__int128 t, int e, bool& inexact) {
+  const bool neg = t < 0;
+  unsigned __int128 m = neg ? static_cast<unsigned __int128>(-t) : static_cast<unsigned __int128>(t);
+  int shift = 0;
+  while ((m >> shift) >= (static_cast<unsigned __int128>(1) << 24)) ++shift;
+  unsigned __int128 q = m >> shift;
+  if (shift > 0) {
+    const unsigned __int128 rem = m - (q << shift), half = static_cast<unsigned __int128>(1) << (shift - 1);
+    inexact = inexact || rem != 0;
+    if (rem > half || (rem == half && (q & 1))) ++q;
+  }
+  const float v = std::ldexp(static_cast<float>(static_cast<uint32_t>(q)), shift + e);
+  return neg ? -v : v;
+}
+
+// The certified variant (E5M2's block sums, past 2^53): at every level bit for bit the definition (exact
+// __int128 block sums, one rounding, binary32 block sums), the same inexact flag, the exact path asked
+// for under half the blocks of random data (about 10%: a block whose largest product dominates rounds to
+// it within the interval, where T = f cannot be told apart), and for none where every partial sum is a
+// multiple of the blocks' divisors below 2^52 of them (exact in the lanes).
+TEST(Kernels, CertifiedBlockGemmIsTheBlockwiseDefinitionAtEveryLevel) {
+  std::mt19937_64 rng(57);
+  std::uniform_int_distribution<int> sig(-7, 7), ex(0, 28);  // 3-bit integers times 2^0 .. 2^28
+  every_level([&](int) {
+    for (const int kind : {0, 1, 2})  // random exponents; small integers; multiples of 2^20 (the divisors)
+      for (int64_t m : {1, 5})
+        for (int64_t n : {3, 17}) {
+          const int64_t k = 70, block = 32, blocks = 3;
+          const bool small = kind == 1;
+          std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k));
+          for (double& v : a) v = std::ldexp(sig(rng), kind == 0 ? ex(rng) : kind == 1 ? 0 : 20 + ex(rng) / 4);
+          for (double& v : b) v = std::ldexp(sig(rng), kind == 0 ? ex(rng) : kind == 1 ? 0 : 20 + ex(rng) / 4);
+          const std::vector<double> sa(static_cast<size_t>(m * blocks), 0x1p-40), sb(static_cast<size_t>(n * blocks), 0x1p-20);
+          const std::vector<double> ta(static_cast<size_t>(m * blocks), kind == 2 ? 0x1p20 : 1.0);
+          const std::vector<double> tb(static_cast<size_t>(n * blocks), kind == 2 ? 0x1p20 : 1.0);
+          const kernels::BlockPanel p = kernels::pack_block_panel(b.data(), sb.data(), n, k, block, tb.data());
+          struct Ctx {
+            const std::vector<double>* a;
+            const std::vector<double>* b;
+            int64_t k, calls = 0;
+            bool inexact = false;
+          } ctx{&a, &b, k};
+          auto exact_sum = [](const std::vector<double>& a, const std::vector<double>& b, int64_t k, int64_t r,
+                              int64_t c, int64_t q) {
+            __int128 t = 0;
+            for (int64_t i = q * 32; i < std::min<int64_t>(k, (q + 1) * 32); ++i)
+              t += static_cast<__int128>(static_cast<int64_t>(a[static_cast<size_t>(r * k + i)])) *
+                   static_cast<int64_t>(b[static_cast<size_t>(c * k + i)]);
+            return t;
+          };
+          kernels::ExactBlock cb{[](void* p, int64_t r, int64_t c, int64_t q) {
+                                   auto& x = *static_cast<Ctx*>(p);
+                                   ++x.calls;
+                                   __int128 t = 0;
+                                   for (int64_t i = q * 32; i < std::min<int64_t>(x.k, (q + 1) * 32); ++i)
+                                     t += static_cast<__int128>(static_cast<int64_t>((*x.a)[static_cast<size_t>(r * x.k + i)])) *
+                                          static_cast<int64_t>((*x.b)[static_cast<size_t>(c * x.k + i)]);
+                                   return round_sum(t, -60, x.inexact);
+                                 },
+                                 &ctx};
+          std::vector<float> y(static_cast<size_t>(m * n));
+          bool inexact = false;
+          ASSERT_TRUE(kernels::block_gemm_f32_certified(a.data(), sa.data(), ta.data(), m, p, y.data(), inexact, cb));
+          bool want_inexact = false;
+          for (int64_t r = 0; r < m; ++r)
+            for (int64_t c = 0; c < n; ++c) {
+              float acc = 0;
+              for (int64_t q = 0; q < blocks; ++q) {
+                const float f = round_sum(exact_sum(a, b, k, r, c, q), -60, want_inexact);
+                const float sum = q == 0 ? f : acc + f;
+                want_inexact = want_inexact || (q > 0 && static_cast<double>(sum) != static_cast<double>(acc) + f);
+                acc = sum;
+              }
+              ASSERT_EQ(y[static_cast<size_t>(r * n + c)], acc) << "kind " << kind << " m " << m << " n " << n;
+            }
+          EXPECT_EQ(inexact || ctx.inexact, want_inexact) << "kind " << kind << " m " << m << " n " << n;
+          // Sums of multiples of ta tb below 2^52 ta tb are exact in the lanes: no exact path at all.
+          if (kind > 0) EXPECT_EQ(ctx.calls, 0);
+          else EXPECT_LT(ctx.calls * 2, m * n * blocks);  // most blocks certified without the exact path
+        }
+  });
+}
+
 // Forward linear bounds' sign-picked product, for the vector widths (4, 8, 12, 16) and another.
 TEST(Kernels, SignRowsPickByTheWeightsSignAtEveryLevel) {
   std::mt19937_64 rng(5);
