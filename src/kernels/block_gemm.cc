@@ -5,25 +5,17 @@
 
 #include "base/cpu.h"
 
-#include <immintrin.h>
+#include "kernels/isa_targets.h"
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <vector>
 
-// GCC 12 warns inside avx512fintrin.h (_mm512_undefined_pd in cvtps_pd).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 namespace denote::kernels {
 
 namespace {
 
-#define DENOTE_T512 __attribute__((target("avx512f")))
-#define DENOTE_T256 __attribute__((target("avx2,fma")))
 
 // Each ISA's operations: V holds kLanes doubles, F the same lanes as binary32; the mask helpers return
 // an int that is nonzero when some lane is set.
@@ -126,24 +118,9 @@ struct BlockAt {
   int64_t row, col, block;
 };
 
-namespace k512 {
-using Isa = Avx512;
-#define DENOTE_KT DENOTE_T512
-#include "kernels/block_gemm_kernel.inc"
-#undef DENOTE_KT
-}  // namespace k512
-namespace k256 {
-using Isa = Avx2;
-#define DENOTE_KT DENOTE_T256
-#include "kernels/block_gemm_kernel.inc"
-#undef DENOTE_KT
-}  // namespace k256
-namespace kbase {
-using Isa = Base;
-#define DENOTE_KT
-#include "kernels/block_gemm_kernel.inc"
-#undef DENOTE_KT
-}  // namespace kbase
+// The kernel body (block_gemm_kernel.inc), compiled once per target (isa_copies.inc).
+#define DENOTE_KERNEL_BODY "kernels/block_gemm_kernel.inc"
+#include "kernels/isa_copies.inc"
 
 }  // namespace
 

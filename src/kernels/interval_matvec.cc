@@ -4,16 +4,10 @@
 
 #include "base/cpu.h"
 
-#include <immintrin.h>
+#include "kernels/isa_targets.h"
 
 #include <algorithm>
 #include <cmath>
-
-// GCC 12 warns inside avx512fintrin.h (_mm512_undefined_pd in cvtps_pd / reduce_add_pd).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace denote::kernels {
 
@@ -33,8 +27,6 @@ inline void tail(const W* w, int64_t n, int64_t i, int R, const double* mid, con
 }
 
 // Each ISA's operations, compiled for its target; the kernel body below is compiled once per ISA.
-#define DENOTE_T512 __attribute__((target("avx512f")))
-#define DENOTE_T256 __attribute__((target("avx2,fma")))
 
 struct Avx512 {
   using V = __m512d;
@@ -80,27 +72,9 @@ struct Base {
   static inline double sum(V v) { return v[0] + v[1]; }
 };
 
-// The kernel body (interval_matvec_kernel.inc), compiled once per target: each copy's functions
-// carry the target attribute themselves, so its vectors are never passed at the default target's
-// ABI (clang rejects that even for always-inlined helpers).
-namespace k512 {
-using Isa = Avx512;
-#define DENOTE_KT DENOTE_T512
-#include "kernels/interval_matvec_kernel.inc"
-#undef DENOTE_KT
-}  // namespace k512
-namespace k256 {
-using Isa = Avx2;
-#define DENOTE_KT DENOTE_T256
-#include "kernels/interval_matvec_kernel.inc"
-#undef DENOTE_KT
-}  // namespace k256
-namespace kbase {
-using Isa = Base;
-#define DENOTE_KT
-#include "kernels/interval_matvec_kernel.inc"
-#undef DENOTE_KT
-}  // namespace kbase
+// The kernel body (interval_matvec_kernel.inc), compiled once per target (isa_copies.inc).
+#define DENOTE_KERNEL_BODY "kernels/interval_matvec_kernel.inc"
+#include "kernels/isa_copies.inc"
 
 template <class W>
 void dispatch(const W* w, int64_t rows, int64_t n, const double* mid, const double* rad, const double* mag,
