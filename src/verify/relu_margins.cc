@@ -31,7 +31,7 @@ using crown::up;
 using crown::up_sum;
 
 // The rule each op has, a table over the op table: rounding into the arithmetic (input, const), the
-// parent's margin (same-order views, relu, neg), linear, an elementwise binary op (sum, product,
+// parent's margin (same-order views, neg), relu's (the parent's, at most its clamped box's width), linear, an elementwise binary op (sum, product,
 // quotient), another affine op (conv, avg_pool, batch_norm_eval, layout, reductions: `affine`), max_pool
 // (the window's largest margin), or none.
 enum class Kind : uint8_t { None, Rounding, Same, Relu, Linear, Sum, Product, Quotient, Affine, Pool, BatchNorm };
@@ -107,8 +107,10 @@ struct MarginPass {
         return out;
       case Kind::Relu:  // both values lie in [max(lo, 0), max(hi, 0)] of the input's box, 1-Lipschitz
         if (const DoubleBox* pb = box(n.parents[0]); pb && pb->lo.size() == len && ps[0]->e.size() == len) {
-          for (size_t j = 0; j < len; ++j)
-            out.e[j] = std::min(ps[0]->e[j], std::max(pb->hi[j], 0.0) - std::max(pb->lo[j], 0.0));
+          for (size_t j = 0; j < len; ++j) {
+            const double w = std::max(pb->hi[j], 0.0) - std::max(pb->lo[j], 0.0);  // 0 exactly where always off
+            out.e[j] = std::min(ps[0]->e[j], w > 0 ? up(w) : 0.0);
+          }
           return out;
         }
         break;
