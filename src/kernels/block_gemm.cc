@@ -48,6 +48,7 @@ struct Avx512 {
     return _mm256_movemask_ps(_mm256_cmp_ps(mag, _mm256_set1_ps(FLT_MAX), _CMP_NLE_UQ));
   }
   DENOTE_T512 static inline void store(float* p, F x) { _mm256_storeu_ps(p, x); }
+  DENOTE_T512 static inline void dstore(double* p, V x) { _mm512_storeu_pd(p, x); }
   DENOTE_T512 static inline F fload(const float* p) { return _mm256_loadu_ps(p); }
 };
 
@@ -81,6 +82,7 @@ struct Avx2 {
     return _mm_movemask_ps(_mm_cmp_ps(mag, _mm_set1_ps(FLT_MAX), _CMP_NLE_UQ));
   }
   DENOTE_T256 static inline void store(float* p, F x) { _mm_storeu_ps(p, x); }
+  DENOTE_T256 static inline void dstore(double* p, V x) { _mm256_storeu_pd(p, x); }
   DENOTE_T256 static inline F fload(const float* p) { return _mm_loadu_ps(p); }
 };
 
@@ -110,6 +112,7 @@ struct Base {
   static inline int nonzero(F x) { return x != 0.0f ? 1 : 0; }
   static inline int infinite(F x) { return std::fabs(x) <= FLT_MAX ? 0 : 1; }
   static inline void store(float* p, F x) { *p = x; }
+  static inline void dstore(double* p, V x) { *p = x; }
   static inline F fload(const float* p) { return *p; }
 };
 
