@@ -8,6 +8,7 @@
 // Every evaluated bound is sound (any slope in [0, 1] is a valid lower line), and the best per
 // row is kept, so the result is never looser than CROWN's.
 #include <algorithm>
+#include <span>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -17,6 +18,19 @@
 #include "bounds/crown_relax.h"
 #include "bounds/crown_tangents.h"
 #include "eval/walk.h"
+
+namespace denote {
+namespace {
+
+// Rows [first, first + count) of a rows x n array (n = size / rows), or an empty range when it is not one.
+std::span<const double> row_range(const std::vector<double>& a, size_t rows, size_t first, size_t count) {
+  if (rows == 0 || a.empty() || a.size() % rows != 0 || first + count > rows) return {};
+  const size_t n = a.size() / rows;
+  return std::span<const double>(a).subspan(first * n, count * n);
+}
+
+}  // namespace
+}  // namespace denote
 
 namespace denote::crown {
 
@@ -236,15 +250,13 @@ void keep_improved_rows(const std::vector<double>& lower, const std::vector<doub
   const auto R = static_cast<size_t>(rows);
   for (size_t r = 0; r < R && r < lower.size() && r < best.size(); ++r) {
     if (!(lower[r] > best[r])) continue;
-    for (size_t id = 0; id < alpha.size(); ++id) {
-      const std::vector<double>& a = alpha[id];
-      if (a.empty() || a.size() % R != 0 || kept.alpha[id].size() != a.size()) continue;
-      const size_t n = a.size() / R;
-      std::copy_n(a.begin() + static_cast<std::ptrdiff_t>(r * n), n, kept.alpha[id].begin() + static_cast<std::ptrdiff_t>(r * n));
-    }
-    if (beta.size() % R != 0 || kept.beta.size() != beta.size()) continue;
-    const size_t t = beta.size() / R;
-    std::copy_n(beta.begin() + static_cast<std::ptrdiff_t>(r * t), t, kept.beta.begin() + static_cast<std::ptrdiff_t>(r * t));
+    auto copy_row = [&](const std::vector<double>& from, std::vector<double>& to) {
+      const std::span<const double> row = row_range(from, R, r, 1);
+      if (!row.empty() && to.size() == from.size())
+        std::copy(row.begin(), row.end(), to.begin() + (row.data() - from.data()));
+    };
+    for (size_t id = 0; id < alpha.size(); ++id) copy_row(alpha[id], kept.alpha[id]);
+    copy_row(beta, kept.beta);
   }
 }
 
@@ -404,16 +416,13 @@ SlopeState slope_rows(const SlopeState& s, int64_t first, int64_t count) {
   SlopeState out{s.start, count, std::vector<std::vector<double>>(s.alpha.size()), s.splits, {}};
   const auto f = static_cast<size_t>(first), c = static_cast<size_t>(count), rows = static_cast<size_t>(s.rows);
   for (size_t id = 0; id < s.alpha.size(); ++id) {
-    const std::vector<double>& a = s.alpha[id];
-    if (a.empty() || a.size() % rows != 0) continue;
-    const size_t numel = a.size() / rows;
-    out.alpha[id].assign(a.begin() + static_cast<std::ptrdiff_t>(f * numel),
-                         a.begin() + static_cast<std::ptrdiff_t>((f + c) * numel));
+    const std::span<const double> a = row_range(s.alpha[id], rows, f, c);
+    out.alpha[id].assign(a.begin(), a.end());
   }
-  const size_t terms = s.splits.size();
-  if (s.beta.size() == rows * terms)
-    out.beta.assign(s.beta.begin() + static_cast<std::ptrdiff_t>(f * terms),
-                    s.beta.begin() + static_cast<std::ptrdiff_t>((f + c) * terms));
+  if (s.beta.size() == rows * s.splits.size()) {
+    const std::span<const double> b = row_range(s.beta, rows, f, c);
+    out.beta.assign(b.begin(), b.end());
+  }
   return out;
 }
 

@@ -64,11 +64,11 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
 // a NaN or infinity code or a NaN scale is present (the general path then).
 struct DenseOperand {
   std::vector<double> v, s;
-  std::vector<double> t;  // [rows, blocks]: the largest power of two dividing every element of the block
+  std::vector<double> t;  // [rows, blocks] with `divisors`: the largest power of two dividing the block's elements
   bool ok = false;
 };
 DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* scales, int64_t rows, int64_t k,
-                      int64_t blocks);
+                      int64_t blocks, bool divisors = false);
 // Whether the fused kernel's precondition holds for the formats and block: every block sum of element
 // products exact in a double (every pair but E5M2 with E5M2 or E4M3 at 32; those take the certified one).
 bool fused_applies(const MxFormat& a, const MxFormat& b, int64_t block);

@@ -146,8 +146,15 @@ bool split_to_binary32(double hh, double mid, double ll, double scale, float& ou
 
 }  // namespace
 
+namespace {
+// The largest block sum of element products in quanta: max|P_a| max|P_b| block.
+double sum_bound(int64_t fa, int64_t fb, int64_t block) {
+  return static_cast<double>(fa) * static_cast<double>(fb) * static_cast<double>(block);
+}
+}  // namespace
+
 DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* scales, int64_t rows, int64_t k,
-                      int64_t blocks) {
+                      int64_t blocks, bool divisors) {
   DenseOperand d;
   std::array<double, 256> value{};
   std::array<bool, 256> special{};
@@ -159,10 +166,12 @@ DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* sc
   for (unsigned x = 0; x < 255; ++x) factor[x] = std::ldexp(1.0, static_cast<int>(x) - kMxScaleBias + static_cast<int>(quantum_exp(f)));
   d.v.resize(static_cast<size_t>(rows * k));
   d.s.resize(static_cast<size_t>(rows * blocks));
-  d.t.assign(d.s.size(), 1.0);
   bool any = false;
   for (size_t i = 0; i < d.v.size(); ++i) d.v[i] = value[codes[i]], any = any || special[codes[i]];
   for (size_t i = 0; i < d.s.size(); ++i) d.s[i] = factor[scales[i]], any = any || scales[i] == kMxScaleNan;
+  d.ok = !any;
+  if (!divisors) return d;
+  d.t.assign(d.s.size(), 1.0);
   const int64_t block = blocks > 0 ? (k + blocks - 1) / blocks : 1;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t q = 0; q < blocks; ++q) {  // the largest power of two dividing every element of the block
@@ -173,7 +182,6 @@ DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* sc
       }
       d.t[static_cast<size_t>(r * blocks + q)] = std::ldexp(1.0, tz);
     }
-  d.ok = !any;
   return d;
 }
 
@@ -188,7 +196,7 @@ bool mx_fused_binary32(const DenseOperand& a, int64_t m, const kernels::BlockPan
 }
 
 bool fused_applies(const MxFormat& a, const MxFormat& b, int64_t block) {
-  return static_cast<double>(max_fixed(a)) * static_cast<double>(max_fixed(b)) * static_cast<double>(block) <= 0x1p53;
+  return sum_bound(max_fixed(a), max_fixed(b), block) <= 0x1p53;
 }
 
 namespace {
@@ -225,10 +233,12 @@ bool mx_certified_binary32(const DotSetup& s, const DenseOperand& a, const Opera
 }
 
 bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, MxMatmulResult& r) {
+  const int64_t fa = max_fixed(s.a.format), fb = max_fixed(s.b.format);
+  const double bound = sum_bound(fa, fb, s.block);
   if (s.acc == binary32_format()) {  // no NaN/infinity codes or NaN scales: a fused kernel
-    const DenseOperand da = dense_of(s.a.format, a.codes.data(), a.scales.data(), a.rows, a.k, a.blocks);
-    const DenseOperand db = dense_of(s.b.format, b.codes.data(), b.scales.data(), b.rows, b.k, b.blocks);
-    const bool exact_sums = fused_applies(s.a.format, s.b.format, s.block);
+    const bool exact_sums = bound <= 0x1p53;
+    const DenseOperand da = dense_of(s.a.format, a.codes.data(), a.scales.data(), a.rows, a.k, a.blocks, !exact_sums);
+    const DenseOperand db = dense_of(s.b.format, b.codes.data(), b.scales.data(), b.rows, b.k, b.blocks, !exact_sums);
     if (da.ok && db.ok) {
       const kernels::BlockPanel p =
           kernels::pack_block_panel(db.v.data(), db.s.data(), b.rows, b.k, s.block, exact_sums ? nullptr : db.t.data());
@@ -236,8 +246,6 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
         return true;
     }
   }
-  const int64_t fa = max_fixed(s.a.format), fb = max_fixed(s.b.format);
-  const double bound = static_cast<double>(fa) * static_cast<double>(fb) * static_cast<double>(s.block);
   // Above 2^53 (E5M2 with E5M2 or E4M3): each element split in 16-bit halves, four exact gemms.
   const bool split = bound > 0x1p53;
   if (!(s.acc == binary32_format()) || !fastsimd::mxcsr_is_default()) return false;

@@ -95,8 +95,8 @@ struct MxRule {
     MxMatmulResult y;
     bool fused = false;
     if (fast && w.panel) {
-      const mx_detail::DenseOperand d =
-          mx_detail::dense_of(q.q.format, q.q.elements.data(), q.q.scales.data(), rows, in, w.panel->blocks);
+      const mx_detail::DenseOperand d = mx_detail::dense_of(q.q.format, q.q.elements.data(), q.q.scales.data(), rows,
+                                                            in, w.panel->blocks, !w.panel->babs.empty());
       fused = w.panel->babs.empty() ? mx_detail::mx_fused_binary32(d, rows, *w.panel, y)
                                     : mx_detail::mx_certified_binary32(setup, d, nullptr, &q.q, rows, *w.panel, w.operand, y);
     }
@@ -260,11 +260,12 @@ Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
     if (!q.ok()) return q.status().with_node(id, fmt::format("MX: node {}: weights: {}", id, q.status().message()));
     MxWeight w{id, std::move(q->q), {}, std::nullopt};
     w.operand = mx_detail::operand_of(w.w, false);
-    const mx_detail::DenseOperand d =
-        mx_detail::dense_of(w.w.format, w.w.elements.data(), w.w.scales.data(), rec.out_dim, rec.in_dim, w.operand.blocks);
+    const bool exact_sums = mx_detail::fused_applies(p.activations, p.weights, p.block);
+    const mx_detail::DenseOperand d = mx_detail::dense_of(w.w.format, w.w.elements.data(), w.w.scales.data(), rec.out_dim,
+                                                          rec.in_dim, w.operand.blocks, !exact_sums);
     if (d.ok)
       w.panel = kernels::pack_block_panel(d.v.data(), d.s.data(), rec.out_dim, rec.in_dim, p.block,
-                                          mx_detail::fused_applies(p.activations, p.weights, p.block) ? nullptr : d.t.data());
+                                          exact_sums ? nullptr : d.t.data());
     prep->weights.push_back(std::move(w));
   }
   for (const auto& [id, rec] : m.payload.conv) {

@@ -270,6 +270,16 @@ float round_sum(__int128 t, int e, bool& inexact) {
   return neg ? -v : v;
 }
 
+// Block q (of 32) of a row of a times a row of b (integers as doubles, k per row), exactly.
+__int128 block_sum(const std::vector<double>& a, const std::vector<double>& b, int64_t k, int64_t r, int64_t c,
+                   int64_t q) {
+  __int128 t = 0;
+  for (int64_t i = q * 32; i < std::min<int64_t>(k, (q + 1) * 32); ++i)
+    t += static_cast<__int128>(static_cast<int64_t>(a[static_cast<size_t>(r * k + i)])) *
+         static_cast<int64_t>(b[static_cast<size_t>(c * k + i)]);
+  return t;
+}
+
 // The certified variant (E5M2's block sums, past 2^53): at every level bit for bit the definition (exact
 // __int128 block sums, one rounding, binary32 block sums), the same inexact flag, the exact path asked
 // for under half the blocks of random data (about 10%: a block whose largest product dominates rounds to
@@ -283,7 +293,6 @@ TEST(Kernels, CertifiedBlockGemmIsTheBlockwiseDefinitionAtEveryLevel) {
       for (int64_t m : {1, 5})
         for (int64_t n : {3, 17}) {
           const int64_t k = 70, block = 32, blocks = 3;
-          const bool small = kind == 1;
           std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k));
           for (double& v : a) v = std::ldexp(sig(rng), kind == 0 ? ex(rng) : kind == 1 ? 0 : 20 + ex(rng) / 4);
           for (double& v : b) v = std::ldexp(sig(rng), kind == 0 ? ex(rng) : kind == 1 ? 0 : 20 + ex(rng) / 4);
@@ -297,22 +306,10 @@ TEST(Kernels, CertifiedBlockGemmIsTheBlockwiseDefinitionAtEveryLevel) {
             int64_t k, calls = 0;
             bool inexact = false;
           } ctx{&a, &b, k};
-          auto exact_sum = [](const std::vector<double>& a, const std::vector<double>& b, int64_t k, int64_t r,
-                              int64_t c, int64_t q) {
-            __int128 t = 0;
-            for (int64_t i = q * 32; i < std::min<int64_t>(k, (q + 1) * 32); ++i)
-              t += static_cast<__int128>(static_cast<int64_t>(a[static_cast<size_t>(r * k + i)])) *
-                   static_cast<int64_t>(b[static_cast<size_t>(c * k + i)]);
-            return t;
-          };
           kernels::ExactBlock cb{[](void* p, int64_t r, int64_t c, int64_t q) {
                                    auto& x = *static_cast<Ctx*>(p);
                                    ++x.calls;
-                                   __int128 t = 0;
-                                   for (int64_t i = q * 32; i < std::min<int64_t>(x.k, (q + 1) * 32); ++i)
-                                     t += static_cast<__int128>(static_cast<int64_t>((*x.a)[static_cast<size_t>(r * x.k + i)])) *
-                                          static_cast<int64_t>((*x.b)[static_cast<size_t>(c * x.k + i)]);
-                                   return round_sum(t, -60, x.inexact);
+                                   return round_sum(block_sum(*x.a, *x.b, x.k, r, c, q), -60, x.inexact);
                                  },
                                  &ctx};
           std::vector<float> y(static_cast<size_t>(m * n));
@@ -323,7 +320,7 @@ TEST(Kernels, CertifiedBlockGemmIsTheBlockwiseDefinitionAtEveryLevel) {
             for (int64_t c = 0; c < n; ++c) {
               float acc = 0;
               for (int64_t q = 0; q < blocks; ++q) {
-                const float f = round_sum(exact_sum(a, b, k, r, c, q), -60, want_inexact);
+                const float f = round_sum(block_sum(a, b, k, r, c, q), -60, want_inexact);
                 const float sum = q == 0 ? f : acc + f;
                 want_inexact = want_inexact || (q > 0 && static_cast<double>(sum) != static_cast<double>(acc) + f);
                 acc = sum;
