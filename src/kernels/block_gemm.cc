@@ -17,6 +17,10 @@ namespace denote::kernels {
 namespace {
 
 
+// The smallest magnitude that rounds to an infinite binary32 (to nearest even: the midpoint between
+// FLT_MAX and 2^128, whose tie goes to the even 2^128).
+constexpr double kFloatOverflow = 0x1p128 - 0x1p103;
+
 // Each ISA's operations: V holds kLanes doubles, F the same lanes as binary32; the mask helpers return
 // an int that is nonzero when some lane is set.
 struct Avx512 {
@@ -29,19 +33,27 @@ struct Avx512 {
   DENOTE_T512 static inline V set1(double x) { return _mm512_set1_pd(x); }
   DENOTE_T512 static inline V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   DENOTE_T512 static inline V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  DENOTE_T512 static inline V div(V a, V b) { return _mm512_div_pd(a, b); }
   DENOTE_T512 static inline V add(V a, V b) { return _mm512_add_pd(a, b); }
   DENOTE_T512 static inline V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   DENOTE_T512 static inline int le(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ); }
   DENOTE_T512 static inline int lt(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
-  DENOTE_T512 static inline int is_zero(V a) { return _mm512_cmp_pd_mask(a, zero(), _CMP_EQ_OQ); }
   DENOTE_T512 static inline F narrow(V x) { return _mm512_cvtpd_ps(x); }
   DENOTE_T512 static inline V widen(F x) { return _mm512_cvtps_pd(x); }
   DENOTE_T512 static inline int differ(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_NEQ_UQ); }
   DENOTE_T512 static inline int tiny(V x) {
     return _mm512_cmp_pd_mask(_mm512_abs_pd(x), _mm512_set1_pd(0x1p-124), _CMP_LT_OQ);
   }
+  DENOTE_T512 static inline V abs(V x) { return _mm512_abs_pd(x); }
+  // |x| nonzero below 2^-124 (where tininess decides the flags), rounding past binary32's largest value, or NaN
+  DENOTE_T512 static inline int outside_normal(V x) {
+    const V m = _mm512_abs_pd(x);
+    return (_mm512_cmp_pd_mask(m, _mm512_set1_pd(0x1p-124), _CMP_LT_OQ) & _mm512_cmp_pd_mask(m, zero(), _CMP_GT_OQ)) |
+           _mm512_cmp_pd_mask(m, _mm512_set1_pd(kFloatOverflow), _CMP_NLT_UQ);
+  }
   DENOTE_T512 static inline F fadd(F a, F b) { return _mm256_add_ps(a, b); }
   DENOTE_T512 static inline F fsub(F a, F b) { return _mm256_sub_ps(a, b); }
+  DENOTE_T512 static inline int fdiffer(F a, F b) { return _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_NEQ_UQ)); }
   DENOTE_T512 static inline int nonzero(F x) { return _mm256_movemask_ps(_mm256_cmp_ps(x, fzero(), _CMP_NEQ_UQ)); }
   DENOTE_T512 static inline int infinite(F x) {
     const F mag = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
@@ -62,11 +74,11 @@ struct Avx2 {
   DENOTE_T256 static inline V set1(double x) { return _mm256_set1_pd(x); }
   DENOTE_T256 static inline V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   DENOTE_T256 static inline V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  DENOTE_T256 static inline V div(V a, V b) { return _mm256_div_pd(a, b); }
   DENOTE_T256 static inline V add(V a, V b) { return _mm256_add_pd(a, b); }
   DENOTE_T256 static inline V sub(V a, V b) { return _mm256_sub_pd(a, b); }
   DENOTE_T256 static inline int le(V a, V b) { return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LE_OQ)); }
   DENOTE_T256 static inline int lt(V a, V b) { return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LT_OQ)); }
-  DENOTE_T256 static inline int is_zero(V a) { return _mm256_movemask_pd(_mm256_cmp_pd(a, zero(), _CMP_EQ_OQ)); }
   DENOTE_T256 static inline F narrow(V x) { return _mm256_cvtpd_ps(x); }
   DENOTE_T256 static inline V widen(F x) { return _mm256_cvtps_pd(x); }
   DENOTE_T256 static inline int differ(V a, V b) { return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_NEQ_UQ)); }
@@ -74,8 +86,15 @@ struct Avx2 {
     const V mag = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
     return _mm256_movemask_pd(_mm256_cmp_pd(mag, _mm256_set1_pd(0x1p-124), _CMP_LT_OQ));
   }
+  DENOTE_T256 static inline V abs(V x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
+  DENOTE_T256 static inline int outside_normal(V x) {
+    const V m = abs(x);
+    const V tiny = _mm256_and_pd(_mm256_cmp_pd(m, _mm256_set1_pd(0x1p-124), _CMP_LT_OQ), _mm256_cmp_pd(m, zero(), _CMP_GT_OQ));
+    return _mm256_movemask_pd(_mm256_or_pd(tiny, _mm256_cmp_pd(m, _mm256_set1_pd(kFloatOverflow), _CMP_NLT_UQ)));
+  }
   DENOTE_T256 static inline F fadd(F a, F b) { return _mm_add_ps(a, b); }
   DENOTE_T256 static inline F fsub(F a, F b) { return _mm_sub_ps(a, b); }
+  DENOTE_T256 static inline int fdiffer(F a, F b) { return _mm_movemask_ps(_mm_cmp_ps(a, b, _CMP_NEQ_UQ)); }
   DENOTE_T256 static inline int nonzero(F x) { return _mm_movemask_ps(_mm_cmp_ps(x, fzero(), _CMP_NEQ_UQ)); }
   DENOTE_T256 static inline int infinite(F x) {
     const F mag = _mm_andnot_ps(_mm_set1_ps(-0.0f), x);
@@ -98,17 +117,23 @@ struct Base {
   static inline V set1(double x) { return x; }
   static inline V fma(V a, V b, V c) { return a * b + c; }  // exact either way: integer sums below 2^53
   static inline V mul(V a, V b) { return a * b; }
+  static inline V div(V a, V b) { return a / b; }
   static inline V add(V a, V b) { return a + b; }
   static inline V sub(V a, V b) { return a - b; }
   static inline int le(V a, V b) { return a <= b ? 1 : 0; }
   static inline int lt(V a, V b) { return a < b ? 1 : 0; }
-  static inline int is_zero(V a) { return a == 0 ? 1 : 0; }
   static inline F narrow(V x) { return static_cast<float>(x); }
   static inline V widen(F x) { return static_cast<double>(x); }
   static inline int differ(V a, V b) { return a != b ? 1 : 0; }
   static inline int tiny(V x) { return std::fabs(x) < 0x1p-124 ? 1 : 0; }
+  static inline V abs(V x) { return std::fabs(x); }
+  static inline int outside_normal(V x) {
+    const double m = std::fabs(x);
+    return (m > 0 && m < 0x1p-124) || !(m < kFloatOverflow) ? 1 : 0;
+  }
   static inline F fadd(F a, F b) { return a + b; }
   static inline F fsub(F a, F b) { return a - b; }
+  static inline int fdiffer(F a, F b) { return a != b ? 1 : 0; }
   static inline int nonzero(F x) { return x != 0.0f ? 1 : 0; }
   static inline int infinite(F x) { return std::fabs(x) <= FLT_MAX ? 0 : 1; }
   static inline void store(float* p, F x) { *p = x; }
@@ -141,23 +166,41 @@ BlockPanel pack_block_panel(const double* b, const double* s, int64_t n, int64_t
       p.s[static_cast<size_t>((pn * p.blocks + q) * kBlockPanel + c)] = s[j * p.blocks + q];
   }
   if (t) {
-    p.babs.resize(p.b.size());
-    for (size_t i = 0; i < p.b.size(); ++i) p.babs[i] = std::fabs(p.b[i]);
+    std::vector<double> norms(static_cast<size_t>(n * p.blocks));
+    block_norms(b, n, k, p.block, norms.data());
+    p.norm.assign(p.s.size(), 0.0);
     p.t.assign(p.s.size(), 1.0);
     for (int64_t j = 0; j < n; ++j)
-      for (int64_t q = 0; q < p.blocks; ++q)
-        p.t[static_cast<size_t>(((j / kBlockPanel) * p.blocks + q) * kBlockPanel + j % kBlockPanel)] = t[j * p.blocks + q];
+      for (int64_t q = 0; q < p.blocks; ++q) {
+        const auto at = static_cast<size_t>(((j / kBlockPanel) * p.blocks + q) * kBlockPanel + j % kBlockPanel);
+        p.t[at] = t[j * p.blocks + q], p.norm[at] = norms[static_cast<size_t>(j * p.blocks + q)];
+      }
   }
   return p;
 }
 
-bool block_gemm_f32_certified(const double* a, const double* sa, const double* ta, int64_t m, const BlockPanel& p,
-                              float* y, bool& inexact, const ExactBlock& exact) {
-  if (p.babs.size() != p.b.size() || p.t.size() != p.s.size() || !exact.fn) return false;
+void block_norms(const double* v, int64_t rows, int64_t k, int64_t block, double* out) {
+  block = std::max<int64_t>(block, 1);
+  const int64_t blocks = (k + block - 1) / block;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t q = 0; q < blocks; ++q) {
+      const int64_t lo = q * block, hi = std::min(k, lo + block);
+      double s = 0;
+      for (int64_t i = lo; i < hi; ++i) s += v[r * k + i] * v[r * k + i];
+      // The computed sum of n squares is within gamma_n <= 2 n u of the true one (n u <= 1/2); 8 (n + 2) u
+      // covers it and this product's rounding; the root's rounding is below one step up.
+      s *= 1.0 + std::ldexp(static_cast<double>(hi - lo + 2), -50);
+      out[r * blocks + q] = std::nextafter(std::sqrt(s), HUGE_VAL);
+    }
+}
+
+bool block_gemm_f32_certified(const double* a, const double* sa, const double* ta, const double* na, int64_t m,
+                              const BlockPanel& p, float* y, bool& inexact, const ExactBlock& exact) {
+  if (p.norm.size() != p.s.size() || p.t.size() != p.s.size() || !exact.fn) return false;
   switch (block_gemm_level()) {
-    case 2: return k512::run_cert(a, sa, ta, m, p, y, inexact, exact);
-    case 1: return k256::run_cert(a, sa, ta, m, p, y, inexact, exact);
-    default: return kbase::run_cert(a, sa, ta, m, p, y, inexact, exact);
+    case 2: return k512::run_cert(a, sa, ta, na, m, p, y, inexact, exact);
+    case 1: return k256::run_cert(a, sa, ta, na, m, p, y, inexact, exact);
+    default: return kbase::run_cert(a, sa, ta, na, m, p, y, inexact, exact);
   }
 }
 

@@ -21,9 +21,12 @@ struct BlockPanel {
   int64_t n = 0, k = 0, block = 0, blocks = 0;
   std::vector<double> b;  // [panel][k][kBlockPanel]
   std::vector<double> s;  // [panel][blocks][kBlockPanel]
-  std::vector<double> babs;  // |b|, for block_gemm_f32_certified (empty unless packed with divisors)
+  std::vector<double> norm;  // [panel][blocks][kBlockPanel]: block_norms of b (empty unless packed with divisors)
   std::vector<double> t;     // [panel][blocks][kBlockPanel]: a power of two dividing every element of the block
 };
+// out[r * blocks + q] >= the Euclidean norm of block q of row r of v ([rows, k]; blocks of `block`, the
+// last one partial): the roundings of the sum of squares and of the root bounded above. |v| < 2^500.
+void block_norms(const double* v, int64_t rows, int64_t k, int64_t block, double* out);
 // b: [n, k] (column j's elements at b + j * k), s: [n, blocks] with blocks = ceil(k / block); t: null, or
 // [n, blocks] powers of two dividing every element of each block (for block_gemm_f32_certified).
 BlockPanel pack_block_panel(const double* b, const double* s, int64_t n, int64_t k, int64_t block,
@@ -47,17 +50,19 @@ struct ExactBlock {
 };
 
 // The same fold where a block's sum need not be exact in binary64 (OCP MX's E5M2: products up to 2^63):
-// each block's sum S and M = sum |a| |b| in fma lanes, |S - T| <= (2n + 8) u M for the block's n terms
+// each block's sum S in fma lanes and M = |a_q| |b_q| (the blocks' norms: M >= sum |a| |b| by Cauchy and
+// Schwarz, for one multiply instead of a second sum), |S - T| <= (2n + 8) u M for the block's n terms
 // (u = 2^-53, the sum's and the interval's roundings included). Where every point of that interval
 // rounds to one binary32 value f and f lies outside it, T rounds to f and inexactly: taken without forming
 // T; where the interval rounds to two values, exact.fn gives the block's value; where f lies in it (T may
 // be f exactly), f is taken and exact.fn is called for those blocks only if no block rounded for certain
-// (the inexact flag is one bit for the whole product). The panel must hold |b| and the divisors
+// (the inexact flag is one bit for the whole product). The panel must hold b's norms and divisors
 // (pack_block_panel with t). Returns false as block_gemm_f32 does (a value past binary32's range or an inexact tiny one).
-// ta: [m, blocks] powers of two dividing every element of a's blocks. Where the block's M is below
-// 2^52 ta tb, every partial sum is a multiple of ta tb below 2^53 of them: S = T exactly.
-bool block_gemm_f32_certified(const double* a, const double* sa, const double* ta, int64_t m, const BlockPanel& p,
-                              float* y, bool& inexact, const ExactBlock& exact);
+// ta: [m, blocks] powers of two dividing every element of a's blocks; na: [m, blocks] block_norms of a.
+// Where the block's M is below 2^52 ta tb, every partial sum is a multiple of ta tb below 2^53 of them:
+// S = T exactly.
+bool block_gemm_f32_certified(const double* a, const double* sa, const double* ta, const double* na, int64_t m,
+                              const BlockPanel& p, float* y, bool& inexact, const ExactBlock& exact);
 
 // The copy in use at the current level: 2 AVX-512, 1 AVX2+FMA, 0 the baseline.
 int block_gemm_level();

@@ -61,19 +61,21 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
 
 // An operand for the fused kernel (src/kernels/block_gemm.h): each element's integer (the Fixed value) as
 // a double, [rows, k], and each block's factor 2^(scale - 127 + quantum), [rows, blocks]; ok false where
-// a NaN or infinity code or a NaN scale is present (the general path then).
+// a NaN or infinity code or a NaN scale is present (the general path then). Blocks of `block` elements
+// along k, the last one partial.
 struct DenseOperand {
   std::vector<double> v, s;
-  std::vector<double> t;  // [rows, blocks] with `divisors`: the largest power of two dividing the block's elements
+  std::vector<double> t;     // [rows, blocks] with `divisors`: the largest power of two dividing the block's elements
+  std::vector<double> norm;  // [rows, blocks] with `divisors`: kernels::block_norms of v
   bool ok = false;
 };
 DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* scales, int64_t rows, int64_t k,
-                      int64_t blocks, bool divisors = false);
+                      int64_t block, bool divisors = false);
 // Whether the fused kernel's precondition holds for the formats and block: every block sum of element
 // products exact in a double (every pair but E5M2 with E5M2 or E4M3 at 32; those take the certified one).
 bool fused_applies(const MxFormat& a, const MxFormat& b, int64_t block);
 // The same product where block sums may not be exact in a double (kernels::block_gemm_f32_certified; b
-// packed with magnitudes): an ambiguous block's value comes from block_dot on a_op (or on the operand of
+// packed with its norms and divisors): an ambiguous block's value comes from block_dot on a_op (or on the operand of
 // a_t, made on first use) and b_op; its flags join the result's.
 bool mx_certified_binary32(const DotSetup& s, const DenseOperand& a, const Operand* a_op, const MxTensor* a_t, int64_t m,
                            const kernels::BlockPanel& b, const Operand& b_op, MxMatmulResult& r);

@@ -154,7 +154,9 @@ double sum_bound(int64_t fa, int64_t fb, int64_t block) {
 }  // namespace
 
 DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* scales, int64_t rows, int64_t k,
-                      int64_t blocks, bool divisors) {
+                      int64_t block, bool divisors) {
+  block = std::max<int64_t>(block, 1);
+  const int64_t blocks = (k + block - 1) / block;
   DenseOperand d;
   std::array<double, 256> value{};
   std::array<bool, 256> special{};
@@ -172,7 +174,6 @@ DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* sc
   d.ok = !any;
   if (!divisors) return d;
   d.t.assign(d.s.size(), 1.0);
-  const int64_t block = blocks > 0 ? (k + blocks - 1) / blocks : 1;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t q = 0; q < blocks; ++q) {  // the largest power of two dividing every element of the block
       int tz = 60;
@@ -182,6 +183,8 @@ DenseOperand dense_of(const MxFormat& f, const uint8_t* codes, const uint8_t* sc
       }
       d.t[static_cast<size_t>(r * blocks + q)] = std::ldexp(1.0, tz);
     }
+  d.norm.resize(d.t.size());
+  kernels::block_norms(d.v.data(), rows, k, block, d.norm.data());
   return d;
 }
 
@@ -224,7 +227,7 @@ bool mx_certified_binary32(const DotSetup& s, const DenseOperand& a, const Opera
   ExactCtx ctx{s, a_op, a_t, std::nullopt, b_op, FpEnv{}};
   std::vector<float> y(static_cast<size_t>(m * b.n));
   bool inexact = false;
-  if (!kernels::block_gemm_f32_certified(a.v.data(), a.s.data(), a.t.data(), m, b, y.data(), inexact,
+  if (!kernels::block_gemm_f32_certified(a.v.data(), a.s.data(), a.t.data(), a.norm.data(), m, b, y.data(), inexact,
                                          kernels::ExactBlock{&exact_block, &ctx}))
     return false;
   r.y = Tensor<double>({m, b.n}, std::vector<double>(y.begin(), y.end()));
@@ -237,8 +240,8 @@ bool mx_matmul_binary32(const DotSetup& s, const Operand& a, const Operand& b, M
   const double bound = sum_bound(fa, fb, s.block);
   if (s.acc == binary32_format()) {  // no NaN/infinity codes or NaN scales: a fused kernel
     const bool exact_sums = bound <= 0x1p53;
-    const DenseOperand da = dense_of(s.a.format, a.codes.data(), a.scales.data(), a.rows, a.k, a.blocks, !exact_sums);
-    const DenseOperand db = dense_of(s.b.format, b.codes.data(), b.scales.data(), b.rows, b.k, b.blocks, !exact_sums);
+    const DenseOperand da = dense_of(s.a.format, a.codes.data(), a.scales.data(), a.rows, a.k, s.block, !exact_sums);
+    const DenseOperand db = dense_of(s.b.format, b.codes.data(), b.scales.data(), b.rows, b.k, s.block, !exact_sums);
     if (da.ok && db.ok) {
       const kernels::BlockPanel p =
           kernels::pack_block_panel(db.v.data(), db.s.data(), b.rows, b.k, s.block, exact_sums ? nullptr : db.t.data());

@@ -96,8 +96,8 @@ struct MxRule {
     bool fused = false;
     if (fast && w.panel) {
       const mx_detail::DenseOperand d = mx_detail::dense_of(q.q.format, q.q.elements.data(), q.q.scales.data(), rows,
-                                                            in, w.panel->blocks, !w.panel->babs.empty());
-      fused = w.panel->babs.empty() ? mx_detail::mx_fused_binary32(d, rows, *w.panel, y)
+                                                            in, w.panel->block, !w.panel->norm.empty());
+      fused = w.panel->norm.empty() ? mx_detail::mx_fused_binary32(d, rows, *w.panel, y)
                                     : mx_detail::mx_certified_binary32(setup, d, nullptr, &q.q, rows, *w.panel, w.operand, y);
     }
     if (!fused) y = mx_detail::multiply(setup, mx_detail::operand_of(q.q, false), w.operand);
@@ -262,7 +262,7 @@ Result<MxRunner> MxRunner::prepare(const Model& m, const MxPolicy& p) {
     w.operand = mx_detail::operand_of(w.w, false);
     const bool exact_sums = mx_detail::fused_applies(p.activations, p.weights, p.block);
     const mx_detail::DenseOperand d = mx_detail::dense_of(w.w.format, w.w.elements.data(), w.w.scales.data(), rec.out_dim,
-                                                          rec.in_dim, w.operand.blocks, !exact_sums);
+                                                          rec.in_dim, p.block, !exact_sums);
     if (d.ok)
       w.panel = kernels::pack_block_panel(d.v.data(), d.s.data(), rec.out_dim, rec.in_dim, p.block,
                                           exact_sums ? nullptr : d.t.data());

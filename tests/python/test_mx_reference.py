@@ -746,6 +746,24 @@ def test_matmul_edges(fmt):
     check_matmul(A, B, fmt, 8, "binary32", what="small scales")
 
 
+def test_matmul_partial_last_block_e5m2():
+    """E5M2 block sums past 2^53 on the certified kernel, K = 70 with blocks of 32 (the last one partial).
+    Block 1 (columns 32..63) sums 2^30 + 2^6 + 2^-32: just above a binary32 tie, in binary64 the tie itself.
+    Its elements at 32 and 33 are multiples of 2^19 quanta, the one at 50 is a single quantum; a kernel that
+    took the blocks' exact divisors over the wrong columns (24..47: K / ceil(K / 32) = 24) would take the
+    binary64 sum as exact and round the tie to even: 2^30 instead of 2^30 + 2^7."""
+    A = np.zeros((1, 70), np.float64)
+    A[0, 32], A[0, 33], A[0, 50] = 2.0 ** 15, 8.0, 2.0 ** -16
+    B = A.T.copy()
+    got, flags, want, wflags = check_matmul(A, B, "mxfp8_e5m2", 32, "binary32", what="partial last block")
+    assert want[0, 0] == 2.0 ** 30 + 2.0 ** 7 and wflags["inexact"]
+    # The same block inside a batch of rows and columns (the kernel's row tiles and column panels).
+    A = np.tile(A, (6, 1))
+    A[1:, 40] = 3.0
+    B = np.tile(B, (1, 18))
+    check_matmul(A, B, "mxfp8_e5m2", 32, "binary32", what="partial last block, tiles")
+
+
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)
 def test_mx_cast_op_is_the_reference_round_trip(fmt):
     """The IR's mx_cast op (a graph node: quantize and dequantize in one) against this file's exact-rational

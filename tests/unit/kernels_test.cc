@@ -280,6 +280,31 @@ __int128 block_sum(const std::vector<double>& a, const std::vector<double>& b, i
   return t;
 }
 
+// block_norms bounds each block's Euclidean norm from above (the certified kernel's M), and tightly: on
+// integers whose squares' sum rounds in binary64 (random 40-bit values) and on a partial last block.
+TEST(Kernels, BlockNormsBoundTheNormFromAbove) {
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int64_t> big(-(int64_t{1} << 40), int64_t{1} << 40);
+  const int64_t rows = 7, k = 70, block = 32, blocks = 3;
+  std::vector<double> v(static_cast<size_t>(rows * k)), out(static_cast<size_t>(rows * blocks));
+  for (double& x : v) x = static_cast<double>(big(rng));
+  v[5] = 0x1p60, v[6] = 1;  // a block whose sum of squares loses the small term
+  kernels::block_norms(v.data(), rows, k, block, out.data());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t q = 0; q < blocks; ++q) {
+      unsigned __int128 exact = 0;  // integers up to 2^60: squares up to 2^120, 32 of them below 2^126
+      for (int64_t i = q * block; i < std::min(k, (q + 1) * block); ++i) {
+        const auto x = static_cast<__int128>(v[static_cast<size_t>(r * k + i)]);
+        exact += static_cast<unsigned __int128>(x * x);
+      }
+      // In binary128 (113 bits) the square of a double is exact and the sum off by 2^-113 relative: far
+      // below the bound's margin (about 2^-45) and below what a bound without one would miss by.
+      const auto sum = static_cast<__float128>(exact), got = static_cast<__float128>(out[static_cast<size_t>(r * blocks + q)]);
+      EXPECT_TRUE(got * got >= sum) << "row " << r << " block " << q;
+      EXPECT_TRUE(got * got <= sum * (static_cast<__float128>(1) + static_cast<__float128>(1e-12))) << "row " << r << " block " << q;
+    }
+}
+
 // The certified variant (E5M2's block sums, past 2^53): at every level bit for bit the definition (exact
 // __int128 block sums, one rounding, binary32 block sums), the same inexact flag, the exact path asked
 // for under half the blocks of random data (about 10%: a block whose largest product dominates rounds to
@@ -300,6 +325,8 @@ TEST(Kernels, CertifiedBlockGemmIsTheBlockwiseDefinitionAtEveryLevel) {
           const std::vector<double> ta(static_cast<size_t>(m * blocks), kind == 2 ? 0x1p20 : 1.0);
           const std::vector<double> tb(static_cast<size_t>(n * blocks), kind == 2 ? 0x1p20 : 1.0);
           const kernels::BlockPanel p = kernels::pack_block_panel(b.data(), sb.data(), n, k, block, tb.data());
+          std::vector<double> na(static_cast<size_t>(m * blocks));
+          kernels::block_norms(a.data(), m, k, block, na.data());
           struct Ctx {
             const std::vector<double>* a;
             const std::vector<double>* b;
@@ -314,7 +341,7 @@ TEST(Kernels, CertifiedBlockGemmIsTheBlockwiseDefinitionAtEveryLevel) {
                                  &ctx};
           std::vector<float> y(static_cast<size_t>(m * n));
           bool inexact = false;
-          ASSERT_TRUE(kernels::block_gemm_f32_certified(a.data(), sa.data(), ta.data(), m, p, y.data(), inexact, cb));
+          ASSERT_TRUE(kernels::block_gemm_f32_certified(a.data(), sa.data(), ta.data(), na.data(), m, p, y.data(), inexact, cb));
           bool want_inexact = false;
           for (int64_t r = 0; r < m; ++r)
             for (int64_t c = 0; c < n; ++c) {
