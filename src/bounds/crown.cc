@@ -298,6 +298,7 @@ Result<CrownResult> run_crown(const Graph& g, const Payload<double>& payload, st
   const crown::BoundStrategy& method = crown::strategy_for(o.method, run.linear);
   const crown::FinalRows f = final_rows(spec, numel(g.nodes[static_cast<size_t>(output_id)].out_shape), o);
   std::vector<double> lower = ibp_screen(run, f);
+  run.rows = &f;
   if (lower.empty()) {
     DENOTE_RETURN_IF_ERROR(method.intermediate(run, res));
     if (splits.infeasible) return empty_subdomain(std::move(res), eng, f.k);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/grad_impl.h"
+#include "bounds/kernel_ops.h"
 #include "eval/evaluator_impl.h"
 
 namespace denote::crown {
@@ -104,6 +105,11 @@ double affine_fan_in(const Graph& g, const Payload<double>& p, const Node& n) {
   if (const auto* rec = find_record(p.conv, n.id))
     return static_cast<double>(rec->weight.size()) / static_cast<double>(std::max<int64_t>(rec->config.out_channels, 1)) + 1;
   if (find_record(p.batch_norm, n.id)) return 6;  // (x - mean) / sqrt(var + eps) * gamma + beta
+  if (const auto* w = std::get_if<WindowConfig>(&n.attrs); w && bound_kernel(n.op) == BoundKernel::Mean) {
+    double k = 1;  // a window's sum of k inputs, then one division
+    for (int64_t d : w->kernel) k *= static_cast<double>(d);
+    return k + 1;
+  }
   double total = 0;
   for (int64_t q : n.parents) total += static_cast<double>(numel(g.nodes[static_cast<size_t>(q)].out_shape));
   return total + 1;

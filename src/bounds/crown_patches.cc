@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "bounds/crown_affine.h"
 #include "bounds/crown_conv.h"
 #include "bounds/crown_lines.h"
 #include "kernels/row_sums.h"
@@ -194,6 +195,63 @@ bool conv_back(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
   return true;
 }
 
+// Through avg_pool n (2-d, no padding, windows that do not overlap, a power-of-two volume K): its
+// evaluation's error and f(0) over the window (affine_scale, rule_affine's terms; the coefficients are
+// exact, so no coefficient term), then each entry a spread as a / K over its window's inputs: exact (a
+// power of two, each input in one window at most).
+bool pool_back(RuleCtx& c, const Node& n, Patches& p) {
+  const auto* w = std::get_if<WindowConfig>(&n.attrs);
+  const auto in = image_of(c.g.nodes[static_cast<size_t>(n.parents[0])].out_shape), out = image_of(n.out_shape);
+  if (!w || w->kernel.size() != 2 || w->stride.size() != 2 || !in || !out || !(*out == p.img) || in->c != out->c ||
+      !c.box[static_cast<size_t>(n.parents[0])])
+    return false;
+  for (size_t d = 0; d < 2; ++d)
+    if (w->stride[d] < w->kernel[d] || (d < w->padding.size() && w->padding[d] != 0)) return false;
+  const int64_t kh = w->kernel[0], kw = w->kernel[1], sh = w->stride[0], sw = w->stride[1], k = kh * kw;
+  if (k <= 0 || (k & (k - 1)) != 0) return false;
+  Patches q;
+  q.img = *in, q.ph = (p.ph - 1) * sh + kh, q.pw = (p.pw - 1) * sw + kw;
+  if (!small(q, c, n.parents[0])) return false;
+  std::vector<double> scale, f0;
+  if (!affine_scale(c, n, 0.0, scale, f0)) return false;
+  const int64_t rows = c.st.rows;
+  const UpSum up_sum_v(static_cast<double>(p.vol()));
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0, mag = 0, sl = 0;
+    for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
+      for (int64_t t = 0; t < len; ++t) {
+        if (a[t] == 0) continue;
+        const size_t o = static_cast<size_t>(j0 + t);
+        const double term = a[t] * f0[o];
+        sum += term, mag += std::fabs(term), sl += std::fabs(a[t]) * scale[o];
+      }
+    });
+    const size_t ri = static_cast<size_t>(r);
+    c.st.bias[ri] += sum, c.st.mag[ri] += mag, c.st.terms[ri] += static_cast<double>(p.vol());
+    c.st.slack[ri] += up_sum_v(sl * (1 + 2 * kU));
+  }
+  q.a = c.take(static_cast<size_t>(rows * q.vol()));
+  std::fill(q.a.begin(), q.a.end(), 0.0);
+  const double inv = 1.0 / static_cast<double>(k);
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* src = p.a.data() + r * p.vol();  // entries outside the image are 0 (for_runs above)
+    double* dst = q.a.data() + r * q.vol();
+    for (int64_t ch = 0; ch < p.img.c; ++ch)
+      for (int64_t y = 0; y < p.ph; ++y)
+        for (int64_t x = 0; x < p.pw; ++x) {
+          const double v = src[(ch * p.ph + y) * p.pw + x] * inv;
+          if (v == 0) continue;
+          for (int64_t dy = 0; dy < kh; ++dy)
+            for (int64_t dx = 0; dx < kw; ++dx) dst[(ch * q.ph + y * sh + dy) * q.pw + x * sw + dx] = v;
+        }
+  }
+  q.oy.resize(p.oy.size()), q.ox.resize(p.ox.size());
+  for (size_t r = 0; r < p.oy.size(); ++r) q.oy[r] = p.oy[r] * sh, q.ox[r] = p.ox[r] * sw;
+  c.give(std::move(p.a));
+  p = std::move(q);
+  return true;
+}
+
 // Whether node id is an input moved one to one (a permute of the input, say), each node below it
 // used once (uses: null, any count; node id's rows are all its children's): its box is the input's box moved the same way, so concretising
 // there is concretising at the input.
@@ -341,6 +399,8 @@ struct Walk {
     } else if (k == BoundKernel::Conv) {
       const auto v = conv2d(c, n);
       ok = v && conv_back(c, n, *v, p);
+    } else if (k == BoundKernel::Mean) {
+      ok = n.parents.size() == 1 && pool_back(c, n, p);
     } else {
       ok = n.parents.size() == 1 && relax(c, n, p);
     }

@@ -50,6 +50,10 @@ Result<SplitSet> split_set(const Graph& g, const std::vector<ReluSplit>& splits)
 
 namespace {
 
+// restrict_to_cone runs where the output has at least this many elements (a small output's rows read
+// most of it, and branch and bound's tens of thousands of calls on small MLPs would pay its pass).
+constexpr int64_t kConeMinOutputs = 256;
+
 // Relaxations read their parent's box (ops.def's relaxed ops, and max_pool's lines): those parents get
 // intermediate bounds, except a max_pool's split (relu) parent, whose box follows its own parent's
 // (refresh_children). relu_only: every such consumer is a split op (only its unstable elements matter).
@@ -119,6 +123,57 @@ bool first_layer(const Graph& g, const Node& n) {
   }
 }
 
+// Where the final rows read few of a large output's elements (a detection head's cells: TinyYOLO's
+// property reads 5 of 21,125), one pass of [C; -C] on the boxes so far records the coefficients at each
+// relaxed elementwise node: an element of its parent whose coefficient is 0 in every row is read by no
+// path the final rows take, so its intermediate rows are skipped. Soundness does not rest on this: a
+// skipped element keeps its one-step (IBP-like) box, a sound box; only where a tighter box would have
+// opened a path does the final bound lose tightness (rows [C; -C] take the upper lines, of nonzero slope,
+// where one sign takes a lower slope of 0).
+void restrict_to_cone(Run& run) {
+  run.cone_done = true;
+  const FinalRows* f = run.rows;
+  if (!f || f->m < kConeMinOutputs || f->k <= 0) return;
+  std::vector<char> used(static_cast<size_t>(f->m), 0);
+  int64_t n_used = 0;
+  for (int64_t r = 0; r < f->k; ++r)
+    for (int64_t j = 0; j < f->m; ++j)
+      if (f->C[static_cast<size_t>(r * f->m + j)] != 0 && !used[static_cast<size_t>(j)]) used[static_cast<size_t>(j)] = 1, ++n_used;
+  if (2 * n_used > f->m) return;
+  const Graph& g = run.eng.g;
+  std::vector<char> keep(g.nodes.size(), 0);
+  for (const Node& n : g.nodes)  // relaxed ops whose element j reads element j of their one parent
+    if (is_relaxed(n.op) && n.parents.size() == 1 &&
+        numel(n.out_shape) == numel(g.nodes[static_cast<size_t>(n.parents[0])].out_shape))
+      keep[static_cast<size_t>(n.id)] = 1;
+  std::vector<double> rows(static_cast<size_t>(2 * f->k * f->m));
+  for (size_t i = 0; i < static_cast<size_t>(f->k * f->m); ++i) rows[i] = f->C[i], rows[i + static_cast<size_t>(f->k * f->m)] = -f->C[i];
+  PassOptions po;
+  po.record = true;
+  po.record_only = &keep;
+  PassResult pr = run.eng.pass(run.output, std::move(rows), 2 * f->k, po);
+  if (!pr.failure.empty() || pr.A.size() != g.nodes.size()) return;
+  std::vector<char> whole(g.nodes.size(), 0);  // parents some relaxed consumer reads whole (unrecorded)
+  for (const Node& n : g.nodes) {
+    if (!is_relaxed(n.op) || n.parents.empty()) continue;
+    const size_t id = static_cast<size_t>(n.id), p = static_cast<size_t>(n.parents[0]);
+    const size_t len = static_cast<size_t>(numel(n.out_shape));
+    if (!keep[id] || (pr.reached[id] && pr.A[id].size() != static_cast<size_t>(2 * f->k) * len)) {
+      whole[p] = 1;
+      continue;
+    }
+    if (run.cone.empty()) run.cone.assign(g.nodes.size(), {});
+    std::vector<char>& mask = run.cone[p];
+    mask.resize(len, 0);
+    if (!pr.reached[id]) continue;  // no path from the rows: nothing of p is read here
+    const std::vector<double>& a = pr.A[id];
+    for (size_t r = 0; r < static_cast<size_t>(2 * f->k); ++r)
+      for (size_t j = 0; j < len; ++j) mask[j] = static_cast<char>(mask[j] || a[r * len + j] != 0);
+  }
+  for (size_t p = 0; p < whole.size() && !run.cone.empty(); ++p)
+    if (whole[p]) run.cone[p].clear();
+}
+
 // The intermediate bounds of one node (intermediate_bounds): the one-step box from its parents' boxes,
 // then CROWN on the elements that matter (for relu consumers only the unstable ones), then alpha-CROWN
 // on them (with method AlphaCrown and alpha_intermediate); split nodes are clamped after each bound.
@@ -149,6 +204,11 @@ void bound_node(Run& run, const Node& n, bool relu_only) {
     elems.clear();
   else if (lirpa && static_cast<double>(elems.size()) > 0.9 * static_cast<double>(m))
     elems = all;
+  if (!elems.empty() && !lirpa && !run.cone_done) restrict_to_cone(run);
+  if (!run.cone.empty() && !run.cone[static_cast<size_t>(n.id)].empty()) {
+    const std::vector<char>& in = run.cone[static_cast<size_t>(n.id)];
+    std::erase_if(elems, [&](int64_t j) { return !in[static_cast<size_t>(j)]; });
+  }
   // Passes that would stop at forward functions before any relaxation give those functions' box, already here.
   if (eng.stops_before_relaxation(n.id, 2 * static_cast<int64_t>(elems.size()))) elems.clear();
   if (!elems.empty() && eng.budget().failure.empty()) {

@@ -42,6 +42,12 @@ struct Run {
   bool linear = false;
   // Linear error scales per node, kept from the final pass for alpha-CROWN (the boxes are final there).
   std::vector<std::vector<double>> scales;
+  // The final rows (run_crown sets it before the intermediate hook), or null.
+  const struct FinalRows* rows = nullptr;
+  // Per node, the elements the final rows can read through its relaxed consumers (restrict_to_cone;
+  // empty: every element), and whether it was computed.
+  std::vector<std::vector<char>> cone;
+  bool cone_done = false;
 };
 
 // The final rows: [C; -C] (C = the spec, or the identity without one), or C alone (a spec with

@@ -19,6 +19,7 @@ enum class BoundKernel : uint8_t {
   Dense,    // linear, y = W x + b: ibp_dense.h, crown_linear.cc, Engine::linear_one_step
   Conv,     // conv: the batched conv (ibp_conv.h, crown_conv.cc)
   Pool,     // max_pool: lines from the parent's box (crown_maxpool.cc)
+  Mean,     // avg_pool: the window mean (crown_patches.cc's windowed rows)
   Product,   // mul_elem, matmul: affine in one operand when the other is constant
   Quotient,  // div: affine in the dividend when the divisor is constant
   Sum,         // add: the coefficients go to both parents (crown_patches.cc's windowed rows)
@@ -33,6 +34,8 @@ template <>
 inline constexpr BoundKernel kBoundKernel<Op::Conv> = BoundKernel::Conv;
 template <>
 inline constexpr BoundKernel kBoundKernel<Op::MaxPool> = BoundKernel::Pool;
+template <>
+inline constexpr BoundKernel kBoundKernel<Op::AvgPool> = BoundKernel::Mean;
 template <>
 inline constexpr BoundKernel kBoundKernel<Op::MulElem> = BoundKernel::Product;
 template <>

@@ -32,6 +32,8 @@ struct Layer {
   int skip = -1;
   Op join = Op::Add;
   int64_t proj = 0;
+  // After the activation: an avg_pool of this window and stride (0: none); pool_stride 0 means the window.
+  int64_t pool = 0, pool_stride = 0;
 };
 struct Net {
   const char* name;
@@ -70,6 +72,18 @@ std::vector<Net> nets() {
        {{Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}},
         {Op::Relu, 6, 1, {3, 3}, {2, 2}, {1, 1}, {}, {}},
         {Op::Relu, 6, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}, 0, Op::Sub, 2}},
+       true},
+      // The windows pass an avg_pool of 2x2 (exact: a quarter of each entry to each input); through
+      // one of 3x3 (not a power of two) and one whose windows overlap they go dense there.
+      {"avg_pool_between_convs", {1, 3, 12, 12},
+       {{Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}, -1, Op::Add, 0, 2},
+        {Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}},
+        {Op::Relu, 3, 1, {1, 1}, {1, 1}, {0, 0}, {}, {}}},
+       true},
+      {"avg_pool_odd_and_overlapping", {1, 3, 24, 24},
+       {{Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}, -1, Op::Add, 0, 3},
+        {Op::Relu, 4, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}, -1, Op::Add, 0, 2, 1},
+        {Op::Relu, 3, 1, {1, 1}, {1, 1}, {0, 0}, {}, {}}},
        true},
       {"window_too_big", {1, 2, 4, 4},
        {{Op::Relu, 3, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}}, {Op::Relu, 2, 1, {3, 3}, {1, 1}, {1, 1}, {}, {}}},
@@ -111,6 +125,12 @@ Model build(const Net& net, uint64_t seed) {
       x = b.binary(l.join, x, from);
     }
     if (l.act != Op::Input) x = b.unary(l.act, x);
+    if (l.pool > 0) {
+      const Shape in = b.model().graph.nodes[static_cast<size_t>(x)].out_shape;
+      const int64_t st = l.pool_stride > 0 ? l.pool_stride : l.pool, h = (in[2] - l.pool) / st + 1,
+                    w = (in[3] - l.pool) / st + 1;
+      x = b.add(Op::AvgPool, {x}, WindowConfig{2, {l.pool, l.pool}, {st, st}, {0, 0}}, Shape{in[0], in[1], h, w});
+    }
     outs.push_back(x);
   }
   const Shape s = b.model().graph.nodes[static_cast<size_t>(x)].out_shape;
