@@ -146,6 +146,28 @@ bool relax(RuleCtx& c, const Node& n, Patches& p) {
   return true;
 }
 
+// An affine step's terms over each row's window (entries outside the image are zeroed): A . f(0) into the
+// bias, |A| . scale (rounded up) and `under` into the slack, as the dense rules' add_bias_slack.
+void window_terms(RuleCtx& c, Patches& p, const std::vector<double>& f0, const std::vector<double>& scale,
+                  double under) {
+  const UpSum up_sum_v(static_cast<double>(p.vol()));
+  for (int64_t r = 0; r < c.st.rows; ++r) {
+    double sum = 0, mag = 0, sl = 0;
+    for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
+      for (int64_t t = 0; t < len; ++t) {
+        if (a[t] == 0) continue;  // also against an infinite scale
+        const size_t o = static_cast<size_t>(j0 + t);
+        const double term = a[t] * f0[o];
+        sum += term, mag += std::fabs(term), sl += std::fabs(a[t]) * scale[o];
+      }
+    });
+    const size_t ri = static_cast<size_t>(r);
+    c.st.bias[ri] += sum, c.st.mag[ri] += mag, c.st.terms[ri] += static_cast<double>(p.vol());
+    c.st.slack[ri] += up_sum_v(sl * (1 + 2 * kU));
+    c.add_slack(r, under);
+  }
+}
+
 // Through conv n: its bias and error terms over the window (rule_conv's bias_slack, with its
 // coefficient bound and underflow term), then the window's transposed conv: the conv itself over a
 // window-sized image without padding, so every window entry of the input gets all its taps.
@@ -166,23 +188,7 @@ bool conv_back(RuleCtx& c, const Node& n, const Conv2d& v, Patches& p) {
   const ConvBackward* plan = conv_plan_for(c, n, scratch);
   if (!plan) return false;
   conv_scale(c, n, *plan, gamma(static_cast<double>(cb.group_out + cb.k_vol) + 2), scale, f0);
-  const double under = conv_underflow(c, n, *plan);
-  const UpSum up_sum_v(static_cast<double>(p.vol()));
-  for (int64_t r = 0; r < rows; ++r) {
-    double sum = 0, mag = 0, sl = 0;
-    for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
-      for (int64_t t = 0; t < len; ++t) {
-        if (a[t] == 0) continue;  // also against an infinite scale
-        const size_t o = static_cast<size_t>(j0 + t);
-        const double term = a[t] * f0[o];
-        sum += term, mag += std::fabs(term), sl += std::fabs(a[t]) * scale[o];
-      }
-    });
-    const size_t ri = static_cast<size_t>(r);
-    c.st.bias[ri] += sum, c.st.mag[ri] += mag, c.st.terms[ri] += static_cast<double>(p.vol());
-    c.st.slack[ri] += up_sum_v(sl * (1 + 2 * kU));
-    c.add_slack(r, under);
-  }
+  window_terms(c, p, f0, scale, conv_underflow(c, n, *plan));
   q.a = c.take(static_cast<size_t>(rows * q.vol()));
   conv_backward(cb, p.a.data(), rows, q.a.data(), c.ws);
   q.oy.resize(p.oy.size()), q.ox.resize(p.ox.size());
@@ -215,21 +221,7 @@ bool pool_back(RuleCtx& c, const Node& n, Patches& p) {
   std::vector<double> scale, f0;
   if (!affine_scale(c, n, 0.0, scale, f0)) return false;
   const int64_t rows = c.st.rows;
-  const UpSum up_sum_v(static_cast<double>(p.vol()));
-  for (int64_t r = 0; r < rows; ++r) {
-    double sum = 0, mag = 0, sl = 0;
-    for_runs(p, r, p.a.data() + r * p.vol(), [&](double* a, int64_t j0, int64_t len) {
-      for (int64_t t = 0; t < len; ++t) {
-        if (a[t] == 0) continue;
-        const size_t o = static_cast<size_t>(j0 + t);
-        const double term = a[t] * f0[o];
-        sum += term, mag += std::fabs(term), sl += std::fabs(a[t]) * scale[o];
-      }
-    });
-    const size_t ri = static_cast<size_t>(r);
-    c.st.bias[ri] += sum, c.st.mag[ri] += mag, c.st.terms[ri] += static_cast<double>(p.vol());
-    c.st.slack[ri] += up_sum_v(sl * (1 + 2 * kU));
-  }
+  window_terms(c, p, f0, scale, 0.0);
   q.a = c.take(static_cast<size_t>(rows * q.vol()));
   std::fill(q.a.begin(), q.a.end(), 0.0);
   const double inv = 1.0 / static_cast<double>(k);
