@@ -141,11 +141,14 @@ void restrict_to_cone(Run& run) {
       if (f->C[static_cast<size_t>(r * f->m + j)] != 0 && !used[static_cast<size_t>(j)]) used[static_cast<size_t>(j)] = 1, ++n_used;
   if (2 * n_used > f->m) return;
   const Graph& g = run.eng.g;
+  // The recording pass fits the memory budget, or there is no cone (nothing refused: a plain run).
+  if (run.eng.budget().rows_that_fit(g, run.output, PassKind::Record, 0) < 2 * f->k) return;
   std::vector<char> keep(g.nodes.size(), 0);
-  for (const Node& n : g.nodes)  // relaxed ops whose element j reads element j of their one parent
-    if (is_relaxed(n.op) && n.parents.size() == 1 &&
-        numel(n.out_shape) == numel(g.nodes[static_cast<size_t>(n.parents[0])].out_shape))
-      keep[static_cast<size_t>(n.id)] = 1;
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {  // relaxed ops: element j reads its parent's j
+    keep[static_cast<size_t>(n.id)] = is_relaxed(n.op) && n.parents.size() == 1 &&
+                                      numel(n.out_shape) == numel(g.nodes[static_cast<size_t>(n.parents[0])].out_shape);
+    return ok_status();
+  });
   std::vector<double> rows(static_cast<size_t>(2 * f->k * f->m));
   for (size_t i = 0; i < static_cast<size_t>(f->k * f->m); ++i) rows[i] = f->C[i], rows[i + static_cast<size_t>(f->k * f->m)] = -f->C[i];
   PassOptions po;
@@ -154,23 +157,24 @@ void restrict_to_cone(Run& run) {
   PassResult pr = run.eng.pass(run.output, std::move(rows), 2 * f->k, po);
   if (!pr.failure.empty() || pr.A.size() != g.nodes.size()) return;
   std::vector<char> whole(g.nodes.size(), 0);  // parents some relaxed consumer reads whole (unrecorded)
-  for (const Node& n : g.nodes) {
-    if (!is_relaxed(n.op) || n.parents.empty()) continue;
+  run.cone.assign(g.nodes.size(), {});
+  (void)walk::in_order(g, "IR bounds", [&](const Node& n) {
+    if (!is_relaxed(n.op) || n.parents.empty()) return ok_status();
     const size_t id = static_cast<size_t>(n.id), p = static_cast<size_t>(n.parents[0]);
     const size_t len = static_cast<size_t>(numel(n.out_shape));
     if (!keep[id] || (pr.reached[id] && pr.A[id].size() != static_cast<size_t>(2 * f->k) * len)) {
       whole[p] = 1;
-      continue;
+      return ok_status();
     }
-    if (run.cone.empty()) run.cone.assign(g.nodes.size(), {});
     std::vector<char>& mask = run.cone[p];
     mask.resize(len, 0);
-    if (!pr.reached[id]) continue;  // no path from the rows: nothing of p is read here
+    if (!pr.reached[id]) return ok_status();  // no path from the rows: nothing of p is read here
     const std::vector<double>& a = pr.A[id];
     for (size_t r = 0; r < static_cast<size_t>(2 * f->k); ++r)
       for (size_t j = 0; j < len; ++j) mask[j] = static_cast<char>(mask[j] || a[r * len + j] != 0);
-  }
-  for (size_t p = 0; p < whole.size() && !run.cone.empty(); ++p)
+    return ok_status();
+  });
+  for (size_t p = 0; p < whole.size(); ++p)
     if (whole[p]) run.cone[p].clear();
 }
 
