@@ -71,9 +71,32 @@ def torch_nets(torch):
                         nn.Linear(40, 40), nn.ReLU6(), nn.Linear(40, 3), nn.Sigmoid()), (64, 40)
 
 
+def skip_unless_torch_rounds_once(torch):
+    """The live-torch comparisons hold where torch's bfloat16 conv, Linear and GELU compute in float32 and
+    round once, as they do on the AVX-512 CPUs the committed golden outputs (tests/data/golden_bf16) come
+    from. torch 1.13 on an AVX2-only CPU does not for conv (1,151 of the 1,620 outputs below) and GELU
+    (844 of 2,560 under autocast), by one bfloat16 ulp or so, while its Linear does (docs/NUMERICS.md). This
+    probe asks torch itself: each bfloat16 op against its float32 op on the same bfloat16 values, rounded
+    once."""
+    torch.manual_seed(11)
+    bf = torch.bfloat16
+    x = (torch.randn(4, 3, 9, 9) * 3).to(bf)
+    conv = torch.nn.Conv2d(3, 5, 3, padding=1).eval().to(bf)
+    lin = torch.nn.Linear(40, 24).eval().to(bf)
+    v = (torch.randn(16, 40) * 3).to(bf)
+    with torch.no_grad():
+        same = torch.equal(conv(x), conv.float()(x.float()).to(bf))
+        same = same and torch.equal(lin(v), lin.float()(v.float()).to(bf))
+        same = same and torch.equal(torch.nn.functional.gelu(v), torch.nn.functional.gelu(v.float()).to(bf))
+    if not same:
+        pytest.skip("torch's bfloat16 conv / GELU on this CPU do not round once from float32 (its AVX2 "
+                    "kernels); the committed golden outputs cover the policy here")
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_bfloat16_captures_compute_what_torch_computes(seed):
     torch = pytest.importorskip("torch")
+    skip_unless_torch_rounds_once(torch)
     torch.manual_seed(seed)
     for net, shape in torch_nets(torch):
         net = net.eval().to(torch.bfloat16)
@@ -92,6 +115,7 @@ def test_autocast_capture():
     # bfloat16; the rest keeps its inputs' dtype and promotes a mix (bfloat16 + float32: float32). The
     # capture records each value's format.
     torch = pytest.importorskip("torch")
+    skip_unless_torch_rounds_once(torch)
     nn = torch.nn
 
     class Residual(nn.Module):
