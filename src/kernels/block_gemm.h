@@ -57,7 +57,8 @@ struct ExactBlock {
 // T; where the interval rounds to two values, exact.fn gives the block's value; where f lies in it (T may
 // be f exactly), f is taken and exact.fn is called for those blocks only if no block rounded for certain
 // (the inexact flag is one bit for the whole product). The panel must hold b's norms and divisors
-// (pack_block_panel with t). Returns false as block_gemm_f32 does (a value past binary32's range or an inexact tiny one).
+// (pack_block_panel with t). Returns false where a block value rounds past binary32's range or is nonzero below
+// 2^-124 (exact or not: the caller's path decides the flags there).
 // ta: [m, blocks] powers of two dividing every element of a's blocks; na: [m, blocks] block_norms of a.
 // Where the block's M is below 2^52 ta tb, every partial sum is a multiple of ta tb below 2^53 of them:
 // S = T exactly.
