@@ -41,9 +41,6 @@ struct Avx512 {
   DENOTE_T512 static inline F narrow(V x) { return _mm512_cvtpd_ps(x); }
   DENOTE_T512 static inline V widen(F x) { return _mm512_cvtps_pd(x); }
   DENOTE_T512 static inline int differ(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_NEQ_UQ); }
-  DENOTE_T512 static inline int tiny(V x) {
-    return _mm512_cmp_pd_mask(_mm512_abs_pd(x), _mm512_set1_pd(0x1p-124), _CMP_LT_OQ);
-  }
   DENOTE_T512 static inline V abs(V x) { return _mm512_abs_pd(x); }
   // |x| nonzero below 2^-124 (where tininess decides the flags), rounding past binary32's largest value, or NaN
   DENOTE_T512 static inline int outside_normal(V x) {
@@ -82,10 +79,6 @@ struct Avx2 {
   DENOTE_T256 static inline F narrow(V x) { return _mm256_cvtpd_ps(x); }
   DENOTE_T256 static inline V widen(F x) { return _mm256_cvtps_pd(x); }
   DENOTE_T256 static inline int differ(V a, V b) { return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_NEQ_UQ)); }
-  DENOTE_T256 static inline int tiny(V x) {
-    const V mag = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
-    return _mm256_movemask_pd(_mm256_cmp_pd(mag, _mm256_set1_pd(0x1p-124), _CMP_LT_OQ));
-  }
   DENOTE_T256 static inline V abs(V x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
   DENOTE_T256 static inline int outside_normal(V x) {
     const V m = abs(x);
@@ -125,7 +118,6 @@ struct Base {
   static inline F narrow(V x) { return static_cast<float>(x); }
   static inline V widen(F x) { return static_cast<double>(x); }
   static inline int differ(V a, V b) { return a != b ? 1 : 0; }
-  static inline int tiny(V x) { return std::fabs(x) < 0x1p-124 ? 1 : 0; }
   static inline V abs(V x) { return std::fabs(x); }
   static inline int outside_normal(V x) {
     const double m = std::fabs(x);

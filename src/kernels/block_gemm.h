@@ -37,9 +37,9 @@ BlockPanel pack_block_panel(const double* b, const double* s, int64_t n, int64_t
 // a: [m, k] row-major, sa: [m, blocks]. Preconditions: every partial sum of a block's products is an exact
 // binary64 value (integers of magnitude below 2^53), the factors are powers of two whose products with
 // those sums are exact, and the rounding mode is to nearest even (the MXCSR's default). Returns false
-// where some rounded value is not finite or is inexact below 2^-124 (where tininess decides the flags:
-// the caller takes its exact path; y is then partly written); `inexact` is set when some rounding was
-// inexact. k = 0 gives zeros.
+// where some block value rounds past binary32's range or is nonzero below 2^-124 (where tininess decides
+// the flags: the caller takes its exact path; y is then partly written); `inexact` is set when some
+// rounding was inexact. k = 0 gives zeros.
 bool block_gemm_f32(const double* a, const double* sa, int64_t m, const BlockPanel& p, float* y, bool& inexact);
 
 // The value of block q of output (row, col), rounded to binary32 by the caller's exact path (its flags
@@ -57,8 +57,7 @@ struct ExactBlock {
 // T; where the interval rounds to two values, exact.fn gives the block's value; where f lies in it (T may
 // be f exactly), f is taken and exact.fn is called for those blocks only if no block rounded for certain
 // (the inexact flag is one bit for the whole product). The panel must hold b's norms and divisors
-// (pack_block_panel with t). Returns false where a block value rounds past binary32's range or is nonzero below
-// 2^-124 (exact or not: the caller's path decides the flags there).
+// (pack_block_panel with t). Returns false as block_gemm_f32 does.
 // ta: [m, blocks] powers of two dividing every element of a's blocks; na: [m, blocks] block_norms of a.
 // Where the block's M is below 2^52 ta tb, every partial sum is a multiple of ta tb below 2^53 of them:
 // S = T exactly.

@@ -137,6 +137,39 @@ TEST(CrownAffine, MatmulByAConstantBoundsLikeTheLinearNode) {
   }
 }
 
+// avg_pool's f32 evaluation error is bounded over its window (K + 1 terms: crown_affine.cc
+// affine_fan_in): an 8x8 window of 2^24 and 63 ones sums to 2^24 in f32 (each +1 a tie to even), 63 below
+// the exact sum, so the f32 output is 63/64 below the exact one; on a point box CROWN's box of the
+// output must hold both. Two windows side by side (the node's input is twice the window: the old fan,
+// the whole input, was larger than needed; a fan of 1 misses this value).
+TEST(CrownAffine, AvgPoolErrorIsBoundedOverItsWindow) {
+  GraphBuilder b;
+  const int64_t x = b.input({1, 1, 8, 16});
+  const int64_t p = b.unary(Op::AvgPool, x, WindowConfig{2, {8, 8}, {8, 8}, {0, 0}});
+  auto m = b.build({p});
+  ASSERT_TRUE(m.ok()) << m.message();
+  std::vector<double> v(128, 1.0);
+  v[0] = v[8] = 0x1p24;  // the first element of each window
+  const DoubleBox box{{1, 1, 8, 16}, v, v};
+  CrownOptions o;
+  o.arith = *parse_arith_name("f32");
+  o.method = BoundMethod::Crown;
+  auto r = run_crown(m->graph, m->payload, std::vector<DoubleBox>{box}, p, nullptr, o);
+  ASSERT_TRUE(r.ok()) << r.message();
+  F32Context ctx;
+  const Payload<float> pf = convert_payload<float>(m->payload, [](double w) { return static_cast<float>(w); });
+  std::vector<Tensor<float>> in = {Tensor<float>({1, 1, 8, 16}, std::vector<float>(v.begin(), v.end()))};
+  auto y = denote(m->graph, pf, std::span<const Tensor<float>>(in), p, ctx);
+  ASSERT_TRUE(y.ok()) << y.message();
+  const double exact = (0x1p24 + 63) / 64;
+  for (size_t j = 0; j < 2; ++j) {
+    const double f = y->data[j];
+    EXPECT_GT(std::fabs(f - exact), 0.5) << "the f32 evaluation rounds here";
+    EXPECT_TRUE(r->spec_lo[j] <= f && f <= r->spec_hi[j]) << f << " in [" << r->spec_lo[j] << ", " << r->spec_hi[j] << "]";
+    EXPECT_TRUE(r->spec_lo[j] <= exact && exact <= r->spec_hi[j]);
+  }
+}
+
 }  // namespace
 }  // namespace denote
 
